@@ -1,0 +1,134 @@
+// A Timeout is one scheduled task of a HashedWheelTimer; a TimeoutHandle is the caller's
+// reference-counted pointer to it.
+//
+// Ownership model
+//   * A Timeout is an intrusive node: the task, the wheel links and the reference count live in
+//     one allocation. `new_timeout()` allocates it and returns the first TimeoutHandle.
+//   * The node is owned jointly by every TimeoutHandle and, while the timeout is pending, by its
+//     timer. Memory is freed when the last of them lets go, so a handle may outlive its timer.
+//   * The task (and everything it captured) is owned by the timer alone. It is destroyed as soon
+//     as the timeout has run, its cancellation has been processed, or the timer stopped, even
+//     while handles remain: a connection that stores its own handle forms no cycle through it.
+//
+// States: INIT -> EXPIRED (the task was handed to run) or INIT -> CANCELLED, each by one atomic
+// compare-and-swap, so a timeout ends expired or cancelled, never both.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+namespace wheel {
+
+class HashedWheelTimer;
+
+namespace detail {
+class TimerCore;
+class TimerWheel;
+
+// Doubly linked list node; a wheel bucket is a circular list with a sentinel Link.
+struct Link {
+  Link* next = nullptr;
+  Link* prev = nullptr;
+};
+}  // namespace detail
+
+class Timeout : private detail::Link {
+ public:
+  Timeout(const Timeout&) = delete;
+  Timeout& operator=(const Timeout&) = delete;
+
+  // Cancels the timeout if it has neither run nor been cancelled. Returns true only for the call
+  // that cancelled it; false when it already expired, was cancelled, or its timer was stopped or
+  // destroyed. The task is destroyed by the timer's worker on its next tick.
+  // Safe from any thread, the task's own included, and after the timer is gone.
+  bool cancel();
+
+  // True once cancel() succeeded, or once stop()/destruction of the timer dropped the timeout
+  // unrun. Safe from any thread.
+  bool is_cancelled() const { return state_.load(std::memory_order_acquire) == kCancelled; }
+
+  // True once the task has been handed to run (so a running task sees its own timeout expired).
+  // Safe from any thread.
+  bool is_expired() const { return state_.load(std::memory_order_acquire) == kExpired; }
+
+  // The timer that created this timeout. REQUIRES: that timer has not been destroyed.
+  HashedWheelTimer& timer() const;
+
+ protected:
+  explicit Timeout(detail::TimerCore* core) : core_(core) {}
+  virtual ~Timeout() = default;
+
+ private:
+  friend class TimeoutHandle;
+  friend class TimerJob;
+  friend class detail::TimerCore;
+  friend class detail::TimerWheel;
+
+  enum State : std::uint8_t { kInit = 0, kCancelled = 1, kExpired = 2 };
+  // Where the worker keeps the node; touched by the worker thread only.
+  enum Place : std::uint8_t { kInQueue, kInWheel, kCancelSeenInQueue, kDetached, kRetired };
+
+  virtual void invoke() = 0;                 // runs the task
+  virtual void destroy_task() noexcept = 0;  // destroys the task; called at most once
+  void invoke_guarded() noexcept;            // invoke(), with exceptions caught and logged
+
+  void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+  bool try_transition(State to) noexcept {
+    std::uint8_t expected = kInit;
+    return state_.compare_exchange_strong(expected, to, std::memory_order_acq_rel,
+                                          std::memory_order_acquire);
+  }
+
+  // Two references at birth: the first handle and the timer.
+  std::atomic<std::uint32_t> refs_{2};
+  std::atomic<std::uint8_t> state_{kInit};
+  std::uint8_t place_ = kInQueue;
+  bool task_alive_ = true;
+  // Nanoseconds since the timer's start while queued; remaining wheel rounds once in the wheel.
+  std::int64_t deadline_or_rounds_ = 0;
+  Timeout* cancel_next_ = nullptr;
+  detail::TimerCore* core_;
+};
+
+// A copyable, reference-counting pointer to a Timeout (like std::shared_ptr<Timeout>, without a
+// second allocation). Copies may be used from different threads; one handle object may not be
+// mutated from two threads at once, as with shared_ptr.
+class TimeoutHandle {
+ public:
+  TimeoutHandle() noexcept = default;
+  TimeoutHandle(const TimeoutHandle& other) noexcept : node_(other.node_) {
+    if (node_ != nullptr) node_->add_ref();
+  }
+  TimeoutHandle(TimeoutHandle&& other) noexcept : node_(std::exchange(other.node_, nullptr)) {}
+  TimeoutHandle& operator=(TimeoutHandle other) noexcept {
+    std::swap(node_, other.node_);
+    return *this;
+  }
+  ~TimeoutHandle() { reset(); }
+
+  // Drops this reference; the handle becomes empty.
+  void reset() noexcept {
+    if (node_ != nullptr) std::exchange(node_, nullptr)->release();
+  }
+
+  Timeout* get() const noexcept { return node_; }
+  Timeout* operator->() const noexcept { return node_; }
+  Timeout& operator*() const noexcept { return *node_; }
+  explicit operator bool() const noexcept { return node_ != nullptr; }
+  friend bool operator==(const TimeoutHandle& a, const TimeoutHandle& b) noexcept {
+    return a.node_ == b.node_;
+  }
+
+ private:
+  friend class detail::TimerCore;
+  struct Adopt {};
+  TimeoutHandle(Timeout* node, Adopt) noexcept : node_(node) {}  // takes over one reference
+
+  Timeout* node_ = nullptr;
+};
+
+}  // namespace wheel

@@ -1,0 +1,31 @@
+// Construction options of a HashedWheelTimer; validated by its constructor.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "wheel/timer_job.h"
+
+namespace wheel {
+
+// Receives each expired task as a job instead of the worker running it. Called on the timer's
+// worker thread; must not block for long. The receiver runs the job on a thread of its choice.
+using TimerExecutor = std::function<void(TimerJob)>;
+
+struct TimerOptions {
+  // Wheel resolution. REQUIRES > 0; values below 1 ms are raised to 1 ms with a warning.
+  std::chrono::nanoseconds tick_duration = std::chrono::milliseconds(100);
+  // Buckets in the wheel, rounded up to a power of two. REQUIRES 1 ..= 2^30.
+  std::size_t ticks_per_wheel = 512;
+  // new_timeout() throws RejectedExecutionError once this many are pending; <= 0: unlimited.
+  std::int64_t max_pending_timeouts = 0;
+  // Name of the worker thread (truncated to 15 characters, as Linux allows).
+  std::string thread_name = "wheel-timer";
+  // Optional: where expired tasks go; empty means the worker runs them itself.
+  TimerExecutor executor;
+};
+
+}  // namespace wheel

@@ -1,0 +1,46 @@
+// Internal. A lock-free multi-producer, single-consumer stack of intrusive nodes (a Treiber
+// stack): producers push with one compare-and-swap; the consumer takes everything at once and
+// reverses it, so it sees each producer's pushes in order. No allocation, no ABA (nodes are
+// never popped one by one).
+#pragma once
+
+#include <atomic>
+
+namespace wheel::detail {
+
+template <class Node, Node* Node::*Next>
+class IntrusiveStack {
+ public:
+  // Pushes `node`. Sequentially consistent so that a producer's later check of the worker's
+  // sleep flag cannot be ordered before it. Safe from any thread.
+  void push(Node* node) noexcept {
+    Node* head = head_.load(std::memory_order_relaxed);
+    do {
+      node->*Next = head;
+    } while (!head_.compare_exchange_weak(head, node, std::memory_order_seq_cst,
+                                          std::memory_order_relaxed));
+  }
+
+  // Safe from any thread; exact only for the consumer.
+  bool empty() const noexcept { return head_.load(std::memory_order_seq_cst) == nullptr; }
+
+  // Takes every node pushed so far, oldest first, linked through Next; *tail gets the newest.
+  // Consumer only.
+  Node* take_all_oldest_first(Node** tail) noexcept {
+    Node* node = head_.exchange(nullptr, std::memory_order_acquire);
+    *tail = node;
+    Node* reversed = nullptr;
+    while (node != nullptr) {
+      Node* next = node->*Next;
+      node->*Next = reversed;
+      reversed = node;
+      node = next;
+    }
+    return reversed;
+  }
+
+ private:
+  std::atomic<Node*> head_{nullptr};
+};
+
+}  // namespace wheel::detail

@@ -1,0 +1,105 @@
+// Internal. The state behind a HashedWheelTimer: the submission and cancellation queues, the
+// wheel, and the worker thread that advances it. See hashed_wheel_timer.h for the contract.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "intrusive_stack.h"
+#include "timer_wheel.h"
+#include "wheel/hashed_wheel_timer.h"
+
+namespace wheel::detail {
+
+class TimerCore {
+ public:
+  // Timeouts moved from the submission queue into the wheel per tick, at most (as Netty).
+  static constexpr std::size_t kMaxTransfersPerTick = 100'000;
+
+  // REQUIRES: options validated and rounded by the caller.
+  TimerCore(HashedWheelTimer& owner, TimerOptions options);
+  ~TimerCore();  // stops, then retires whatever raced with stop()
+
+  HashedWheelTimer& owner() const { return owner_; }
+  std::chrono::nanoseconds tick() const { return tick_; }
+  std::size_t buckets() const { return wheel_.buckets(); }
+  std::size_t pending() const {
+    const std::int64_t n = pending_.load(std::memory_order_acquire);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
+  }
+
+  void start();
+  std::vector<TimeoutHandle> stop();
+
+  // new_timeout() in three steps: count the timeout in (starting the worker if needed),
+  // allocate it, submit it. release_slot() undoes reserve_slot() when allocation fails.
+  void reserve_slot();
+  void release_slot() noexcept { pending_.fetch_sub(1, std::memory_order_release); }
+  TimeoutHandle submit(Timeout* node, std::chrono::nanoseconds delay);
+
+  // Timeout::cancel() after its state change: queues the timeout for the worker.
+  void enqueue_cancel(Timeout* node);
+
+  // Runs an expired task (exceptions caught and logged), destroys it, drops the reference.
+  static void run_and_release(Timeout* node) noexcept;
+  // Destroys a task that will never run and drops the reference.
+  static void discard_and_release(Timeout* node) noexcept;
+
+ private:
+  enum class RunState { kInit, kStarted, kShutdown };
+
+  static Timeout* as_timeout(Link* link) { return static_cast<Timeout*>(link); }
+
+  void worker_main();
+  // Sleeps until the deadline of `target_tick`, or until woken when `deep` (a new timeout or a
+  // cancellation may need the worker sooner); no target: until woken. False on shutdown.
+  bool sleep_until(std::optional<std::uint64_t> target_tick, bool deep);
+  void wake_if_sleeping();
+  bool has_queued_work() const;
+  void process_tick(std::uint64_t tick);
+  void take_submissions();  // moves the submission stack onto the backlog
+  void transfer_pending(std::uint64_t tick);
+  void process_cancellations();
+  void run_ready(Timeout* ready);
+  // Worker or stopping thread: a cancelled timeout leaves the timer for good.
+  void retire_cancelled(Timeout* node);
+  // After the worker is gone: cancels and collects whatever the timer still holds.
+  void collect_remaining(std::vector<TimeoutHandle>* unprocessed);
+  std::int64_t elapsed_ns() const;
+
+  HashedWheelTimer& owner_;
+  const std::chrono::nanoseconds tick_;
+  const std::int64_t max_pending_;
+  const std::string thread_name_;
+  const TimerExecutor executor_;
+
+  std::atomic<RunState> run_state_{RunState::kInit};
+  std::mutex start_mutex_;  // serialises starting the worker with stop()
+  std::chrono::steady_clock::time_point start_time_;
+  std::thread worker_;
+  std::atomic<std::thread::id> worker_id_{};
+
+  std::atomic<std::int64_t> pending_{0};
+  IntrusiveStack<Link, &Link::next> submissions_;
+  IntrusiveStack<Timeout, &Timeout::cancel_next_> cancellations_;
+
+  // Sleep and wake-up: the worker sets sleeping_ before a deep sleep; the first producer that
+  // sees it clears it and notifies.
+  std::mutex sleep_mutex_;
+  std::condition_variable wake_;
+  std::atomic<bool> sleeping_{false};
+  std::atomic<bool> shutdown_{false};
+
+  // Worker-owned (and the stopping thread's once the worker has been joined).
+  TimerWheel wheel_;
+  Link* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
+  Link* backlog_tail_ = nullptr;
+};
+
+}  // namespace wheel::detail
