@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -192,8 +193,9 @@ void ServerCore::request_shutdown() {
 void ServerCore::on_connection(uv_stream_t* listener, int status) {
   auto* self = static_cast<ServerCore*>(listener->data);
   if (status < 0) {
-    // EMFILE/ENFILE: libuv has already accepted and closed the waiting clients with its reserve
-    // descriptor, so the listener does not spin; log at most once a second.
+    // Rare: libuv handles EMFILE/ENFILE itself (it closes its reserve descriptor, accepts and
+    // closes the waiting clients, reopens it), so the listener does not spin and we are not
+    // called. Anything else is logged at most once a second.
     self->stats_.accept_errors++;
     const std::uint64_t now = uv_now(&self->loop_);
     if (now - self->last_accept_error_log_ms_ >= 1000 || self->last_accept_error_log_ms_ == 0) {
@@ -402,6 +404,7 @@ void ServerCore::on_idle_timeout(std::uint64_t id, IdleKind kind, Timeout* fired
 
 ServerStats ServerCore::snapshot() {
   stats_.worker = options_.worker_index;
+  stats_.pid = static_cast<std::int64_t>(::getpid());
   return stats_;
 }
 

@@ -7,6 +7,7 @@ namespace wheel::net {
 std::string ServerStats::to_json() const {
   const nlohmann::json j = {
       {"worker", worker},
+      {"pid", pid},
       {"connections", connections},
       {"accepted", accepted},
       {"rejected_full", rejected_full},
@@ -25,8 +26,8 @@ std::string ServerStats::to_json() const {
 }
 
 std::string ServerStats::to_log_string() const {
-  return "worker=" + std::to_string(worker) + " connections=" + std::to_string(connections) +
-         " accepted=" + std::to_string(accepted) +
+  return "worker=" + std::to_string(worker) + " pid=" + std::to_string(pid) +
+         " connections=" + std::to_string(connections) + " accepted=" + std::to_string(accepted) +
          " rejected_full=" + std::to_string(rejected_full) +
          " accept_errors=" + std::to_string(accept_errors) +
          " idle_closed=" + std::to_string(idle_closed) + " pings=" + std::to_string(pings) +

@@ -9,6 +9,7 @@ namespace wheel::net {
 
 struct ServerStats {
   int worker = 0;
+  std::int64_t pid = 0;               // the process serving this worker
   std::uint64_t connections = 0;      // open now
   std::uint64_t accepted = 0;         // since start, rejected ones excluded
   std::uint64_t rejected_full = 0;    // got "ERR server full"
