@@ -69,7 +69,7 @@ void Connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf
   if (nread == 0 || self->closing_) return;
   if (nread < 0) {
     if (nread != UV_EOF) {
-      SPDLOG_DEBUG("connection {:#x}: read failed: {}", self->id_, uv_err_name(nread));
+      spdlog::debug("connection {:#x}: read failed: {}", self->id_, uv_err_name(nread));
     }
     self->abort();
     return;
@@ -114,7 +114,7 @@ void Connection::consume(const char* p, std::size_t n) {
 
 void Connection::line_too_long() {
   core_->stats().errors++;
-  SPDLOG_DEBUG("connection {:#x}: line longer than {} bytes", id_, core_->options().max_line);
+  spdlog::debug("connection {:#x}: line longer than {} bytes", id_, core_->options().max_line);
   close_with("ERR line too long\n");
 }
 
@@ -140,7 +140,7 @@ void Connection::send(std::string_view bytes) {
         uv_buf_init(const_cast<char*>(bytes.data()), static_cast<unsigned>(bytes.size()));
     const int n = uv_try_write(stream, &buf, 1);
     if (n < 0 && n != UV_EAGAIN) {
-      SPDLOG_DEBUG("connection {:#x}: write failed: {}", id_, uv_err_name(n));
+      spdlog::debug("connection {:#x}: write failed: {}", id_, uv_err_name(n));
       return abort();
     }
     written = n > 0 ? static_cast<std::size_t>(n) : 0;
@@ -157,7 +157,7 @@ void Connection::send(std::string_view bytes) {
   const int rc = uv_write(&w->req, stream, &w->buf, 1, &Connection::on_write);
   if (rc != 0) {
     WriteRequest::destroy(w);
-    SPDLOG_DEBUG("connection {:#x}: write failed: {}", id_, uv_err_name(rc));
+    spdlog::debug("connection {:#x}: write failed: {}", id_, uv_err_name(rc));
     return abort();
   }
   queued_output_ += static_cast<std::uint32_t>(rest);
@@ -170,7 +170,7 @@ void Connection::on_write(uv_write_t* req, int status) {
   self->queued_output_ -= w->size;
   WriteRequest::destroy(w);
   if (status < 0 && status != UV_ECANCELED) {
-    SPDLOG_DEBUG("connection {:#x}: write failed: {}", self->id_, uv_err_name(status));
+    spdlog::debug("connection {:#x}: write failed: {}", self->id_, uv_err_name(status));
     self->abort();
   }
 }

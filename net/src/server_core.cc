@@ -169,6 +169,7 @@ void ServerCore::handle_signals() {
 }
 
 ServerStats ServerCore::run() {
+  loop_thread_ = std::this_thread::get_id();
   timer_->start();
   if (options_.stats_interval.count() > 0) {
     const auto every = static_cast<std::uint64_t>(options_.stats_interval.count());
@@ -218,7 +219,7 @@ void ServerCore::accept_one() {
   ++stats_.connections;
   const int rc = c->start(reinterpret_cast<uv_stream_t*>(&listener_));
   if (rc != 0) {
-    SPDLOG_DEBUG("worker {}: accept failed: {}", options_.worker_index, uv_err_name(rc));
+    spdlog::debug("worker {}: accept failed: {}", options_.worker_index, uv_err_name(rc));
     c->abort();
     return;
   }
@@ -266,6 +267,7 @@ Connection* ServerCore::find(std::uint64_t id) {
 }
 
 void ServerCore::on_closing(Connection* c) {
+  assert_in_loop_thread();
   for (TimeoutHandle& handle : c->idle) {
     // A timeout already expired and queued for the loop cannot be cancelled; its job will not
     // find this connection id and do nothing.
@@ -293,6 +295,7 @@ void ServerCore::on_closed(std::uint64_t id) {
 // ---- commands ----------------------------------------------------------------------------
 
 void ServerCore::on_line(Connection* c, std::string_view line) {
+  assert_in_loop_thread();
   const Command cmd = parse_command(line);
   switch (cmd.kind) {
     case Command::kEmpty:
@@ -337,6 +340,7 @@ void ServerCore::schedule_delayed(Connection* c, std::uint64_t delay_ms, std::st
 }
 
 void ServerCore::on_delayed(std::uint64_t id, Timeout* fired, std::string_view text) {
+  assert_in_loop_thread();
   Connection* c = find(id);
   if (c == nullptr || !c->delayed) return;  // closed meanwhile: its count is already gone
   auto& pending = *c->delayed;
@@ -356,12 +360,14 @@ void ServerCore::on_delayed(std::uint64_t id, Timeout* fired, std::string_view t
 // ---- idle detection ----------------------------------------------------------------------
 
 void ServerCore::schedule_idle(Connection* c, IdleKind kind, std::chrono::milliseconds delay) {
+  assert_in_loop_thread();
   TimeoutHandle& slot = c->idle[static_cast<std::size_t>(kind)];
   assert(!slot && "at most one live idle timeout per kind");
   slot = timer_->new_timeout(IdleTask{this, c->id(), kind}, delay);
 }
 
 void ServerCore::on_idle_timeout(std::uint64_t id, IdleKind kind, Timeout* fired) {
+  assert_in_loop_thread();
   Connection* c = find(id);
   if (c == nullptr) return;  // closed meanwhile
   TimeoutHandle& slot = c->idle[static_cast<std::size_t>(kind)];
@@ -395,8 +401,8 @@ void ServerCore::on_idle_timeout(std::uint64_t id, IdleKind kind, Timeout* fired
     return;
   }
   ++stats_.idle_closed;
-  SPDLOG_DEBUG("worker {}: connection {:#x} idle for {} ms, closing", options_.worker_index, id,
-               idle_for);
+  spdlog::debug("worker {}: connection {:#x} idle for {} ms, closing", options_.worker_index, id,
+                idle_for);
   c->close_with("BYE idle\n");
 }
 
@@ -414,6 +420,7 @@ void ServerCore::log_stats() {
 }
 
 void ServerCore::begin_shutdown() {
+  assert_in_loop_thread();
   if (shutting_down_) return;
   shutting_down_ = true;
   spdlog::info("worker {}: shutting down: {} connections", options_.worker_index,
@@ -445,6 +452,7 @@ void ServerCore::force_close_all() {
 }
 
 void ServerCore::finish_shutdown() {
+  assert_in_loop_thread();
   if (finished_) return;
   finished_ = true;
   timer_->stop();      // joins the worker: nothing posts to the executor any more

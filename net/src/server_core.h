@@ -6,12 +6,14 @@
 #include <uv.h>
 
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "connection.h"
@@ -65,6 +67,11 @@ class ServerCore {
   void schedule_delayed(Connection* c, std::uint64_t delay_ms, std::string_view text);
   void on_delayed(std::uint64_t id, Timeout* fired, std::string_view text);
 
+  // Debug builds check that loop-only code runs on the loop thread (once run() started).
+  void assert_in_loop_thread() const {
+    assert(loop_thread_ == std::thread::id() || loop_thread_ == std::this_thread::get_id());
+  }
+
   void begin_shutdown();
   void force_close_all();
   void finish_shutdown();
@@ -86,6 +93,7 @@ class ServerCore {
   bool shutdown_async_open_ = false;  // guarded by shutdown_mutex_
   std::atomic<std::uint16_t> port_{0};
 
+  std::thread::id loop_thread_;  // set by run()
   bool shutting_down_ = false;
   bool finished_ = false;
   // The connection table: slot -> connection, until its close callback. A connection id is

@@ -66,8 +66,7 @@ pid_t spawn(const ServerOptions& options, int index, int held_fd, int ready_read
   ServerOptions mine = options;
   mine.worker_index = index;
   mine.reuse_port = true;
-  std::fflush(nullptr);
-  ::_exit(worker_main(std::move(mine), ready_fd));
+  ::_exit(worker_main(std::move(mine), ready_fd));  // _exit: never flush the parent's stdio
 }
 
 std::string describe(int status) {

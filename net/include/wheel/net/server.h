@@ -42,10 +42,11 @@ class Server {
   // Binds and listens; returns the bound port (the chosen one when options.port is 0). Also
   // ignores SIGPIPE process-wide: a write to a reset socket must fail with EPIPE, not kill.
   // Throws std::system_error (or std::invalid_argument for a bad host) when it cannot listen.
-  // Call once, on the thread that will call run(), before run().
+  // Call once, before run(). run() may then be called on another thread (starting that thread
+  // orders the two).
   std::uint16_t listen();
 
-  // Makes SIGINT and SIGTERM start a graceful shutdown. Call before run(), on its thread.
+  // Makes SIGINT and SIGTERM start a graceful shutdown. Call before run(), like listen().
   void handle_signals();
 
   // Runs the loop until a shutdown completes: stop accepting, "BYE shutdown" to every client,
