@@ -37,13 +37,20 @@ inline long long ms_since(Clock::time_point t) {
 // "listening on HOST:PORT" line. The destructor kills it if the test did not stop it.
 class ServerProcess {
  public:
-  explicit ServerProcess(std::vector<std::string> args, rlim_t open_files_limit = 0) {
+  // `open_files_limit` > 0 lowers RLIMIT_NOFILE in the child; a non-empty `stderr_file`
+  // receives its log instead of the test's stderr.
+  explicit ServerProcess(std::vector<std::string> args, rlim_t open_files_limit = 0,
+                         const std::string& stderr_file = "") {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork");
     if (pid_ == 0) {
       ::dup2(out[1], STDOUT_FILENO);
+      if (!stderr_file.empty()) {
+        const int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (err >= 0) ::dup2(err, STDERR_FILENO);
+      }
       if (open_files_limit > 0) {
         rlimit limit{open_files_limit, open_files_limit};
         ::setrlimit(RLIMIT_NOFILE, &limit);
