@@ -44,7 +44,7 @@ struct Connection::WriteRequest {
   static void destroy(WriteRequest* w) { std::free(w); }
 };
 
-Connection::Connection(ServerCore* core, std::uint64_t id) : core_(core), id_(id) {
+Connection::Connection(ServerCore* core, std::uint64_t id) : id_(id) {
   uv_tcp_init(core->loop(), &tcp_);  // cannot fail on Linux: the socket comes from accept
   tcp_.data = this;
 }
@@ -54,13 +54,13 @@ int Connection::start(uv_stream_t* listener) {
   int rc = uv_accept(listener, stream);
   if (rc != 0) return rc;
   uv_tcp_nodelay(&tcp_, 1);  // replies are tiny; Nagle would hold them back
-  last_read_ms = last_write_ms = uv_now(core_->loop());
+  last_read_ms = last_write_ms = uv_now(core()->loop());
   return uv_read_start(stream, &Connection::on_alloc, &Connection::on_read);
 }
 
 void Connection::on_alloc(uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
   // Every connection shares the loop's buffer: on_read consumes it before the next read.
-  ServerCore* core = static_cast<Connection*>(handle->data)->core_;
+  ServerCore* core = static_cast<Connection*>(handle->data)->core();
   *buf = uv_buf_init(core->read_buffer(), static_cast<unsigned>(core->read_buffer_size()));
 }
 
@@ -74,15 +74,15 @@ void Connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf
     self->abort();
     return;
   }
-  self->last_read_ms = uv_now(self->core_->loop());
-  self->core_->stats().bytes_in += static_cast<std::uint64_t>(nread);
+  self->last_read_ms = uv_now(self->core()->loop());
+  self->core()->stats().bytes_in += static_cast<std::uint64_t>(nread);
   self->consume(buf->base, static_cast<std::size_t>(nread));
   self->flush_reply();
 }
 
 void Connection::consume(const char* p, std::size_t n) {
   const char* const end = p + n;
-  const std::size_t max_line = core_->options().max_line;
+  const std::size_t max_line = core()->options().max_line;
   if (partial_.size() > 0) {  // complete the line begun in an earlier read
     const auto* nl = static_cast<const char*>(std::memchr(p, '\n', n));
     const char* stop = nl != nullptr ? nl : end;
@@ -92,7 +92,7 @@ void Connection::consume(const char* p, std::size_t n) {
     partial_.append(p, static_cast<std::size_t>(stop - p));
     if (nl == nullptr) return;
     if (strip_cr(partial_.view()).size() > max_line) return line_too_long();
-    core_->on_line(this, partial_.view());
+    core()->on_line(this, partial_.view());
     partial_.clear();
     if (closing_) return;
     p = nl + 1;
@@ -103,7 +103,7 @@ void Connection::consume(const char* p, std::size_t n) {
     if (nl == nullptr) break;
     const std::string_view line(p, static_cast<std::size_t>(nl - p));
     if (strip_cr(line).size() > max_line) return line_too_long();
-    core_->on_line(this, line);
+    core()->on_line(this, line);
     if (closing_) return;
     p = nl + 1;
   }
@@ -113,17 +113,17 @@ void Connection::consume(const char* p, std::size_t n) {
 }
 
 void Connection::line_too_long() {
-  core_->stats().errors++;
-  spdlog::debug("connection {:#x}: line longer than {} bytes", id_, core_->options().max_line);
+  core()->stats().errors++;
+  spdlog::debug("connection {:#x}: line longer than {} bytes", id_, core()->options().max_line);
   close_with("ERR line too long\n");
 }
 
 void Connection::reply(std::string_view bytes) {
-  core_->reply_buffer().append(bytes);
+  core()->reply_buffer().append(bytes);
 }
 
 void Connection::flush_reply() {
-  std::string& pending = core_->reply_buffer();
+  std::string& pending = core()->reply_buffer();
   if (pending.empty()) return;
   send(pending);
   pending.clear();
@@ -132,8 +132,8 @@ void Connection::flush_reply() {
 void Connection::send(std::string_view bytes) {
   if (closing_ || bytes.empty()) return;
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
-  last_write_ms = uv_now(core_->loop());
-  core_->stats().bytes_out += bytes.size();
+  last_write_ms = uv_now(core()->loop());
+  core()->stats().bytes_out += bytes.size();
   std::size_t written = 0;
   if (queued_output_ == 0) {  // nothing queued: try the kernel first, copy nothing on success
     uv_buf_t buf =
@@ -147,10 +147,10 @@ void Connection::send(std::string_view bytes) {
     if (written == bytes.size()) return;
   }
   const std::size_t rest = bytes.size() - written;
-  if (queued_output_ + rest > core_->options().max_output) {
-    core_->stats().slow_consumers++;
+  if (queued_output_ + rest > core()->options().max_output) {
+    core()->stats().slow_consumers++;
     spdlog::warn("worker {}: closing a slow consumer (connection {:#x}): {} bytes of output queued",
-                 core_->options().worker_index, id_, queued_output_ + rest);
+                 core()->options().worker_index, id_, queued_output_ + rest);
     return abort();
   }
   WriteRequest* w = WriteRequest::create(bytes.substr(written));
@@ -205,8 +205,8 @@ void Connection::begin_close() {
   assert(!closing_);
   closing_ = true;
   partial_.clear();
-  core_->reply_buffer().clear();
-  core_->on_closing(this);
+  core()->reply_buffer().clear();
+  core()->on_closing(this);
 }
 
 void Connection::on_shutdown(uv_shutdown_t* req, int) {
@@ -217,7 +217,7 @@ void Connection::on_shutdown(uv_shutdown_t* req, int) {
 
 void Connection::on_close(uv_handle_t* handle) {
   auto* self = static_cast<Connection*>(handle->data);
-  ServerCore* core = self->core_;
+  ServerCore* core = self->core();
   const std::uint64_t id = self->id_;
   delete self;
   core->on_closed(id);

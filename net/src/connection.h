@@ -101,8 +101,10 @@ class Connection {
   void flush_reply();
   void begin_close();
 
+  // The loop's data is its ServerCore: one pointer less per connection.
+  ServerCore* core() const { return static_cast<ServerCore*>(tcp_.loop->data); }
+
   uv_tcp_t tcp_;
-  ServerCore* core_;
   std::uint64_t id_;
   PartialLine partial_;
   std::uint32_t queued_output_ = 0;  // bytes handed to uv_write, not yet written

@@ -97,10 +97,12 @@ class ServerCore {
   bool shutting_down_ = false;
   bool finished_ = false;
   // The connection table: slot -> connection, until its close callback. A connection id is
-  // (generation << 32 | slot), so an id from a timeout of a closed connection never matches
-  // the connection that reuses the slot.
+  // (generation << 32 | slot) with a 30-bit generation, so an id from a timeout of a closed
+  // connection does not match the connection that reuses the slot (unless 2^30 connections
+  // came and went in between, while that job waited: never in practice).
   std::vector<Connection*> slots_;
   std::vector<std::uint32_t> free_slots_;
+  static constexpr std::uint32_t kGenerationMask = (1u << 30) - 1;
   std::uint32_t generation_ = 0;
   std::size_t allocated_ = 0;  // Connection objects alive, closing ones included
 
