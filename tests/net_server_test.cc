@@ -356,6 +356,8 @@ TEST(NetServerIdle, ConnectionsClosingWhileTheirTimeoutsFireAreSafe) {
   const nlohmann::json stats = stats_of(c);
   EXPECT_EQ(stats["connections"], 1);
   EXPECT_EQ(stats["delayed_pending"], 0);
+  // How often the race this test is about happened (timing-dependent, so not asserted).
+  std::printf("stale timeouts ignored: %s\n", stats["stale_timeouts"].dump().c_str());
   expect_clean_exit(server);
 }
 

@@ -350,7 +350,10 @@ void ServerCore::schedule_delayed(Connection* c, std::uint64_t delay_ms, std::st
 void ServerCore::on_delayed(std::uint64_t id, Timeout* fired, std::string_view text) {
   assert_in_loop_thread();
   Connection* c = find(id);
-  if (c == nullptr || !c->delayed) return;  // closed meanwhile: its count is already gone
+  if (c == nullptr || !c->delayed) {  // closed meanwhile: its count is already gone
+    ++stats_.stale_timeouts;
+    return;
+  }
   auto& pending = *c->delayed;
   const auto it = std::find_if(pending.begin(), pending.end(),
                                [fired](const TimeoutHandle& h) { return h.get() == fired; });
@@ -377,7 +380,10 @@ void ServerCore::schedule_idle(Connection* c, IdleKind kind, std::chrono::millis
 void ServerCore::on_idle_timeout(std::uint64_t id, IdleKind kind, Timeout* fired) {
   assert_in_loop_thread();
   Connection* c = find(id);
-  if (c == nullptr) return;  // closed meanwhile
+  if (c == nullptr) {  // closed meanwhile: its cancel() came too late
+    ++stats_.stale_timeouts;
+    return;
+  }
   TimeoutHandle& slot = c->idle[static_cast<std::size_t>(kind)];
   if (slot.get() != fired) return;  // not the live one (cannot happen; be safe)
   slot.reset();

@@ -19,6 +19,8 @@ std::string ServerStats::to_json() const {
       {"delayed_sent", delayed_sent},
       {"errors", errors},
       {"slow_consumers", slow_consumers},
+      {"stale_timeouts", stale_timeouts},
+      {"stale_timeouts", stale_timeouts},
       {"bytes_in", bytes_in},
       {"bytes_out", bytes_out},
   };
@@ -35,6 +37,7 @@ std::string ServerStats::to_log_string() const {
          " delayed_pending=" + std::to_string(delayed_pending) +
          " delayed_sent=" + std::to_string(delayed_sent) + " errors=" + std::to_string(errors) +
          " slow_consumers=" + std::to_string(slow_consumers) +
+         " stale_timeouts=" + std::to_string(stale_timeouts) +
          " bytes_in=" + std::to_string(bytes_in) + " bytes_out=" + std::to_string(bytes_out);
 }
 

@@ -21,6 +21,7 @@ struct ServerStats {
   std::uint64_t delayed_sent = 0;
   std::uint64_t errors = 0;          // ERR replies of any kind
   std::uint64_t slow_consumers = 0;  // closed for exceeding max_output
+  std::uint64_t stale_timeouts = 0;  // expired after their connection closed: ignored
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
 
