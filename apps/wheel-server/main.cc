@@ -32,9 +32,8 @@ CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::m
           "DURATION"));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Parses the options, then serves: in this process, or through N worker processes.
+int run_server(int argc, char** argv) {
   wheel::net::ServerOptions options;
   int workers = 1;
   std::string log_level = "info";
@@ -102,6 +101,17 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const std::exception& e) {
     spdlog::error("wheel-server: {}", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_server(argc, argv);
+  } catch (const std::exception& e) {  // not expected: run_server() handles its own errors
+    std::fprintf(stderr, "wheel-server: %s\n", e.what());
     return 1;
   }
 }

@@ -69,7 +69,8 @@ void Connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf
   if (nread == 0 || self->closing_) return;
   if (nread < 0) {
     if (nread != UV_EOF) {
-      spdlog::debug("connection {:#x}: read failed: {}", self->id_, uv_err_name(nread));
+      spdlog::debug("connection {:#x}: read failed: {}", self->id_,
+                    uv_err_name(static_cast<int>(nread)));
     }
     self->abort();
     return;

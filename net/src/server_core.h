@@ -52,7 +52,7 @@ class ServerCore {
   void on_closed(std::uint64_t id);
 
  private:
-  static constexpr std::size_t kReadBufferSize = 64 * 1024;
+  static constexpr std::size_t kReadBufferSize = std::size_t{64} * 1024;
   struct IdleTask;
   struct DelayedTask;
 

@@ -13,9 +13,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "wheel/net/listen_socket.h"
@@ -60,9 +60,10 @@ pid_t spawn(const ServerOptions& options, int index, int held_fd, int ready_read
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an orphaned worker shuts down gracefully
   ::close(held_fd);
   if (ready_read_fd >= 0) ::close(ready_read_fd);
-  ::signal(SIGINT, SIG_DFL);
-  ::signal(SIGTERM, SIG_DFL);
-  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  // The supervisor is single-threaded (see run_workers), so these process-wide calls are safe.
+  ::signal(SIGINT, SIG_DFL);                       // NOLINT(concurrency-mt-unsafe)
+  ::signal(SIGTERM, SIG_DFL);                      // NOLINT(concurrency-mt-unsafe)
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // NOLINT(concurrency-mt-unsafe)
   ServerOptions mine = options;
   mine.worker_index = index;
   mine.reuse_port = true;
@@ -84,7 +85,7 @@ int run_workers(ServerOptions options, int workers) {
   sigaddset(&wanted, SIGINT);
   sigaddset(&wanted, SIGTERM);
   sigaddset(&wanted, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &wanted, &old_mask);
+  ::sigprocmask(SIG_BLOCK, &wanted, &old_mask);  // NOLINT(concurrency-mt-unsafe): single thread
 
   // Hold the port: port 0 resolves once, and a restarted worker can always bind it again.
   int held_fd = -1;
@@ -102,7 +103,7 @@ int run_workers(ServerOptions options, int workers) {
   for (std::size_t i = 0; i < pool.size() && !failed; ++i) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {
-      spdlog::error("wheel-server: pipe: {}", std::strerror(errno));
+      spdlog::error("wheel-server: pipe: {}", std::generic_category().message(errno));
       failed = true;
       break;
     }
@@ -182,7 +183,7 @@ int run_workers(ServerOptions options, int workers) {
         w.started = now;
         w.pid = spawn(options, static_cast<int>(i), held_fd, -1, -1, old_mask);
         if (w.pid < 0) {
-          spdlog::error("wheel-server: fork: {}", std::strerror(errno));
+          spdlog::error("wheel-server: fork: {}", std::generic_category().message(errno));
           w.restart_due = true;
         } else {
           ++alive;

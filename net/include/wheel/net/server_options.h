@@ -35,7 +35,7 @@ struct ServerOptions {
   // A line longer than this (without its "\r\n") gets "ERR line too long" and a close.
   std::size_t max_line = 4096;
   // Output queued beyond what the kernel took; past it the client is a slow consumer: closed.
-  std::size_t max_output = 64 * 1024;
+  std::size_t max_output = std::size_t{64} * 1024;
   // Interval of the periodic stats log line; 0 disables it.
   std::chrono::milliseconds stats_interval = std::chrono::seconds(10);
 
