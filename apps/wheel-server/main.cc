@@ -29,7 +29,7 @@ CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::m
             if (wheel::net::parse_duration(text)) return {};
             return "expected a duration such as 500ms, 30s, 5m, 1h, or 0, got '" + text + "'";
           },
-          "DURATION"));
+          ""));
 }
 
 // Parses the options, then serves: in this process, or through N worker processes.
@@ -54,7 +54,7 @@ int run_server(int argc, char** argv) {
             const auto d = wheel::net::parse_duration(text);
             return d && d->count() >= 1 ? std::string() : "must be at least 1ms";
           },
-          "DURATION >= 1ms"));
+          ""));
   app.add_option("--wheel-size", options.wheel_size, "timer wheel buckets (power of two)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
       ->capture_default_str();
