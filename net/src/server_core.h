@@ -62,6 +62,8 @@ class ServerCore {
   Connection* find(std::uint64_t id);
   std::uint64_t allocate_slot();
 
+  // server_commands.cc: idle detection and DELAY on the wheel.
+  void start_idle_timeouts(Connection* c);
   void schedule_idle(Connection* c, IdleKind kind, std::chrono::milliseconds delay);
   void on_idle_timeout(std::uint64_t id, IdleKind kind, Timeout* fired);
   void schedule_delayed(Connection* c, std::uint64_t delay_ms, std::string_view text);
