@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "wheel/detail/node_pool.h"
 #include "wheel/timeout.h"
 
 namespace wheel::detail {
@@ -27,6 +28,25 @@ void invoke_task(F& task, Timeout& timeout) {
   }
 }
 
+// Node memory: the process-wide pool for the usual alignment, ::operator new beyond it. The
+// virtual destructor hands the class's operator delete the size of the node's real type.
+template <class Node>
+void* allocate_node_of(std::size_t size) {
+  if constexpr (alignof(Node) <= 8) {
+    return allocate_node(size);
+  } else {
+    return ::operator new (size, std::align_val_t{alignof(Node)});
+  }
+}
+template <class Node>
+void deallocate_node_of(void* p, std::size_t size) noexcept {
+  if constexpr (alignof(Node) <= 8) {
+    deallocate_node(p, size);
+  } else {
+    ::operator delete (p, size, std::align_val_t{alignof(Node)});
+  }
+}
+
 // The node: Timeout's fields followed by the task. A union member lets the task be destroyed
 // before the node (see the ownership model in timeout.h).
 template <class F>
@@ -37,6 +57,11 @@ class TaskTimeout final : public Timeout {
     ::new (static_cast<void*>(std::addressof(task_))) F(std::forward<Arg>(task));
   }
   ~TaskTimeout() override {}  // the task was destroyed through destroy_task()
+
+  static void* operator new(std::size_t size) { return allocate_node_of<TaskTimeout>(size); }
+  static void operator delete(void* p, std::size_t size) noexcept {
+    deallocate_node_of<TaskTimeout>(p, size);
+  }
 
  private:
   void invoke() override { invoke_task(task_, *this); }
@@ -54,6 +79,11 @@ requires(std::is_empty_v<F>&& std::is_trivially_destructible_v<F>) class TaskTim
  public:
   template <class Arg>
   TaskTimeout(TimerCore* core, Arg&& task) : Timeout(core), task_(std::forward<Arg>(task)) {}
+
+  static void* operator new(std::size_t size) { return allocate_node_of<TaskTimeout>(size); }
+  static void operator delete(void* p, std::size_t size) noexcept {
+    deallocate_node_of<TaskTimeout>(p, size);
+  }
 
  private:
   void invoke() override { invoke_task(task_, *this); }
