@@ -25,6 +25,8 @@ struct BenchOptions {
   // The scaling metric: pending counts and the wheel's tick for them.
   std::vector<std::int64_t> scaling_n = {1'000, 10'000, 100'000, 1'000'000, 10'000'000};
   std::int64_t scaling_tick = 100;
+  // Set in the child process that measures memory (see fresh_process.h).
+  bool memory_child = false;
 
   bool wants(const std::string& metric) const {
     for (const auto& m : metrics)

@@ -61,13 +61,16 @@ int main(int argc, char** argv) {
       ->check(positive);
   app.add_option("--scaling-tick", o.scaling_tick, "wheel tick in ms for the scaling metric")
       ->check(positive);
+  app.add_flag("--memory-child", o.memory_child, "internal: measure memory in this process")
+      ->group("");
   CLI11_PARSE(app, argc, argv);
 
   std::ostringstream ticks;
   for (auto t : o.ticks) ticks << (ticks.tellp() > 0 ? "," : "") << t;
-  wheel::bench::log_line("impls=" + joined(o.impls) + " n=" + std::to_string(o.n) +
-                         " metrics=" + joined(o.metrics) + " ticks=" + ticks.str() +
-                         " wheel=" + std::to_string(o.wheel));
+  if (!o.memory_child)
+    wheel::bench::log_line("impls=" + joined(o.impls) + " n=" + std::to_string(o.n) +
+                           " metrics=" + joined(o.metrics) + " ticks=" + ticks.str() +
+                           " wheel=" + std::to_string(o.wheel));
   const std::int64_t start = wheel::bench::now_ns();
   try {
     for (const auto& impl : o.impls) {
@@ -79,7 +82,8 @@ int main(int argc, char** argv) {
     wheel::bench::log_line(std::string("error: ") + e.what());
     return 1;
   }
-  wheel::bench::log_line("done in " + std::to_string((wheel::bench::now_ns() - start) / 1'000'000) +
-                         " ms");
+  if (!o.memory_child)
+    wheel::bench::log_line("done in " +
+                           std::to_string((wheel::bench::now_ns() - start) / 1'000'000) + " ms");
   return 0;
 }

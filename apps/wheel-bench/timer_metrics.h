@@ -16,6 +16,7 @@
 
 #include "bench_options.h"
 #include "bench_report.h"
+#include "fresh_process.h"
 
 namespace wheel::bench {
 
@@ -309,7 +310,15 @@ void run_all(const BenchOptions& o) {
       schedule_and_cancel<Impl>(o, rng, tick, o.wants("schedule"), o.wants("cancel"));
     }
     if (o.wants("expire")) expire<Impl>(o, rng, tick);
-    if (o.wants("memory")) memory<Impl>(o, tick);
+    if (o.wants("memory")) {
+      // Freed nodes stay in malloc's and the node pool's free lists and would be reused
+      // unseen: memory is measured in a fresh process.
+      if (o.memory_child) {
+        memory<Impl>(o, tick);
+      } else {
+        run_memory_in_fresh_process(o, Impl::kName, tick);
+      }
+    }
   }
   if (o.wants("lateness")) {
     for (std::int64_t tick : o.lateness_ticks) lateness<Impl>(o, rng, tick);
