@@ -21,6 +21,9 @@ class TimerCore {
  public:
   // Timeouts moved from the submission queue into the wheel per tick, at most (as Netty).
   static constexpr std::size_t kMaxTransfersPerTick = 100'000;
+  // While cancellations keep coming, the worker looks for more this often instead of being
+  // woken by each cancel().
+  static constexpr std::chrono::milliseconds kCancelPoll{1};
 
   // REQUIRES: options validated and rounded by the caller.
   TimerCore(HashedWheelTimer& owner, TimerOptions options);
@@ -59,13 +62,18 @@ class TimerCore {
   void worker_main();
   // Sleeps until the deadline of `target_tick`, or until woken when `deep` (a new timeout or a
   // cancellation may need the worker sooner); no target: until woken. False on shutdown.
-  bool sleep_until(std::optional<std::uint64_t> target_tick, bool deep);
+  // `poll`: wake within kCancelPoll at the latest.
+  bool sleep_until(std::optional<std::uint64_t> target_tick, bool deep, bool poll);
   void wake_if_sleeping();
   bool has_queued_work() const;
   void process_tick(std::uint64_t tick);
   void take_submissions();  // moves the submission stack onto the backlog
   void transfer_pending(std::uint64_t tick);
-  void process_cancellations();
+  // Retires every queued cancellation; returns how many there were.
+  std::size_t process_cancellations();
+  // A cancelled timeout leaves the wheel: task destroyed, timer's reference dropped (the caller
+  // counts it out of pending_).
+  void finish_cancelled(Timeout* node);
   void run_ready(Timeout* ready);
   // Worker or stopping thread: a cancelled timeout leaves the timer for good.
   void retire_cancelled(Timeout* node);
