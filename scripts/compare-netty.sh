@@ -20,7 +20,7 @@ OUT=$ROOT/build/compare
 mkdir -p "$OUT"
 
 # --- build ours
-scripts/install-deps.sh python3
+scripts/install-deps.sh python3 gnuplot-nox
 cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWHEEL_BUILD_TESTS=OFF >/dev/null
 cmake --build build/bench -j "$(nproc)" --target wheel-bench >&2
 BENCH=$ROOT/build/bench/apps/wheel-bench/wheel-bench

@@ -2,7 +2,9 @@
 # against the pending count, log-log. Usage: gnuplot -e "dat='...'; out='...svg'" scaling.gp
 set terminal svg size 800,480 dynamic font "sans,12"
 set output out
+set termoption noenhanced
 set logscale xy
+set xrange [*:*] noextend
 set xlabel "pending timeouts N"
 set ylabel "ns per operation (calling thread)"
 set key top left

@@ -29,7 +29,7 @@ void invoke_task(F& task, Timeout& timeout) {
 }
 
 // Node memory: the process-wide pool for the usual alignment, ::operator new beyond it. The
-// virtual destructor hands the class's operator delete the size of the node's real type.
+// node is deleted as its real type (TaskOps::destroy_node), so operator delete gets its size.
 template <class Node>
 void* allocate_node_of(std::size_t size) {
   if constexpr (alignof(Node) <= 8) {
