@@ -1,6 +1,7 @@
 #include "timer_core.h"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <cassert>
@@ -114,19 +115,19 @@ void TimerCore::reserve_slot() {
 TimeoutHandle TimerCore::submit(Timeout* node, std::chrono::nanoseconds delay) {
   node->deadline_or_rounds_ = saturating_add(elapsed_ns(), delay.count());
   submissions_.push(node);
-  wake_if_sleeping();
+  wake_if_sleeping(kWakeForSubmit);
   return TimeoutHandle(node, TimeoutHandle::Adopt{});
 }
 
 void TimerCore::enqueue_cancel(Timeout* node) {
   cancellations_.push(node);
-  wake_if_sleeping();
+  wake_if_sleeping(kWakeForCancel);
 }
 
-void TimerCore::wake_if_sleeping() {
+void TimerCore::wake_if_sleeping(std::uint8_t reason) {
   // Pairs with the worker's store of sleeping_ and its re-check of the queues (both seq_cst):
   // either the worker sees our push, or we see it asleep. exchange() lets one producer notify.
-  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) {
+  if ((sleeping_.load(std::memory_order_seq_cst) & reason) != 0 && sleeping_.exchange(0) != 0) {
     std::lock_guard lock(sleep_mutex_);
     wake_.notify_one();
   }
@@ -145,6 +146,9 @@ std::int64_t TimerCore::elapsed_ns() const {
 void TimerCore::worker_main() {
   worker_id_.store(std::this_thread::get_id(), std::memory_order_release);
   pthread_setname_np(pthread_self(), thread_name_.substr(0, 15).c_str());
+  // Linux lets a timed sleep overrun by the thread's timer slack (50 us by default); the worker
+  // sleeps to exact tick deadlines and few times a second, so it asks for none.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   const std::int64_t tick_ns = tick_.count();
   // Thread ids are reused once a thread ends: forget ours so that no later thread looks like it.
   struct ForgetWorkerId {
@@ -152,7 +156,8 @@ void TimerCore::worker_main() {
     ~ForgetWorkerId() { id->store(std::thread::id(), std::memory_order_release); }
   } forget{&worker_id_};
   std::uint64_t tick = 0;  // the next tick to process; tick t is due at start + (t + 1) * tick_
-  bool draining = false;   // the last wake-up found cancellations: more may follow
+  // The cancellation stack's head when the worker last looked; see below.
+  Timeout* cancel_head_seen = nullptr;
   for (;;) {
     std::optional<std::uint64_t> target;
     if (has_queued_work()) {
@@ -160,12 +165,25 @@ void TimerCore::worker_main() {
     } else if (auto distance = wheel_.ticks_to_next_nonempty(tick)) {
       target = tick + *distance;
     }
-    const bool poll = draining || !cancellations_.empty();
-    if (!sleep_until(target, !poll && (!target || *target > tick), poll)) return;
-    // Cancellations are drained as soon as they come, between ticks too, so pending_timeouts()
-    // drops and the tasks die within about kCancelPoll of cancel() whatever the tick. During a
-    // burst the worker polls instead of being woken for each cancel().
-    draining = process_cancellations() > 0;
+    // A new timeout needs the worker before `target` only when it sleeps past the next tick; a
+    // cancellation always does (pending_timeouts() should drop soon), unless it polls anyway.
+    const bool poll = !cancellations_.empty();
+    std::uint8_t wake_for = 0;
+    if (!poll) {
+      wake_for = kWakeForCancel;
+      if (!target || *target > tick) wake_for |= kWakeForSubmit;
+    }
+    if (!sleep_until(target, wake_for, poll)) return;
+    // Between ticks, cancellations are drained once they pause for kCancelPoll: pending drops
+    // about a millisecond after a burst of cancel() calls whatever the tick, and the worker does
+    // not compete with the canceller for the nodes' cache lines meanwhile. Ticks drain them too.
+    // Only the worker pops, so an unchanged head means nothing was pushed since.
+    Timeout* cancel_head = cancellations_.peek();
+    if (cancel_head != nullptr && cancel_head == cancel_head_seen) {
+      process_cancellations();
+      cancel_head = nullptr;
+    }
+    cancel_head_seen = cancel_head;
 
     // Process every due tick, skipping those with an empty bucket and nothing queued: they
     // would change nothing. An empty wheel lets the count jump straight to now.
@@ -186,19 +204,22 @@ void TimerCore::worker_main() {
   }
 }
 
-bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, bool deep, bool poll) {
+bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, std::uint8_t wake_for,
+                            bool poll) {
   std::unique_lock lock(sleep_mutex_);
   if (shutdown_.load(std::memory_order_acquire)) return false;
-  if (deep) {
-    sleeping_.store(true, std::memory_order_seq_cst);
-    if (has_queued_work()) {
-      sleeping_.store(false, std::memory_order_relaxed);
+  if (wake_for != 0) {
+    sleeping_.store(wake_for, std::memory_order_seq_cst);
+    const bool submitted = backlog_head_ != nullptr || !submissions_.empty();
+    if (((wake_for & kWakeForSubmit) != 0 && submitted) ||
+        ((wake_for & kWakeForCancel) != 0 && !cancellations_.empty())) {
+      sleeping_.store(0, std::memory_order_relaxed);
       return true;
     }
   }
   const auto woken = [&] {
     return shutdown_.load(std::memory_order_acquire) ||
-           (deep && !sleeping_.load(std::memory_order_acquire));
+           (wake_for != 0 && sleeping_.load(std::memory_order_acquire) == 0);
   };
   if (target_tick || poll) {
     auto deadline = std::chrono::steady_clock::time_point::max();
@@ -208,7 +229,7 @@ bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, bool deep,
   } else {
     wake_.wait(lock, woken);
   }
-  sleeping_.store(false, std::memory_order_relaxed);
+  sleeping_.store(0, std::memory_order_relaxed);
   return !shutdown_.load(std::memory_order_acquire);
 }
 
