@@ -167,10 +167,14 @@ void TimerCore::worker_main() {
     }
     // A new timeout needs the worker before `target` only when it sleeps past the next tick; a
     // cancellation always does (pending_timeouts() should drop soon), unless it polls anyway.
+    // No wake-up for a cancellation either when the worker is up within kCancelPoll anyway.
     const bool poll = !cancellations_.empty();
     std::uint8_t wake_for = 0;
     if (!poll) {
-      wake_for = kWakeForCancel;
+      if (!target || start_time_ + tick_ * static_cast<std::int64_t>(*target + 1) >
+                         std::chrono::steady_clock::now() + kCancelPoll) {
+        wake_for = kWakeForCancel;
+      }
       if (!target || *target > tick) wake_for |= kWakeForSubmit;
     }
     if (!sleep_until(target, wake_for, poll)) return;
