@@ -481,6 +481,25 @@ TEST(HashedWheelTimerTest, SleepingWorkerWakesForANewTimeout) {
   EXPECT_LT(Clock::now() - start, 2s);
 }
 
+TEST(HashedWheelTimerTest, TicksKeepTheirPhaseAcrossIdlePeriods) {
+  // Ticks sit at start + k * tick even after the worker slept with nothing pending, so a
+  // timeout fires just after a tick boundary, not one sleep-overshoot later each time.
+  constexpr auto kTick = 200ms;
+  const auto before_start = Clock::now();
+  HashedWheelTimer timer(options_with(kTick));
+  timer.start();
+  for (auto idle : {130ms, 290ms, 70ms}) {
+    std::this_thread::sleep_for(idle);  // nothing pending: the worker sleeps until woken
+    std::atomic<Clock::rep> fired_at{0};
+    timer.new_timeout([&] { fired_at = Clock::now().time_since_epoch().count(); }, 1ms);
+    ASSERT_TRUE(wait_until([&] { return fired_at.load() != 0; }));
+    const auto since_start = Clock::time_point(Clock::duration(fired_at.load())) - before_start;
+    // Generous: a tick-aligned fire lands within a few ms after the boundary.
+    EXPECT_LT(since_start % kTick, kTick / 2)
+        << "fired " << since_start.count() << "ns after start";
+  }
+}
+
 TEST(HashedWheelTimerTest, WorkerThreadCarriesTheConfiguredName) {
   HashedWheelTimer timer(options_with(1ms, 512, "my-wheel-thread-name-is-long"));
   timer.start();
