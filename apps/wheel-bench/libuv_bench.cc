@@ -178,6 +178,8 @@ void scaling(const BenchOptions& o, std::mt19937_64& rng) {
     Loop loop;
     std::unique_ptr<uv_timer_t[]> timers(new uv_timer_t[n]);
     for (std::size_t i = 0; i < n; ++i) uv_timer_init(loop.get(), &timers[i]);
+    for (std::size_t i = 0; i < n; ++i) uv_timer_start(&timers[i], noop, to_ms(d[i]), 0);
+    for (std::size_t i = 0; i < n; ++i) uv_timer_stop(&timers[i]);  // untimed warm-up round
     uv_update_time(loop.get());
     const std::int64_t s0 = now_ns();
     for (std::size_t i = 0; i < n; ++i) uv_timer_start(&timers[i], noop, to_ms(d[i]), 0);

@@ -263,9 +263,9 @@ void idle(const BenchOptions& o) {
   }
 }
 
-// Scaling: at each pending count N, schedule N timeouts of 1..60 s, let the worker file them,
-// then cancel all N in random order. Cost per operation on the calling thread; drain_ms is the
-// time the worker then needs until pending() reads 0.
+// Scaling: at each pending count N, after an untimed warm-up round, schedule N timeouts of
+// 1..60 s, let the worker file them, then cancel all N in random order. Cost per operation on the
+// calling thread; drain_ms is the time the worker then needs until pending() reads 0.
 template <class Impl>
 void scaling(const BenchOptions& o, std::mt19937_64& rng) {
   for (std::int64_t count : o.scaling_n) {
@@ -277,6 +277,11 @@ void scaling(const BenchOptions& o, std::mt19937_64& rng) {
     std::vector<typename Impl::Handle> refs(n);
     Impl t(o.scaling_tick, o.wheel, thread_name("scale"));
     t.start();
+    // Untimed warm-up at the same N: memory first touched, allocator free lists filled, as in
+    // a server that has run for a while (libuv's caller-allocated handles are warm likewise).
+    for (std::size_t i = 0; i < n; ++i) refs[i] = t.schedule([] {}, std::chrono::nanoseconds(d[i]));
+    for (auto& h : refs) Impl::cancel(h);
+    wait_pending_zero(t, 120'000);
     sleep_ms(100);
     const std::int64_t s0 = now_ns();
     for (std::size_t i = 0; i < n; ++i) refs[i] = t.schedule([] {}, std::chrono::nanoseconds(d[i]));
