@@ -18,6 +18,7 @@ SCALING_N=${SCALING_N:-1000,10000,100000,1000000,10000000}
 NETTY_HARNESS=${NETTY_HARNESS:-/work/shared/peers/netty}
 OUT=$ROOT/build/compare
 mkdir -p "$OUT"
+rm -f "$OUT"/netty-*.jsonl "$OUT"/ours-*.jsonl  # no stale rounds from an earlier run
 
 # --- build ours
 scripts/install-deps.sh python3 gnuplot-nox
