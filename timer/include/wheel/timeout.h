@@ -54,7 +54,8 @@ class Timeout : private detail::Link {
 
   // Cancels the timeout if it has neither run nor been cancelled. Returns true only for the call
   // that cancelled it; false when it already expired, was cancelled, or its timer was stopped or
-  // destroyed. The task is destroyed by the timer's worker on its next tick.
+  // destroyed. The timer's worker destroys the task about 1 ms after cancel() calls pause, on
+  // its next tick at the latest.
   // Safe from any thread, the task's own included, and after the timer is gone.
   bool cancel();
 
