@@ -172,8 +172,8 @@ constexpr std::size_t size_class(std::size_t size) {
 void* allocate_node(std::size_t size) {
   return ::operator new(size);
 }
-void deallocate_node(void* p, std::size_t size) noexcept {
-  ::operator delete(p, size);
+void deallocate_node(void* p, std::size_t /*size*/) noexcept {
+  ::operator delete(p);
 }
 #else
 void* allocate_node(std::size_t size) {
@@ -189,7 +189,7 @@ void* allocate_node(std::size_t size) {
   return slot;
 }
 void deallocate_node(void* p, std::size_t size) noexcept {
-  if (size > kMaxPooledNodeSize || size == 0) return ::operator delete(p, size);
+  if (size > kMaxPooledNodeSize || size == 0) return ::operator delete(p);
   const std::size_t c = size_class(size);
   if (ThreadCache* cache = thread_cache()) return cache->deallocate(p, c);
   auto* slot = static_cast<FreeSlot*>(p);

@@ -39,11 +39,11 @@ void* allocate_node_of(std::size_t size) {
   }
 }
 template <class Node>
-void deallocate_node_of(void* p, std::size_t size) noexcept {
+void deallocate_node_of(void* p, [[maybe_unused]] std::size_t size) noexcept {
   if constexpr (alignof(Node) <= 8) {
     deallocate_node(p, size);
   } else {
-    ::operator delete (p, size, std::align_val_t{alignof(Node)});
+    ::operator delete (p, std::align_val_t{alignof(Node)});
   }
 }
 
