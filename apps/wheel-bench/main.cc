@@ -63,7 +63,12 @@ int main(int argc, char** argv) {
       ->check(positive);
   app.add_flag("--memory-child", o.memory_child, "internal: measure memory in this process")
       ->group("");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);                            // prints the help or the error naming the option
+    return e.get_exit_code() == 0 ? 0 : 2;  // the project's exit code for command-line errors
+  }
 
   std::ostringstream ticks;
   for (auto t : o.ticks) ticks << (ticks.tellp() > 0 ? "," : "") << t;
