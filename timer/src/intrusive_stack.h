@@ -24,6 +24,12 @@ class IntrusiveStack {
   // Safe from any thread; exact only for the consumer.
   bool empty() const noexcept { return head_.load(std::memory_order_seq_cst) == nullptr; }
 
+  // The newest node, or null. Consumer only (for anyone else it may be gone at once).
+  Node* peek() const noexcept { return head_.load(std::memory_order_acquire); }
+
+  // Takes every node pushed so far, newest first, linked through Next. Consumer only.
+  Node* take_all() noexcept { return head_.exchange(nullptr, std::memory_order_acquire); }
+
   // Takes every node pushed so far, oldest first, linked through Next; *tail gets the newest.
   // Consumer only.
   Node* take_all_oldest_first(Node** tail) noexcept {

@@ -1,7 +1,9 @@
 #include "timer_core.h"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 
+#include <algorithm>
 #include <cassert>
 #include <exception>
 #include <limits>
@@ -113,19 +115,19 @@ void TimerCore::reserve_slot() {
 TimeoutHandle TimerCore::submit(Timeout* node, std::chrono::nanoseconds delay) {
   node->deadline_or_rounds_ = saturating_add(elapsed_ns(), delay.count());
   submissions_.push(node);
-  wake_if_sleeping();
+  wake_if_sleeping(kWakeForSubmit);
   return TimeoutHandle(node, TimeoutHandle::Adopt{});
 }
 
 void TimerCore::enqueue_cancel(Timeout* node) {
   cancellations_.push(node);
-  wake_if_sleeping();
+  wake_if_sleeping(kWakeForCancel);
 }
 
-void TimerCore::wake_if_sleeping() {
+void TimerCore::wake_if_sleeping(std::uint8_t reason) {
   // Pairs with the worker's store of sleeping_ and its re-check of the queues (both seq_cst):
   // either the worker sees our push, or we see it asleep. exchange() lets one producer notify.
-  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) {
+  if ((sleeping_.load(std::memory_order_seq_cst) & reason) != 0 && sleeping_.exchange(0) != 0) {
     std::lock_guard lock(sleep_mutex_);
     wake_.notify_one();
   }
@@ -144,6 +146,9 @@ std::int64_t TimerCore::elapsed_ns() const {
 void TimerCore::worker_main() {
   worker_id_.store(std::this_thread::get_id(), std::memory_order_release);
   pthread_setname_np(pthread_self(), thread_name_.substr(0, 15).c_str());
+  // Linux lets a timed sleep overrun by the thread's timer slack (50 us by default); the worker
+  // sleeps to exact tick deadlines and few times a second, so it asks for none.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   const std::int64_t tick_ns = tick_.count();
   // Thread ids are reused once a thread ends: forget ours so that no later thread looks like it.
   struct ForgetWorkerId {
@@ -151,6 +156,8 @@ void TimerCore::worker_main() {
     ~ForgetWorkerId() { id->store(std::thread::id(), std::memory_order_release); }
   } forget{&worker_id_};
   std::uint64_t tick = 0;  // the next tick to process; tick t is due at start + (t + 1) * tick_
+  // The cancellation stack's head when the worker last looked; see below.
+  Timeout* cancel_head_seen = nullptr;
   for (;;) {
     std::optional<std::uint64_t> target;
     if (has_queued_work()) {
@@ -158,7 +165,29 @@ void TimerCore::worker_main() {
     } else if (auto distance = wheel_.ticks_to_next_nonempty(tick)) {
       target = tick + *distance;
     }
-    if (!sleep_until(target, !target || *target > tick)) return;
+    // A new timeout needs the worker before `target` only when it sleeps past the next tick; a
+    // cancellation always does (pending_timeouts() should drop soon), unless it polls anyway.
+    // No wake-up for a cancellation either when the worker is up within kCancelPoll anyway.
+    const bool poll = !cancellations_.empty();
+    std::uint8_t wake_for = 0;
+    if (!poll) {
+      if (!target || start_time_ + tick_ * static_cast<std::int64_t>(*target + 1) >
+                         std::chrono::steady_clock::now() + kCancelPoll) {
+        wake_for = kWakeForCancel;
+      }
+      if (!target || *target > tick) wake_for |= kWakeForSubmit;
+    }
+    if (!sleep_until(target, wake_for, poll)) return;
+    // Between ticks, cancellations are drained once they pause for kCancelPoll: pending drops
+    // about a millisecond after a burst of cancel() calls whatever the tick, and the worker does
+    // not compete with the canceller for the nodes' cache lines meanwhile. Ticks drain them too.
+    // Only the worker pops, so an unchanged head means nothing was pushed since.
+    Timeout* cancel_head = cancellations_.peek();
+    if (cancel_head != nullptr && cancel_head == cancel_head_seen) {
+      process_cancellations();
+      cancel_head = nullptr;
+    }
+    cancel_head_seen = cancel_head;
 
     // Process every due tick, skipping those with an empty bucket and nothing queued: they
     // would change nothing. An empty wheel lets the count jump straight to now.
@@ -179,27 +208,32 @@ void TimerCore::worker_main() {
   }
 }
 
-bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, bool deep) {
+bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, std::uint8_t wake_for,
+                            bool poll) {
   std::unique_lock lock(sleep_mutex_);
   if (shutdown_.load(std::memory_order_acquire)) return false;
-  if (deep) {
-    sleeping_.store(true, std::memory_order_seq_cst);
-    if (has_queued_work()) {
-      sleeping_.store(false, std::memory_order_relaxed);
+  if (wake_for != 0) {
+    sleeping_.store(wake_for, std::memory_order_seq_cst);
+    const bool submitted = backlog_head_ != nullptr || !submissions_.empty();
+    if (((wake_for & kWakeForSubmit) != 0 && submitted) ||
+        ((wake_for & kWakeForCancel) != 0 && !cancellations_.empty())) {
+      sleeping_.store(0, std::memory_order_relaxed);
       return true;
     }
   }
   const auto woken = [&] {
     return shutdown_.load(std::memory_order_acquire) ||
-           (deep && !sleeping_.load(std::memory_order_acquire));
+           (wake_for != 0 && sleeping_.load(std::memory_order_acquire) == 0);
   };
-  if (target_tick) {
-    const auto deadline = start_time_ + tick_ * static_cast<std::int64_t>(*target_tick + 1);
+  if (target_tick || poll) {
+    auto deadline = std::chrono::steady_clock::time_point::max();
+    if (target_tick) deadline = start_time_ + tick_ * static_cast<std::int64_t>(*target_tick + 1);
+    if (poll) deadline = std::min(deadline, std::chrono::steady_clock::now() + kCancelPoll);
     wake_.wait_until(lock, deadline, woken);
   } else {
     wake_.wait(lock, woken);
   }
-  sleeping_.store(false, std::memory_order_relaxed);
+  sleeping_.store(0, std::memory_order_relaxed);
   return !shutdown_.load(std::memory_order_acquire);
 }
 
@@ -247,33 +281,57 @@ void TimerCore::transfer_pending(std::uint64_t tick) {
   }
 }
 
-void TimerCore::process_cancellations() {
-  Timeout* newest = nullptr;
-  Timeout* node = cancellations_.take_all_oldest_first(&newest);
+std::size_t TimerCore::process_cancellations() {
+  // Order does not matter here, so the stack is not reversed. Nodes are handled in groups whose
+  // wheel neighbours are prefetched first: unlinking is bound by those cache misses.
+  constexpr std::size_t kGroup = 16;
+  Timeout* node = cancellations_.take_all();
+  std::size_t processed = 0;
+  std::int64_t retired = 0;
   while (node != nullptr) {
-    Timeout* next = node->cancel_next_;
-    node->cancel_next_ = nullptr;
-    switch (node->place_) {
-      case Timeout::kInWheel:
-        wheel_.unlink(node);
-        retire_cancelled(node);
-        break;
-      case Timeout::kDetached:
-        retire_cancelled(node);
-        break;
-      case Timeout::kInQueue:
-        // Still in the submission backlog: finish all but the reference now; the transfer
-        // drops that when it meets the node.
-        node->destroy_task();
-        node->task_alive_ = false;
-        node->place_ = Timeout::kCancelSeenInQueue;
-        pending_.fetch_sub(1, std::memory_order_release);
-        break;
-      default:
-        assert(false && "cancellation queued twice");
+    Timeout* group[kGroup];
+    std::size_t size = 0;
+    for (; node != nullptr && size < kGroup; node = node->cancel_next_) {
+      group[size++] = node;
+      __builtin_prefetch(node->next, 1);
+      __builtin_prefetch(node->prev, 1);
     }
-    node = next;
+    for (std::size_t i = 0; i < size; ++i) {
+      Timeout* t = group[i];
+      t->cancel_next_ = nullptr;
+      switch (t->place_) {
+        case Timeout::kInWheel:
+          wheel_.unlink(t);
+          finish_cancelled(t);
+          ++retired;
+          break;
+        case Timeout::kDetached:
+          finish_cancelled(t);
+          ++retired;
+          break;
+        case Timeout::kInQueue:
+          // Still in the submission backlog: finish all but the reference now; the transfer
+          // drops that when it meets the node.
+          t->destroy_task();
+          t->task_alive_ = false;
+          t->place_ = Timeout::kCancelSeenInQueue;
+          ++retired;
+          break;
+        default:
+          assert(false && "cancellation queued twice");
+      }
+    }
+    processed += size;
   }
+  if (retired > 0) pending_.fetch_sub(retired, std::memory_order_release);
+  return processed;
+}
+
+void TimerCore::finish_cancelled(Timeout* node) {
+  node->destroy_task();
+  node->task_alive_ = false;
+  node->place_ = Timeout::kRetired;
+  node->release();
 }
 
 void TimerCore::retire_cancelled(Timeout* node) {

@@ -21,6 +21,9 @@ class TimerCore {
  public:
   // Timeouts moved from the submission queue into the wheel per tick, at most (as Netty).
   static constexpr std::size_t kMaxTransfersPerTick = 100'000;
+  // While cancellations keep coming, the worker looks for more this often instead of being
+  // woken by each cancel().
+  static constexpr std::chrono::milliseconds kCancelPoll{1};
 
   // REQUIRES: options validated and rounded by the caller.
   TimerCore(HashedWheelTimer& owner, TimerOptions options);
@@ -57,15 +60,21 @@ class TimerCore {
   static Timeout* as_timeout(Link* link) { return static_cast<Timeout*>(link); }
 
   void worker_main();
-  // Sleeps until the deadline of `target_tick`, or until woken when `deep` (a new timeout or a
-  // cancellation may need the worker sooner); no target: until woken. False on shutdown.
-  bool sleep_until(std::optional<std::uint64_t> target_tick, bool deep);
-  void wake_if_sleeping();
+  // Sleeps until the deadline of `target_tick` (no target: indefinitely), or until a push of a
+  // kind in `wake_for` (kWakeFor*) wakes it; with `poll`, kCancelPoll at most. False on
+  // shutdown.
+  bool sleep_until(std::optional<std::uint64_t> target_tick, std::uint8_t wake_for, bool poll);
+  // `reason`: kWakeForSubmit or kWakeForCancel.
+  void wake_if_sleeping(std::uint8_t reason);
   bool has_queued_work() const;
   void process_tick(std::uint64_t tick);
   void take_submissions();  // moves the submission stack onto the backlog
   void transfer_pending(std::uint64_t tick);
-  void process_cancellations();
+  // Retires every queued cancellation; returns how many there were.
+  std::size_t process_cancellations();
+  // A cancelled timeout leaves the wheel: task destroyed, timer's reference dropped (the caller
+  // counts it out of pending_).
+  void finish_cancelled(Timeout* node);
   void run_ready(Timeout* ready);
   // Worker or stopping thread: a cancelled timeout leaves the timer for good.
   void retire_cancelled(Timeout* node);
@@ -89,11 +98,13 @@ class TimerCore {
   IntrusiveStack<Link, &Link::next> submissions_;
   IntrusiveStack<Timeout, &Timeout::cancel_next_> cancellations_;
 
-  // Sleep and wake-up: the worker sets sleeping_ before a deep sleep; the first producer that
-  // sees it clears it and notifies.
+  // Sleep and wake-up: before sleeping, the worker says in sleeping_ which pushes should wake
+  // it; the first producer that sees its reason there clears it and notifies.
   std::mutex sleep_mutex_;
   std::condition_variable wake_;
-  std::atomic<bool> sleeping_{false};
+  static constexpr std::uint8_t kWakeForSubmit = 1;
+  static constexpr std::uint8_t kWakeForCancel = 2;
+  std::atomic<std::uint8_t> sleeping_{0};  // what may wake the sleeping worker; 0: nothing
   std::atomic<bool> shutdown_{false};
 
   // Worker-owned (and the stopping thread's once the worker has been joined).

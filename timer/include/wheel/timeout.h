@@ -21,6 +21,7 @@
 namespace wheel {
 
 class HashedWheelTimer;
+class Timeout;
 
 namespace detail {
 class TimerCore;
@@ -31,6 +32,19 @@ struct Link {
   Link* next = nullptr;
   Link* prev = nullptr;
 };
+
+// What a node needs to know about its task's type. One table per task type, found through a
+// 16-bit index instead of a vtable pointer: a node is 48 bytes, not 56 (see task_timeout.h).
+struct TaskOps {
+  void (*invoke)(Timeout& node);                 // runs the task
+  void (*destroy_task)(Timeout& node) noexcept;  // destroys the task; called at most once
+  void (*destroy_node)(Timeout* node) noexcept;  // destroys the node and frees its memory
+};
+// Registers the table of one task type and returns its index. Throws std::length_error beyond
+// 65,536 task types. Safe from any thread.
+std::uint16_t register_task_ops(const TaskOps* ops);
+// The table registered under `index`.
+const TaskOps& task_ops(std::uint16_t index) noexcept;
 }  // namespace detail
 
 class Timeout : private detail::Link {
@@ -40,7 +54,8 @@ class Timeout : private detail::Link {
 
   // Cancels the timeout if it has neither run nor been cancelled. Returns true only for the call
   // that cancelled it; false when it already expired, was cancelled, or its timer was stopped or
-  // destroyed. The task is destroyed by the timer's worker on its next tick.
+  // destroyed. The timer's worker destroys the task about 1 ms after cancel() calls pause, on
+  // its next tick at the latest.
   // Safe from any thread, the task's own included, and after the timer is gone.
   bool cancel();
 
@@ -56,8 +71,8 @@ class Timeout : private detail::Link {
   HashedWheelTimer& timer() const;
 
  protected:
-  explicit Timeout(detail::TimerCore* core) : core_(core) {}
-  virtual ~Timeout() = default;
+  Timeout(detail::TimerCore* core, std::uint16_t ops) : ops_(ops), core_(core) {}
+  ~Timeout() = default;  // nodes are destroyed through TaskOps::destroy_node
 
  private:
   friend class TimeoutHandle;
@@ -69,13 +84,14 @@ class Timeout : private detail::Link {
   // Where the worker keeps the node; touched by the worker thread only.
   enum Place : std::uint8_t { kInQueue, kInWheel, kCancelSeenInQueue, kDetached, kRetired };
 
-  virtual void invoke() = 0;                 // runs the task
-  virtual void destroy_task() noexcept = 0;  // destroys the task; called at most once
-  void invoke_guarded() noexcept;            // invoke(), with exceptions caught and logged
+  void invoke() { detail::task_ops(ops_).invoke(*this); }
+  void destroy_task() noexcept { detail::task_ops(ops_).destroy_task(*this); }
+  void invoke_guarded() noexcept;  // invoke(), with exceptions caught and logged
 
   void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() noexcept {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      detail::task_ops(ops_).destroy_node(this);
   }
   bool try_transition(State to) noexcept {
     std::uint8_t expected = kInit;
@@ -86,8 +102,11 @@ class Timeout : private detail::Link {
   // Two references at birth: the first handle and the timer.
   std::atomic<std::uint32_t> refs_{2};
   std::atomic<std::uint8_t> state_{kInit};
-  std::uint8_t place_ = kInQueue;
-  bool task_alive_ = true;
+  // One byte. Never written by two threads at once: the worker hands a node over (to an
+  // executor, or to stop()) before anyone else writes task_alive_.
+  std::uint8_t place_ : 7 = kInQueue;
+  std::uint8_t task_alive_ : 1 = 1;
+  std::uint16_t ops_;
   // Nanoseconds since the timer's start while queued; remaining wheel rounds once in the wheel.
   std::int64_t deadline_or_rounds_ = 0;
   Timeout* cancel_next_ = nullptr;

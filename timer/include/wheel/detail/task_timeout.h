@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "wheel/detail/node_pool.h"
 #include "wheel/timeout.h"
 
 namespace wheel::detail {
@@ -27,39 +28,77 @@ void invoke_task(F& task, Timeout& timeout) {
   }
 }
 
-// The node: Timeout's fields followed by the task. A union member lets the task be destroyed
-// before the node (see the ownership model in timeout.h).
+// Node memory: the process-wide pool for the usual alignment, ::operator new beyond it. The
+// node is deleted as its real type (TaskOps::destroy_node), so operator delete gets its size.
+template <class Node>
+void* allocate_node_of(std::size_t size) {
+  if constexpr (alignof(Node) <= 8) {
+    return allocate_node(size);
+  } else {
+    return ::operator new (size, std::align_val_t{alignof(Node)});
+  }
+}
+template <class Node>
+void deallocate_node_of(void* p, [[maybe_unused]] std::size_t size) noexcept {
+  if constexpr (alignof(Node) <= 8) {
+    deallocate_node(p, size);
+  } else {
+    ::operator delete (p, std::align_val_t{alignof(Node)});
+  }
+}
+
+// Where a node keeps its task. A union lets the task be destroyed before the node (see the
+// ownership model in timeout.h); a stateless task (a capture-less lambda) takes no room at all.
 template <class F>
-class TaskTimeout final : public Timeout {
- public:
+struct TaskStorage {
   template <class Arg>
-  TaskTimeout(TimerCore* core, Arg&& task) : Timeout(core) {
+  explicit TaskStorage(Arg&& task) {
     ::new (static_cast<void*>(std::addressof(task_))) F(std::forward<Arg>(task));
   }
-  ~TaskTimeout() override {}  // the task was destroyed through destroy_task()
-
- private:
-  void invoke() override { invoke_task(task_, *this); }
-  void destroy_task() noexcept override { task_.~F(); }
-
+  ~TaskStorage() {}  // the task was destroyed through destroy()
+  F& get() { return task_; }
+  void destroy() noexcept { task_.~F(); }
   union {
     F task_;
   };
 };
-
-// A stateless task (a capture-less lambda) takes no room at all: nothing to destroy early.
 template <class F>
-requires(std::is_empty_v<F>&& std::is_trivially_destructible_v<F>) class TaskTimeout<F> final
-    : public Timeout {
+requires(std::is_empty_v<F>&& std::is_trivially_destructible_v<F>) struct TaskStorage<F> {
+  template <class Arg>
+  explicit TaskStorage(Arg&& task) : task_(std::forward<Arg>(task)) {}
+  F& get() { return task_; }
+  void destroy() noexcept {}
+  [[no_unique_address]] F task_;
+};
+
+// The node: Timeout's fields followed by the task.
+template <class F>
+class TaskTimeout final : public Timeout {
  public:
   template <class Arg>
-  TaskTimeout(TimerCore* core, Arg&& task) : Timeout(core), task_(std::forward<Arg>(task)) {}
+  TaskTimeout(TimerCore* core, Arg&& task)
+      : Timeout(core, ops_index()), task_(std::forward<Arg>(task)) {}
+
+  static void* operator new(std::size_t size) { return allocate_node_of<TaskTimeout>(size); }
+  static void operator delete(void* p, std::size_t size) noexcept {
+    deallocate_node_of<TaskTimeout>(p, size);
+  }
 
  private:
-  void invoke() override { invoke_task(task_, *this); }
-  void destroy_task() noexcept override {}
+  static void invoke_fn(Timeout& node) {
+    invoke_task(static_cast<TaskTimeout&>(node).task_.get(), node);
+  }
+  static void destroy_task_fn(Timeout& node) noexcept {
+    static_cast<TaskTimeout&>(node).task_.destroy();
+  }
+  static void destroy_node_fn(Timeout* node) noexcept { delete static_cast<TaskTimeout*>(node); }
+  static std::uint16_t ops_index() {
+    static constexpr TaskOps kOps{&invoke_fn, &destroy_task_fn, &destroy_node_fn};
+    static const std::uint16_t index = register_task_ops(&kOps);
+    return index;
+  }
 
-  [[no_unique_address]] F task_;
+  [[no_unique_address]] TaskStorage<F> task_;
 };
 
 // Converts without overflow: durations beyond the range of nanoseconds clamp to its ends.

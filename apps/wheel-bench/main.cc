@@ -1,0 +1,94 @@
+// wheel-bench: measures wheel::HashedWheelTimer, a binary-heap timer and libuv's timers with the
+// method, options and JSON-line output of ../shared/peers/netty/TimerBench.java.
+// JSON lines on stdout, diagnostics on stderr. --help lists the options.
+#include <exception>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "bench_options.h"
+#include "bench_report.h"
+#include "libuv_bench.h"
+#include "timer_impls.h"
+#include "timer_metrics.h"
+
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using wheel::bench::BenchOptions;
+  BenchOptions o;
+  CLI::App app{"wheel-bench: timer benchmark, same metrics and JSON lines as Netty's TimerBench"};
+  const auto positive = CLI::PositiveNumber;
+  app.add_option("--n", o.n, "timeouts for schedule/cancel/expire/memory")->check(positive);
+  app.add_option("--metrics", o.metrics,
+                 "schedule,cancel,expire,memory,lateness,idle (default: all six); scaling")
+      ->delimiter(',')
+      ->check(
+          CLI::IsMember({"schedule", "cancel", "expire", "memory", "lateness", "idle", "scaling"}));
+  app.add_option("--ticks", o.ticks, "tick(s) in ms for schedule/cancel/expire/memory")
+      ->delimiter(',')
+      ->check(positive);
+  app.add_option("--wheel", o.wheel, "ticks per wheel")->check(positive);
+  app.add_option("--warmup-n", o.warmup_n, "timeouts per warm-up round")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup-rounds", o.warmup_rounds, "warm-up rounds")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lateness-ticks", o.lateness_ticks, "tick(s) in ms for the lateness test")
+      ->delimiter(',')
+      ->check(positive);
+  app.add_option("--lateness-n", o.lateness_n, "timeouts in the lateness test")->check(positive);
+  app.add_option("--idle-ticks", o.idle_ticks, "tick(s) in ms for the idle-CPU test")
+      ->delimiter(',')
+      ->check(positive);
+  app.add_option("--idle-secs", o.idle_secs, "seconds per idle-CPU measurement")->check(positive);
+  app.add_option("--seed", o.seed, "RNG seed");
+  app.add_option("--impl", o.impls, "wheel,heap,libuv (default wheel)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"wheel", "heap", "libuv"}));
+  app.add_option("--scaling-n", o.scaling_n, "pending counts for the scaling metric")
+      ->delimiter(',')
+      ->check(positive);
+  app.add_option("--scaling-tick", o.scaling_tick, "wheel tick in ms for the scaling metric")
+      ->check(positive);
+  app.add_flag("--memory-child", o.memory_child, "internal: measure memory in this process")
+      ->group("");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);                            // prints the help or the error naming the option
+    return e.get_exit_code() == 0 ? 0 : 2;  // the project's exit code for command-line errors
+  }
+
+  std::ostringstream ticks;
+  for (auto t : o.ticks) ticks << (ticks.tellp() > 0 ? "," : "") << t;
+  if (!o.memory_child)
+    wheel::bench::log_line("impls=" + joined(o.impls) + " n=" + std::to_string(o.n) +
+                           " metrics=" + joined(o.metrics) + " ticks=" + ticks.str() +
+                           " wheel=" + std::to_string(o.wheel));
+  const std::int64_t start = wheel::bench::now_ns();
+  try {
+    for (const auto& impl : o.impls) {
+      if (impl == "wheel") wheel::bench::run_all<wheel::bench::WheelImpl>(o);
+      if (impl == "heap") wheel::bench::run_all<wheel::bench::HeapImpl>(o);
+      if (impl == "libuv") wheel::bench::run_libuv(o);
+    }
+  } catch (const std::exception& e) {
+    wheel::bench::log_line(std::string("error: ") + e.what());
+    return 1;
+  }
+  if (!o.memory_child)
+    wheel::bench::log_line("done in " +
+                           std::to_string((wheel::bench::now_ns() - start) / 1'000'000) + " ms");
+  return 0;
+}

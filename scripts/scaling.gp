@@ -1,0 +1,13 @@
+# Plots build/compare/scaling.dat (scripts/bench_table.py scaling --dat): ns per operation
+# against the pending count, log-log. Usage: gnuplot -e "dat='...'; out='...svg'" scaling.gp
+set terminal svg size 800,480 dynamic font "sans,12"
+set output out
+set termoption noenhanced
+set logscale xy
+set xrange [*:*] noextend
+set xlabel "pending timeouts N"
+set ylabel "ns per operation (calling thread)"
+set key top left
+set grid
+set title "schedule and cancel cost against pending count (cancel in random order)"
+plot for [i=2:*] dat using 1:i with linespoints title columnhead(i)

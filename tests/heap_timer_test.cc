@@ -1,0 +1,173 @@
+// Tests of wheel::bench::HeapTimer, the binary-heap baseline of wheel-bench: a benchmark against
+// a broken baseline would be worthless, so it gets the same kind of checks as the wheel.
+#include "heap_timer.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace wheel::bench {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
+  const auto end = Clock::now() + limit;
+  while (Clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return pred();
+}
+
+TEST(HeapTimerTest, RunsTasksInDeadlineOrderNeverEarly) {
+  HeapTimer timer;
+  std::mutex mutex;
+  std::vector<int> order;
+  std::atomic<int> early{0};
+  const auto start = Clock::now();
+  for (int i : {5, 1, 4, 2, 3}) {
+    timer.new_timeout(
+        [&, i] {
+          if (Clock::now() - start < i * 20ms) ++early;
+          std::lock_guard lock(mutex);
+          order.push_back(i);
+        },
+        i * 20ms);
+  }
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(mutex);
+    return order.size() == 5;
+  }));
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(early.load(), 0);
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+}
+
+TEST(HeapTimerTest, CancelPreventsRunAndSucceedsOnce) {
+  HeapTimer timer;
+  std::atomic<int> runs{0};
+  auto handle = timer.new_timeout([&] { ++runs; }, 50ms);
+  EXPECT_EQ(timer.pending_timeouts(), 1u);
+  EXPECT_TRUE(handle->cancel());
+  EXPECT_FALSE(handle->cancel());
+  EXPECT_TRUE(handle->is_cancelled());
+  EXPECT_FALSE(handle->is_expired());
+  EXPECT_EQ(timer.pending_timeouts(), 0u);  // synchronous removal
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(runs.load(), 0);
+}
+
+TEST(HeapTimerTest, CancelAfterExpiryFails) {
+  HeapTimer timer;
+  std::atomic<int> runs{0};
+  auto handle = timer.new_timeout([&] { ++runs; }, 1ms);
+  ASSERT_TRUE(eventually([&] { return runs.load() == 1; }));
+  EXPECT_TRUE(handle->is_expired());
+  EXPECT_FALSE(handle->cancel());
+}
+
+TEST(HeapTimerTest, CancelFromTheMiddleKeepsHeapOrder) {
+  HeapTimer timer;
+  std::mutex mutex;
+  std::vector<int> fired;
+  std::vector<HeapTimeoutHandle> handles;
+  std::mt19937 rng(7);
+  std::vector<int> delays(200);
+  std::vector<Clock::time_point> deadlines(200);
+  for (int i = 0; i < 200; ++i) delays[i] = 20 + static_cast<int>(rng() % 200);
+  for (int i = 0; i < 200; ++i) {
+    deadlines[i] = Clock::now() + std::chrono::milliseconds(delays[i]);
+    handles.push_back(timer.new_timeout(
+        [&, i] {
+          std::lock_guard lock(mutex);
+          fired.push_back(i);
+        },
+        std::chrono::milliseconds(delays[i])));
+  }
+  for (int i = 0; i < 200; i += 2) EXPECT_TRUE(handles[i]->cancel());
+  EXPECT_EQ(timer.pending_timeouts(), 100u);
+  ASSERT_TRUE(eventually([&] { return timer.pending_timeouts() == 0; }));
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(mutex);
+    return fired.size() == 100;
+  }));
+  std::lock_guard lock(mutex);
+  for (std::size_t k = 0; k < fired.size(); ++k) {
+    EXPECT_EQ(fired[k] % 2, 1);
+    // Deadline order; the timer reads the clock a moment after `deadlines`, hence the slack.
+    if (k > 0) {
+      EXPECT_LE(deadlines[fired[k - 1]], deadlines[fired[k]] + 1ms);
+    }
+  }
+}
+
+TEST(HeapTimerTest, StopReturnsUnrunTimeoutsMarkedCancelled) {
+  HeapTimer timer;
+  auto a = timer.new_timeout([] {}, 1h);
+  auto b = timer.new_timeout([] {}, 1h);
+  EXPECT_TRUE(b->cancel());
+  const auto left = timer.stop();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0], a);
+  EXPECT_TRUE(a->is_cancelled());
+  EXPECT_TRUE(timer.stop().empty());
+  EXPECT_THROW(timer.new_timeout([] {}, 1ms), std::logic_error);
+}
+
+TEST(HeapTimerTest, HandleOutlivesTimer) {
+  HeapTimeoutHandle handle;
+  {
+    HeapTimer timer;
+    handle = timer.new_timeout([] {}, 1h);
+  }
+  EXPECT_TRUE(handle->is_cancelled());
+  EXPECT_FALSE(handle->cancel());
+}
+
+TEST(HeapTimerTest, EmptyTaskThrows) {
+  HeapTimer timer;
+  EXPECT_THROW(timer.new_timeout(std::function<void()>(), 1ms), std::invalid_argument);
+}
+
+TEST(HeapTimerTest, TaskMaySchedule) {
+  HeapTimer timer;
+  std::atomic<int> second{0};
+  timer.new_timeout([&] { timer.new_timeout([&] { ++second; }, 1ms); }, 1ms);
+  EXPECT_TRUE(eventually([&] { return second.load() == 1; }));
+}
+
+TEST(HeapTimerTest, ManyThreadsScheduleAndCancelRacingExpiry) {
+  HeapTimer timer;
+  std::atomic<int> runs{0};
+  std::atomic<int> cancelled{0};
+  constexpr int kThreads = 4, kPerThread = 5'000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      for (int i = 0; i < kPerThread; ++i) {
+        auto h = timer.new_timeout([&] { ++runs; }, std::chrono::microseconds(rng() % 2000));
+        if (rng() % 2 == 0) {
+          std::this_thread::sleep_for(std::chrono::microseconds(rng() % 500));
+          if (h->cancel()) ++cancelled;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_TRUE(eventually([&] { return runs.load() + cancelled.load() == kThreads * kPerThread; }));
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(runs.load() + cancelled.load(), kThreads * kPerThread);  // each exactly one
+}
+
+}  // namespace
+}  // namespace wheel::bench
