@@ -1,0 +1,20 @@
+// How an idle connection's close by the server is judged against the expected idle timeout.
+#pragma once
+
+namespace wheel::load {
+
+// A close more than this many ms before the expected moment is early. The margin absorbs the
+// gap between the client seeing its connect complete and the server accepting.
+inline constexpr double kEarlyMarginMs = 50;
+
+enum class IdleClose { kEarly, kOnTime, kLate };
+
+// Judges a close by its lateness = close time - (connect time + expected idle timeout), in ms:
+// early below -kEarlyMarginMs, late above `tolerance_ms`, else on time.
+inline IdleClose classify_idle_close(double lateness_ms, double tolerance_ms) {
+  if (lateness_ms < -kEarlyMarginMs) return IdleClose::kEarly;
+  if (lateness_ms > tolerance_ms) return IdleClose::kLate;
+  return IdleClose::kOnTime;
+}
+
+}  // namespace wheel::load
