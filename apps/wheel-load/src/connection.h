@@ -25,7 +25,10 @@ struct Connection {
   bool handle_open = false;  // uv_tcp_init done and uv_close not yet called
   ConnState state = ConnState::kNotStarted;
   std::uint16_t pings_in_flight = 0;
-  double connected_ms = 0;   // when connect completed (run clock)
+  // When connect() returned (run clock). On loopback the handshake is done by then, so this is
+  // when the server could first accept; on_connect may run much later on a busy loop, and
+  // measuring from it would make a punctual server look early.
+  double connect_ms = 0;
   double ping_sent_ms = -1;  // send time of the oldest unanswered PING still timed, or -1
   std::string partial;       // an incomplete line from the server
 };

@@ -27,16 +27,18 @@ void merge(LoadResult& into, const LoadResult& other) {
   into.idle_lateness_ms.insert(into.idle_lateness_ms.end(), other.idle_lateness_ms.begin(),
                                other.idle_lateness_ms.end());
   into.rtt_ms.insert(into.rtt_ms.end(), other.rtt_ms.begin(), other.rtt_ms.end());
+  into.connect_ms.insert(into.connect_ms.end(), other.connect_ms.begin(), other.connect_ms.end());
   into.duration_s = std::max(into.duration_s, other.duration_s);
 }
 
-#define WHEEL_LOAD_FIELDS(X)                                                                       \
-  X(connections_requested)                                                                         \
-  X(connections_established) X(connect_errors) X(connect_errors_by_kind) X(active_count)           \
-      X(active_survived) X(active_closed_early) X(idle_count) X(idle_closed_on_time)               \
-          X(idle_closed_early) X(idle_closed_late) X(idle_never_closed) X(pings_sent)              \
-              X(pongs_received) X(unexpected_lines) X(bye_idle_received) X(io_errors) X(peak_open) \
-                  X(idle_lateness_ms) X(rtt_ms) X(duration_s) X(processes)
+#define WHEEL_LOAD_FIELDS(X)                                                           \
+  X(connections_requested)                                                             \
+  X(connections_established)                                                           \
+  X(connect_errors) X(connect_errors_by_kind) X(active_count) X(active_survived)       \
+      X(active_closed_early) X(idle_count) X(idle_closed_on_time) X(idle_closed_early) \
+          X(idle_closed_late) X(idle_never_closed) X(pings_sent) X(pongs_received)     \
+              X(unexpected_lines) X(bye_idle_received) X(io_errors) X(peak_open)       \
+                  X(idle_lateness_ms) X(rtt_ms) X(connect_ms) X(duration_s) X(processes)
 
 void to_json(nlohmann::json& j, const LoadResult& r) {
   j = nlohmann::json::object();

@@ -129,6 +129,7 @@ class RunnerCore {
                                &RunnerCore::on_connect)) {
       return connect_failed(c, e);
     }
+    c.connect_ms = now_ms();
   }
 
   void connect_failed(Connection& c, int err) { count_connect_error(c, uv_err_name(err)); }
@@ -149,8 +150,8 @@ class RunnerCore {
     if (c.state != ConnState::kConnecting) return;  // closed meanwhile (end of run), counted
     if (status < 0) return self.connect_failed(c, status);
     c.state = ConnState::kOpen;
-    c.connected_ms = self.now_ms();
     ++self.result_.connections_established;
+    self.result_.connect_ms.push_back(self.now_ms() - c.connect_ms);
     if (c.active) {
       ++self.result_.active_count;
       ++self.active_open_;
@@ -242,12 +243,12 @@ class RunnerCore {
         --active_open_;
         ++result_.active_closed_early;
         spdlog::debug("wheel-load: active connection {} closed by the server after {:.0f} ms",
-                      cfg_.first_index + c.local_index, now - c.connected_ms);
+                      cfg_.first_index + c.local_index, now - c.connect_ms);
       } else {
         --idle_open_;
         if (cfg_.expect_idle_close.count() > 0) {
           const double lateness =
-              now - (c.connected_ms + static_cast<double>(cfg_.expect_idle_close.count()));
+              now - (c.connect_ms + static_cast<double>(cfg_.expect_idle_close.count()));
           result_.idle_lateness_ms.push_back(lateness);
           switch (classify_idle_close(lateness, static_cast<double>(cfg_.tolerance.count()))) {
             case IdleClose::kEarly:

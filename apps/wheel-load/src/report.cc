@@ -89,6 +89,7 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
                {"never_closed", r.idle_never_closed},
                {"lateness_ms", percentiles_json(r.idle_lateness_ms)}};
   j["rtt_ms"] = percentiles_json(r.rtt_ms);
+  j["connect_ms"] = percentiles_json(r.connect_ms);
   j["pings_sent"] = r.pings_sent;
   j["pongs_received"] = r.pongs_received;
   j["bye_idle_received"] = r.bye_idle_received;
@@ -120,9 +121,10 @@ std::string format_summary(const nlohmann::json& j) {
       s["host"].get<std::string>(), s["port"].get<int>(), j["connections_requested"].get<long>(),
       s["active_ratio"].get<double>() * 100, s["processes"].get<int>(),
       s["source_addresses"].get<long>(), j["duration_s"].get<double>());
-  out += fmt::format("  connections: {} established, {} connect errors, peak {} open at once\n",
-                     j["connections_established"].get<long>(), j["connect_errors"].get<long>(),
-                     j["peak_open"].get<long>());
+  out += fmt::format(
+      "  connections: {} established, {} connect errors, peak {} open at once; connect {}\n",
+      j["connections_established"].get<long>(), j["connect_errors"].get<long>(),
+      j["peak_open"].get<long>(), ms_text(j["connect_ms"]));
   out += fmt::format(
       "  active: {} established, {} survived, {} closed early; {} PINGs, {} PONGs; rtt {}\n",
       a["count"].get<long>(), a["survived"].get<long>(), a["closed_early"].get<long>(),

@@ -43,6 +43,9 @@ struct LoadResult {
   // Lateness (ms) of every idle connection the server closed; round-trip time (ms) of PONGs.
   std::vector<double> idle_lateness_ms;
   std::vector<double> rtt_ms;
+  // From connect() returning to libuv reporting the connection established, per connection: how
+  // far the client's loop lagged (lateness is measured from connect() itself).
+  std::vector<double> connect_ms;
 
   double duration_s = 0;
   unsigned processes = 1;

@@ -22,9 +22,9 @@ std::vector<std::string> failed_expectations(const LoadResult& result, const Loa
 // The report as JSON. Keys: connections_requested, connections_established, connect_errors,
 // connect_errors_by_kind, active {count, survived, closed_early}, idle {count, closed_on_time,
 // closed_early, closed_late, never_closed, lateness_ms {p50, p90, p99, max, min}},
-// rtt_ms {p50, p90, p99, max, min}, pings_sent, pongs_received, duration_s, ok, failures,
-// peak_open, bye_idle_received, unexpected_lines, io_errors, settings {...}.
-// Percentiles without samples are null.
+// rtt_ms {p50, p90, p99, max, min}, connect_ms {...}, pings_sent, pongs_received, duration_s, ok,
+// failures, peak_open, bye_idle_received, unexpected_lines, io_errors, settings {...}. Percentiles
+// without samples are null.
 nlohmann::json make_report(const LoadResult& result, const LoadConfig& config);
 
 // A few lines for a human, ending in "result: OK" or "result: FAILED" and the reasons.
