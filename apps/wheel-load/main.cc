@@ -150,6 +150,14 @@ int main(int argc, char** argv) {
         "as never closed",
         duration, connect_s, needed_s);
   }
+  // connect()'s ephemeral-port search slows as one address fills up, stalling the loop.
+  const std::size_t per_address = connections / config.source_addresses.size();
+  if (per_address > 5000) {
+    spdlog::warn(
+        "{} connections per source address: connect() gets slow past ~5,000 per address (the "
+        "kernel's port search) and delays this process's loop; add --source-addresses",
+        per_address);
+  }
   spdlog::info(
       "wheel-load: {} connections to {}:{} ({:.0f}% active), {} process(es) (open-file limit "
       "{}), {} source address(es), {}/s, for {}",
