@@ -1,13 +1,615 @@
+// HashedWheelTimer: scheduling, timing, counting, stop, idling and the executor hand-off
+// (behaviours 1, 2, 5, 6, 8 to 12; options are in timer_options_test, handles in timeout_test).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <wheel/hashed_wheel_timer.h>
-#include <atomic>
-#include <thread>
+
+#include "support/timer_test_support.h"
+
+namespace {
+
 using namespace std::chrono_literals;
-TEST(Smoke, Fires) {
-  wheel::TimerOptions o; o.tick_duration = 1ms;
-  wheel::HashedWheelTimer t(o);
-  std::atomic<int> n{0};
-  for (int i = 0; i < 100; ++i) t.new_timeout([&] { n++; }, 5ms);
-  for (int i = 0; i < 2000 && n < 100; ++i) std::this_thread::sleep_for(1ms);
-  EXPECT_EQ(n, 100);
+using wheel::HashedWheelTimer;
+using wheel::Timeout;
+using wheel::TimeoutHandle;
+using wheel::TimerOptions;
+using wheel::testing::Clock;
+using wheel::testing::wait_until;
+
+TimerOptions options_with(std::chrono::milliseconds tick, std::size_t buckets = 512,
+                          std::string name = "wheel-timer") {
+  TimerOptions options;
+  options.tick_duration = tick;
+  options.ticks_per_wheel = buckets;
+  options.thread_name = std::move(name);
+  return options;
 }
+
+// ---------------------------------------------------------------- 1. the wheel and its rounds
+
+TEST(HashedWheelTimerTest, TimeoutBeyondOneRevolutionWaitsItsRounds) {
+  // 4 buckets of 10 ms: a 95 ms delay goes round the wheel twice before it is due.
+  HashedWheelTimer timer(options_with(10ms, 4));
+  const auto start = Clock::now();
+  std::atomic<Clock::rep> fired_at{0};
+  timer.new_timeout([&] { fired_at = (Clock::now() - start).count(); }, 95ms);
+  ASSERT_TRUE(wait_until([&] { return fired_at.load() != 0; }));
+  EXPECT_GE(Clock::duration(fired_at.load()), 95ms);
+}
+
+TEST(HashedWheelTimerTest, ManyDelaysAcrossManyRoundsAllFireInDeadlineOrder) {
+  HashedWheelTimer timer(options_with(1ms, 8));
+  std::mutex mutex;
+  std::vector<int> order;
+  for (int delay : {70, 5, 33, 17, 50, 9, 41}) {
+    timer.new_timeout(
+        [&, delay] {
+          std::lock_guard lock(mutex);
+          order.push_back(delay);
+        },
+        std::chrono::milliseconds(delay));
+  }
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return order.size() == 7;
+  }));
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
+}
+
+// ---------------------------------------------------------------- 2. scheduling from anywhere
+
+TEST(HashedWheelTimerTest, NewTimeoutIsSafeFromManyThreads) {
+  HashedWheelTimer timer(options_with(1ms));
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 5'000;
+  std::atomic<int> runs{0};
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t) {
+    producers.emplace_back([&, t] {
+      std::minstd_rand random(t);
+      for (int i = 0; i < kPerThread; ++i) {
+        timer.new_timeout([&] { ++runs; }, std::chrono::microseconds(random() % 20'000));
+      }
+    });
+  }
+  for (auto& producer : producers) producer.join();
+  EXPECT_TRUE(wait_until([&] { return runs == kThreads * kPerThread; }));
+  EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
+}
+
+TEST(HashedWheelTimerTest, TaskCanScheduleAndCancelOnTheWorker) {
+  HashedWheelTimer timer(options_with(1ms));
+  std::atomic<int> chain{0};
+  std::atomic<bool> victim_ran{false};
+  TimeoutHandle victim = timer.new_timeout([&] { victim_ran = true; }, 200ms);
+  std::function<void(Timeout&)> step = [&](Timeout& self) {
+    if (++chain < 5) {
+      self.timer().new_timeout(step, 1ms);
+    } else {
+      EXPECT_TRUE(victim->cancel());
+    }
+  };
+  timer.new_timeout(step, 1ms);
+  ASSERT_TRUE(wait_until([&] { return chain == 5 && timer.pending_timeouts() == 0; }));
+  std::this_thread::sleep_for(250ms);
+  EXPECT_FALSE(victim_ran);
+  EXPECT_TRUE(victim->is_cancelled());
+}
+
+TEST(HashedWheelTimerTest, TaskCancellingANeighbourOfTheSameBucketIsSafe) {
+  HashedWheelTimer timer(options_with(50ms));
+  std::atomic<int> runs{0};
+  std::vector<TimeoutHandle> handles(10);
+  // All land on the same tick; the first to run tries to cancel the others, which were
+  // already handed to run (expire first, then invoke), so every cancel fails.
+  std::atomic<int> cancels_won{0};
+  std::latch all_scheduled(1);
+  for (auto& handle : handles) {
+    handle = timer.new_timeout(
+        [&] {
+          all_scheduled.wait();  // the handles vector is complete
+          if (runs++ == 0) {
+            for (auto& other : handles) cancels_won += other->cancel();
+          }
+        },
+        10ms);
+  }
+  all_scheduled.count_down();
+  ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
+  EXPECT_EQ(runs + cancels_won, 10);
+  EXPECT_EQ(cancels_won, 0);
+}
+
+TEST(HashedWheelTimerTest, TwoHundredThousandTimeoutsPassTheHundredThousandPerTickCap) {
+  // One tick of 1 s moves at most 100,000 new timeouts into the wheel, so 200,000 zero-delay
+  // timeouts scheduled within the first tick fire in two batches, one tick apart.
+  HashedWheelTimer timer(options_with(1000ms));
+  constexpr int kCount = 200'000;
+  std::vector<Clock::time_point> fired(kCount);
+  std::atomic<int> runs{0};
+  for (int i = 0; i < kCount; ++i) {
+    timer.new_timeout(
+        [&, i] {
+          fired[i] = Clock::now();
+          ++runs;
+        },
+        0ms);
+  }
+  ASSERT_TRUE(wait_until([&] { return runs == kCount; }, 30s));
+  const auto [first, last] = std::minmax_element(fired.begin(), fired.end());
+  EXPECT_GE(*last - *first, 500ms) << "all fired in one tick: the transfer cap is not applied";
+  // The first 100,000 (in submission order) fire in the first batch.
+  EXPECT_LT(fired[99'999] - *first, 400ms);
+  EXPECT_GE(fired[100'000] - *first, 500ms);
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+}
+
+// ---------------------------------------------------------------- 5. never early, about a tick
+// late
+
+TEST(HashedWheelTimerTest, NeverFiresBeforeItsFullDelay) {
+  HashedWheelTimer timer(options_with(10ms));
+  constexpr int kCount = 2'000;
+  std::vector<Clock::duration> lateness(kCount);
+  std::atomic<int> runs{0};
+  std::minstd_rand random(7);
+  for (int i = 0; i < kCount; ++i) {
+    const auto delay = std::chrono::microseconds(random() % 300'000);
+    const auto due = Clock::now() + delay;
+    timer.new_timeout(
+        [&, i, due] {
+          lateness[i] = Clock::now() - due;
+          ++runs;
+        },
+        delay);
+  }
+  ASSERT_TRUE(wait_until([&] { return runs == kCount; }));
+  const auto [earliest, latest] = std::minmax_element(lateness.begin(), lateness.end());
+  EXPECT_GE(*earliest, 0ns) << "a timeout fired early";
+  // About one tick late; the bound is generous because tests must not flake on a busy machine.
+  EXPECT_LT(*latest, 2s);
+}
+
+// ---------------------------------------------------------------- 6. counting and the limit
+
+TEST(HashedWheelTimerTest, PendingCountsUntilRunOrCancellationIsProcessed) {
+  HashedWheelTimer timer(options_with(1ms));
+  std::vector<TimeoutHandle> handles;
+  for (int i = 0; i < 10; ++i) handles.push_back(timer.new_timeout([] {}, 1h));
+  std::latch release(1);
+  std::atomic<bool> running{false};
+  timer.new_timeout(
+      [&] {
+        running = true;
+        release.wait();
+      },
+      1ms);
+  EXPECT_EQ(timer.pending_timeouts(), 11u);
+  ASSERT_TRUE(wait_until([&] { return running.load(); }));
+  EXPECT_EQ(timer.pending_timeouts(), 11u) << "a running task still counts until it returns";
+  release.count_down();
+  ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 10; }));
+  for (int i = 0; i < 4; ++i) handles[i]->cancel();
+  EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 6; }));
+}
+
+TEST(HashedWheelTimerTest, PendingIsExactAfterCancelsRaceTheirBucketsTick) {
+  // netty#14959: a timeout cancelled while the worker visits its bucket was subtracted twice.
+  // Here the count must come back to exactly the number still scheduled.
+  HashedWheelTimer timer(options_with(1ms, 4));
+  for (int round = 0; round < 20; ++round) {
+    std::vector<TimeoutHandle> handles;
+    for (int i = 0; i < 500; ++i) {
+      handles.push_back(timer.new_timeout([] {}, std::chrono::microseconds(500 + i * 7)));
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(500 + round * 100));
+    for (auto& handle : handles) handle->cancel();
+    ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
+  }
+  std::vector<TimeoutHandle> kept;
+  for (int i = 0; i < 10; ++i) kept.push_back(timer.new_timeout([] {}, 1h));
+  EXPECT_EQ(timer.pending_timeouts(), 10u);
+}
+
+TEST(HashedWheelTimerTest, MaxPendingRejectsWithoutChangingTheCount) {
+  TimerOptions options = options_with(1ms);
+  options.max_pending_timeouts = 3;
+  HashedWheelTimer timer(options);
+  std::vector<TimeoutHandle> handles;
+  for (int i = 0; i < 3; ++i) handles.push_back(timer.new_timeout([] {}, 1h));
+  EXPECT_THROW(timer.new_timeout([] {}, 1h), wheel::RejectedExecutionError);
+  EXPECT_EQ(timer.pending_timeouts(), 3u);
+  try {
+    timer.new_timeout([] {}, 1h);
+  } catch (const std::runtime_error& e) {  // RejectedExecutionError is a runtime_error
+    EXPECT_NE(std::string(e.what()).find("max_pending_timeouts"), std::string::npos);
+  }
+  handles[0]->cancel();
+  ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 2; }));
+  EXPECT_NO_THROW(handles.push_back(timer.new_timeout([] {}, 1h)));
+}
+
+TEST(HashedWheelTimerTest, MaxPendingHoldsUnderConcurrentProducers) {
+  TimerOptions options = options_with(1ms);
+  options.max_pending_timeouts = 1'000;
+  HashedWheelTimer timer(options);
+  std::atomic<int> accepted{0};
+  std::atomic<int> rejected{0};
+  std::vector<std::thread> producers;
+  std::vector<std::vector<TimeoutHandle>> kept(4);
+  for (int t = 0; t < 4; ++t) {
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < 1'000; ++i) {
+        try {
+          kept[t].push_back(timer.new_timeout([] {}, 1h));
+          ++accepted;
+        } catch (const wheel::RejectedExecutionError&) {
+          ++rejected;
+        }
+      }
+    });
+  }
+  for (auto& producer : producers) producer.join();
+  EXPECT_EQ(accepted, 1'000);
+  EXPECT_EQ(rejected, 3'000);
+  EXPECT_EQ(timer.pending_timeouts(), 1'000u);
+}
+
+// ---------------------------------------------------------------- the task and its delay
+
+TEST(HashedWheelTimerTest, AcceptsMoveOnlyTasksAndBothCallForms) {
+  HashedWheelTimer timer(options_with(1ms));
+  std::atomic<int> value{0};
+  auto payload = std::make_unique<int>(40);
+  timer.new_timeout([p = std::move(payload), &value] { value += *p; }, 1ms);
+  timer.new_timeout([&value](Timeout& self) { value += self.is_expired() ? 2 : 100; }, 1ms);
+  EXPECT_TRUE(wait_until([&] { return value == 42; }));
+}
+
+TEST(HashedWheelTimerTest, EmptyCallableThrowsInvalidArgument) {
+  HashedWheelTimer timer(options_with(1ms));
+  std::function<void()> empty;
+  EXPECT_THROW(timer.new_timeout(empty, 1ms), std::invalid_argument);
+  void (*null_function)() = nullptr;
+  EXPECT_THROW(timer.new_timeout(null_function, 1ms), std::invalid_argument);
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+}
+
+TEST(HashedWheelTimerTest, HugeDelaysNeverOverflow) {
+  HashedWheelTimer timer(options_with(1ms));
+  std::atomic<int> runs{0};
+  std::vector<TimeoutHandle> handles;
+  handles.push_back(timer.new_timeout([&] { ++runs; }, std::chrono::nanoseconds::max()));
+  handles.push_back(timer.new_timeout([&] { ++runs; }, std::chrono::hours::max()));
+  handles.push_back(timer.new_timeout([&] { ++runs; }, std::chrono::duration<double>(1e300)));
+  handles.push_back(timer.new_timeout([&] { ++runs; }, std::chrono::years(1000)));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(timer.pending_timeouts(), 4u);
+  for (auto& handle : handles) EXPECT_TRUE(handle->cancel());
+  EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
+}
+
+TEST(HashedWheelTimerTest, ZeroAndNegativeDelaysFireOnTheNextTick) {
+  HashedWheelTimer timer(options_with(20ms));
+  std::atomic<int> runs{0};
+  timer.new_timeout([&] { ++runs; }, 0ms);
+  timer.new_timeout([&] { ++runs; }, -5s);
+  timer.new_timeout([&] { ++runs; }, std::chrono::nanoseconds::min());
+  timer.new_timeout([&] { ++runs; }, std::chrono::hours::min());
+  EXPECT_TRUE(wait_until([&] { return runs == 4; }, 5s));
+}
+
+// ---------------------------------------------------------------- 9. a throwing task
+
+TEST(HashedWheelTimerTest, ThrowingTaskIsLoggedAndTheWorkerCarriesOn) {
+  wheel::testing::LogCapture log;
+  HashedWheelTimer timer(options_with(1ms));
+  std::atomic<bool> later_ran{false};
+  timer.new_timeout([] { throw std::runtime_error("boom"); }, 1ms);
+  timer.new_timeout([] { throw 42; }, 2ms);
+  timer.new_timeout([&] { later_ran = true; }, 20ms);
+  ASSERT_TRUE(wait_until([&] { return later_ran.load(); }));
+  timer.stop();
+  EXPECT_EQ(log.count("boom", spdlog::level::warn), 1);
+  EXPECT_EQ(log.count("non-standard exception", spdlog::level::warn), 1);
+}
+
+// ---------------------------------------------------------------- 10. stop()
+
+TEST(HashedWheelTimerTest, StopReturnsEveryUnrunTimeoutMarkedCancelled) {
+  HashedWheelTimer timer(options_with(1ms));
+  std::atomic<int> live{0};
+  struct Tracked {
+    std::atomic<int>* live;
+    explicit Tracked(std::atomic<int>* l) : live(l) { ++*live; }
+    Tracked(const Tracked& o) : live(o.live) { ++*live; }
+    ~Tracked() { --*live; }
+  };
+  std::vector<TimeoutHandle> scheduled;
+  for (int i = 0; i < 1'000; ++i) {
+    scheduled.push_back(timer.new_timeout([t = Tracked(&live)] {}, 1h));
+  }
+  ASSERT_TRUE(scheduled[3]->cancel());
+  // Many more straight away: some are still in the submission queue when stop() runs.
+  for (int i = 0; i < 50'000; ++i) {
+    scheduled.push_back(timer.new_timeout([t = Tracked(&live)] {}, 1h));
+  }
+  std::vector<TimeoutHandle> unrun = timer.stop();
+  EXPECT_EQ(unrun.size(), scheduled.size() - 1);
+  for (const auto& handle : unrun) ASSERT_TRUE(handle->is_cancelled());
+  EXPECT_EQ(std::count(unrun.begin(), unrun.end(), scheduled[3]), 0);
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+  EXPECT_EQ(live, 0) << "stop() destroys the tasks it drops";
+}
+
+TEST(HashedWheelTimerTest, SecondStopReturnsNothing) {
+  HashedWheelTimer timer(options_with(1ms));
+  timer.new_timeout([] {}, 1h);
+  EXPECT_EQ(timer.stop().size(), 1u);
+  EXPECT_TRUE(timer.stop().empty());
+}
+
+TEST(HashedWheelTimerTest, StopBeforeStartReturnsNothingAndStartsNothing) {
+  const std::string name = "never-started";
+  HashedWheelTimer timer(options_with(1ms, 512, name));
+  EXPECT_TRUE(timer.stop().empty());
+  EXPECT_FALSE(wheel::testing::find_thread(name).has_value());
+  EXPECT_THROW(timer.new_timeout([] {}, 1ms), std::logic_error);
+  EXPECT_THROW(timer.start(), std::logic_error);
+}
+
+TEST(HashedWheelTimerTest, NewTimeoutAfterStopThrowsLogicError) {
+  HashedWheelTimer timer(options_with(1ms));
+  timer.start();
+  timer.stop();
+  EXPECT_THROW(timer.new_timeout([] {}, 1ms), std::logic_error);
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+}
+
+TEST(HashedWheelTimerTest, StopFromATaskThrowsLogicError) {
+  HashedWheelTimer timer(options_with(1ms));
+  std::atomic<int> outcome{0};
+  timer.new_timeout(
+      [&](Timeout& self) {
+        try {
+          self.timer().stop();
+          outcome = 1;
+        } catch (const std::logic_error&) {
+          outcome = 2;
+        }
+      },
+      1ms);
+  ASSERT_TRUE(wait_until([&] { return outcome != 0; }));
+  EXPECT_EQ(outcome, 2);
+}
+
+TEST(HashedWheelTimerTest, StopLetsARunningTaskFinishFirst) {
+  HashedWheelTimer timer(options_with(1ms));
+  std::atomic<bool> started{false};
+  std::atomic<bool> finished{false};
+  timer.new_timeout(
+      [&] {
+        started = true;
+        std::this_thread::sleep_for(200ms);
+        finished = true;
+      },
+      1ms);
+  ASSERT_TRUE(wait_until([&] { return started.load(); }));
+  timer.stop();
+  EXPECT_TRUE(finished);
+}
+
+TEST(HashedWheelTimerTest, StopWhileOtherThreadsScheduleAndCancel) {
+  for (int round = 0; round < 20; ++round) {
+    HashedWheelTimer timer(options_with(1ms));
+    std::atomic<int> runs{0};
+    std::atomic<bool> stopping{false};
+    std::vector<std::thread> producers;
+    std::atomic<int> scheduled{0};
+    for (int t = 0; t < 2; ++t) {
+      producers.emplace_back([&] {
+        for (int i = 0; i < 5'000; ++i) {
+          try {
+            TimeoutHandle h = timer.new_timeout([&] { ++runs; }, std::chrono::microseconds(i));
+            ++scheduled;
+            if (i % 2 == 0) h->cancel();
+          } catch (const std::logic_error&) {
+            EXPECT_TRUE(stopping.load());
+            return;
+          }
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(round % 5));
+    stopping = true;
+    timer.stop();
+    for (auto& producer : producers) producer.join();
+    EXPECT_LE(runs.load(), scheduled.load());
+  }
+}
+
+// ---------------------------------------------------------------- 11. an idle timer costs nothing
+
+TEST(HashedWheelTimerTest, IdleWorkerDoesNotWakeEveryTick) {
+  const std::string name = "idle-wheel";
+  HashedWheelTimer timer(options_with(1ms, 512, name));
+  timer.start();
+  std::optional<int> tid;
+  ASSERT_TRUE(wait_until([&] { return (tid = wheel::testing::find_thread(name)).has_value(); }));
+  std::this_thread::sleep_for(20ms);
+  const auto before = wheel::testing::voluntary_switches(*tid);
+  std::this_thread::sleep_for(500ms);  // 500 ticks: a ticking worker would sleep 500 times
+  const auto after = wheel::testing::voluntary_switches(*tid);
+  EXPECT_LT(after - before, 10);
+}
+
+TEST(HashedWheelTimerTest, WorkerSleepsPastEmptyTicksUntilTheNextDueBucket) {
+  const std::string name = "sparse-wheel";
+  HashedWheelTimer timer(options_with(1ms, 4096, name));
+  std::atomic<bool> ran{false};
+  timer.new_timeout([&] { ran = true; }, 600ms);
+  std::optional<int> tid;
+  ASSERT_TRUE(wait_until([&] { return (tid = wheel::testing::find_thread(name)).has_value(); }));
+  std::this_thread::sleep_for(20ms);
+  const auto before = wheel::testing::voluntary_switches(*tid);
+  std::this_thread::sleep_for(400ms);
+  EXPECT_LT(wheel::testing::voluntary_switches(*tid) - before, 10);
+  EXPECT_FALSE(ran);
+  EXPECT_TRUE(wait_until([&] { return ran.load(); }));
+}
+
+TEST(HashedWheelTimerTest, SleepingWorkerWakesForANewTimeout) {
+  HashedWheelTimer timer(options_with(10ms));
+  timer.start();
+  std::this_thread::sleep_for(300ms);  // asleep with nothing pending
+  std::atomic<bool> ran{false};
+  const auto start = Clock::now();
+  timer.new_timeout([&] { ran = true; }, 10ms);
+  ASSERT_TRUE(wait_until([&] { return ran.load(); }));
+  EXPECT_LT(Clock::now() - start, 2s);
+}
+
+TEST(HashedWheelTimerTest, TicksKeepTheirPhaseAcrossIdlePeriods) {
+  // Ticks sit at start + k * tick even after the worker slept with nothing pending, so a
+  // timeout fires just after a tick boundary, not one sleep-overshoot later each time.
+  constexpr auto kTick = 200ms;
+  const auto before_start = Clock::now();
+  HashedWheelTimer timer(options_with(kTick));
+  timer.start();
+  for (auto idle : {130ms, 290ms, 70ms}) {
+    std::this_thread::sleep_for(idle);  // nothing pending: the worker sleeps until woken
+    std::atomic<Clock::rep> fired_at{0};
+    timer.new_timeout([&] { fired_at = Clock::now().time_since_epoch().count(); }, 1ms);
+    ASSERT_TRUE(wait_until([&] { return fired_at.load() != 0; }));
+    const auto since_start = Clock::time_point(Clock::duration(fired_at.load())) - before_start;
+    // Generous: a tick-aligned fire lands within a few ms after the boundary.
+    EXPECT_LT(since_start % kTick, kTick / 2)
+        << "fired " << since_start.count() << "ns after start";
+  }
+}
+
+TEST(HashedWheelTimerTest, WorkerThreadCarriesTheConfiguredName) {
+  HashedWheelTimer timer(options_with(1ms, 512, "my-wheel-thread-name-is-long"));
+  timer.start();
+  // Linux keeps 15 characters of a thread name.
+  EXPECT_TRUE(
+      wait_until([] { return wheel::testing::find_thread("my-wheel-thread").has_value(); }));
+}
+
+// ---------------------------------------------------------------- 12. the executor
+
+TEST(HashedWheelTimerTest, ExecutorReceivesExpiredTasksToRunElsewhere) {
+  std::mutex mutex;
+  std::vector<wheel::TimerJob> jobs;
+  TimerOptions options = options_with(1ms);
+  options.executor = [&](wheel::TimerJob job) {
+    std::lock_guard lock(mutex);
+    jobs.push_back(std::move(job));
+  };
+  HashedWheelTimer timer(options);
+  std::atomic<int> runs{0};
+  std::thread::id ran_on;
+  TimeoutHandle handle = timer.new_timeout(
+      [&](Timeout& self) {
+        ran_on = std::this_thread::get_id();
+        EXPECT_TRUE(self.is_expired());
+        ++runs;
+      },
+      1ms);
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(mutex);
+    return jobs.size() == 1;
+  }));
+  EXPECT_TRUE(handle->is_expired());
+  EXPECT_EQ(runs, 0) << "the worker must hand the task over, not run it";
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+  wheel::TimerJob job = std::move(jobs.front());
+  EXPECT_EQ(job.timeout(), handle.get());
+  job();
+  job();  // a second call does nothing
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+TEST(HashedWheelTimerTest, AJobDroppedUnrunDestroysItsTaskWithoutRunning) {
+  std::atomic<int> handed{0};
+  TimerOptions options = options_with(1ms);
+  options.executor = [&](wheel::TimerJob) { ++handed; };  // drops every job
+  HashedWheelTimer timer(options);
+  auto witness = std::make_shared<int>(0);
+  std::weak_ptr<int> weak = witness;
+  std::atomic<bool> ran{false};
+  timer.new_timeout([w = std::move(witness), &ran] { ran = true; }, 1ms);
+  ASSERT_TRUE(wait_until([&] { return handed == 1; }));
+  EXPECT_TRUE(wait_until([&] { return weak.expired(); }));
+  EXPECT_FALSE(ran);
+}
+
+TEST(HashedWheelTimerTest, ThrowingExecutorIsLoggedAndTheWorkerCarriesOn) {
+  wheel::testing::LogCapture log;
+  std::atomic<int> calls{0};
+  TimerOptions options = options_with(1ms);
+  options.executor = [&](wheel::TimerJob job) {
+    if (calls++ == 0) throw std::runtime_error("queue full");
+    job();
+  };
+  HashedWheelTimer timer(options);
+  std::atomic<bool> second_ran{false};
+  timer.new_timeout([] {}, 1ms);
+  timer.new_timeout([&] { second_ran = true; }, 30ms);
+  ASSERT_TRUE(wait_until([&] { return second_ran.load(); }));
+  timer.stop();
+  EXPECT_EQ(log.count("queue full", spdlog::level::err), 1);
+}
+
+// ---------------------------------------------------------------- races
+
+TEST(HashedWheelTimerTest, ManyThreadsScheduleAndCancelAndEveryTimeoutEndsOnce) {
+  HashedWheelTimer timer(options_with(1ms, 64));
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 20'000;
+  std::vector<std::vector<TimeoutHandle>> handles(kThreads);
+  std::vector<std::vector<char>> cancelled(kThreads, std::vector<char>(kPerThread, 0));
+  std::atomic<int> runs{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::minstd_rand random(t + 1);
+      handles[t].reserve(kPerThread);
+      for (int i = 0; i < kPerThread; ++i) {
+        handles[t].push_back(
+            timer.new_timeout([&] { ++runs; }, std::chrono::microseconds(random() % 30'000)));
+        if (random() % 2 == 0) {
+          const int victim = static_cast<int>(random() % handles[t].size());
+          cancelled[t][victim] |= handles[t][victim]->cancel();
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
+  int expired = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kPerThread; ++i) {
+      const auto& handle = handles[t][i];
+      ASSERT_NE(handle->is_expired(), handle->is_cancelled());
+      ASSERT_EQ(handle->is_cancelled(), cancelled[t][i] != 0);
+      expired += handle->is_expired();
+    }
+  }
+  EXPECT_EQ(runs, expired);
+}
+
+}  // namespace

@@ -33,7 +33,12 @@ TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
       wheel_(options.ticks_per_wheel) {}
 
 TimerCore::~TimerCore() {
-  stop();
+  try {
+    stop();
+  } catch (const std::exception& e) {  // destroyed from its own task: the worker cannot join itself
+    spdlog::critical("wheel: {}; a timer must not be destroyed from its own task", e.what());
+    std::terminate();
+  }
   // A new_timeout() or cancel() that raced with stop() may have queued after it collected.
   collect_remaining(nullptr);
   assert(pending_.load() == 0);
@@ -140,6 +145,11 @@ void TimerCore::worker_main() {
   worker_id_.store(std::this_thread::get_id(), std::memory_order_release);
   pthread_setname_np(pthread_self(), thread_name_.substr(0, 15).c_str());
   const std::int64_t tick_ns = tick_.count();
+  // Thread ids are reused once a thread ends: forget ours so that no later thread looks like it.
+  struct ForgetWorkerId {
+    std::atomic<std::thread::id>* id;
+    ~ForgetWorkerId() { id->store(std::thread::id(), std::memory_order_release); }
+  } forget{&worker_id_};
   std::uint64_t tick = 0;  // the next tick to process; tick t is due at start + (t + 1) * tick_
   for (;;) {
     std::optional<std::uint64_t> target;

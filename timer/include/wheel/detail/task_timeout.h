@@ -18,6 +18,15 @@ namespace wheel::detail {
 template <class F>
 concept TimerTask = std::is_invocable_v<F&, Timeout&> || std::is_invocable_v<F&>;
 
+template <class F>
+void invoke_task(F& task, Timeout& timeout) {
+  if constexpr (std::is_invocable_v<F&, Timeout&>) {
+    task(timeout);
+  } else {
+    task();
+  }
+}
+
 // The node: Timeout's fields followed by the task. A union member lets the task be destroyed
 // before the node (see the ownership model in timeout.h).
 template <class F>
@@ -30,18 +39,27 @@ class TaskTimeout final : public Timeout {
   ~TaskTimeout() override {}  // the task was destroyed through destroy_task()
 
  private:
-  void invoke() override {
-    if constexpr (std::is_invocable_v<F&, Timeout&>) {
-      task_(static_cast<Timeout&>(*this));
-    } else {
-      task_();
-    }
-  }
+  void invoke() override { invoke_task(task_, *this); }
   void destroy_task() noexcept override { task_.~F(); }
 
   union {
     F task_;
   };
+};
+
+// A stateless task (a capture-less lambda) takes no room at all: nothing to destroy early.
+template <class F>
+requires(std::is_empty_v<F>&& std::is_trivially_destructible_v<F>) class TaskTimeout<F> final
+    : public Timeout {
+ public:
+  template <class Arg>
+  TaskTimeout(TimerCore* core, Arg&& task) : Timeout(core), task_(std::forward<Arg>(task)) {}
+
+ private:
+  void invoke() override { invoke_task(task_, *this); }
+  void destroy_task() noexcept override {}
+
+  [[no_unique_address]] F task_;
 };
 
 // Converts without overflow: durations beyond the range of nanoseconds clamp to its ends.

@@ -1,0 +1,47 @@
+// Helpers shared by the timer tests: polling waits, log capture, worker-thread inspection.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+
+namespace wheel::testing {
+
+using Clock = std::chrono::steady_clock;
+
+// Polls `done` every millisecond until it returns true or `limit` passes; returns its last value.
+// Limits are generous: the tests check behaviour, not speed, on a loaded 2-core machine.
+bool wait_until(const std::function<bool()>& done,
+                std::chrono::milliseconds limit = std::chrono::seconds(20));
+
+// Replaces spdlog's default logger for its lifetime and records what is logged.
+class LogCapture {
+ public:
+  LogCapture();
+  ~LogCapture();
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+
+  // Lines logged so far at `level` or above that contain `needle`.
+  int count(const std::string& needle,
+            spdlog::level::level_enum level = spdlog::level::trace) const;
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// The kernel thread id of this process's thread named `name` (as `top -H` shows it), if any.
+std::optional<int> find_thread(const std::string& name);
+
+// Voluntary context switches of thread `tid` so far: how often it went to sleep.
+std::int64_t voluntary_switches(int tid);
+
+}  // namespace wheel::testing

@@ -1,0 +1,98 @@
+// TimerOptions validation (behaviour 7) and what the constructor logs (behaviour 13).
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <wheel/hashed_wheel_timer.h>
+
+#include "support/timer_test_support.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using wheel::HashedWheelTimer;
+using wheel::TimerOptions;
+
+// Returns the message of the std::invalid_argument that constructing with `options` throws.
+std::string construction_error(TimerOptions options) {
+  try {
+    HashedWheelTimer timer(std::move(options));
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+TEST(TimerOptionsTest, DefaultsAreHundredMillisecondTickAnd512Buckets) {
+  HashedWheelTimer timer;
+  EXPECT_EQ(timer.tick_duration(), 100ms);
+  EXPECT_EQ(timer.ticks_per_wheel(), 512u);
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+}
+
+TEST(TimerOptionsTest, TicksPerWheelIsRoundedUpToPowerOfTwo) {
+  for (auto [asked, expected] :
+       std::vector<std::pair<std::size_t, std::size_t>>{{1, 1},
+                                                        {2, 2},
+                                                        {3, 4},
+                                                        {500, 512},
+                                                        {512, 512},
+                                                        {513, 1024},
+                                                        {(1u << 20) - 1, 1u << 20}}) {
+    TimerOptions options;
+    options.ticks_per_wheel = asked;
+    options.tick_duration = 1ms;
+    HashedWheelTimer timer(options);
+    EXPECT_EQ(timer.ticks_per_wheel(), expected) << "asked for " << asked;
+  }
+}
+
+TEST(TimerOptionsTest, NonPositiveTickThrowsNamingTheOption) {
+  for (auto tick : {0ns, -1ns, std::chrono::nanoseconds(-1s)}) {
+    TimerOptions options;
+    options.tick_duration = tick;
+    EXPECT_THAT(construction_error(options), HasSubstr("tick_duration"));
+  }
+}
+
+TEST(TimerOptionsTest, ZeroOrHugeWheelThrowsNamingTheOption) {
+  for (std::size_t buckets :
+       {std::size_t{0}, (std::size_t{1} << 30) + 1, std::numeric_limits<std::size_t>::max()}) {
+    TimerOptions options;
+    options.ticks_per_wheel = buckets;
+    EXPECT_THAT(construction_error(options), HasSubstr("ticks_per_wheel")) << buckets;
+  }
+}
+
+TEST(TimerOptionsTest, TickTimesWheelOverflowThrows) {
+  TimerOptions options;
+  options.ticks_per_wheel = std::size_t{1} << 30;
+  options.tick_duration = std::chrono::hours(24 * 365);
+  EXPECT_THAT(construction_error(options), HasSubstr("overflows"));
+}
+
+TEST(TimerOptionsTest, TickBelowOneMillisecondIsRaisedWithWarning) {
+  wheel::testing::LogCapture log;
+  TimerOptions options;
+  options.tick_duration = 100us;
+  HashedWheelTimer timer(options);
+  EXPECT_EQ(timer.tick_duration(), 1ms);
+  EXPECT_EQ(log.count("below 1ms", spdlog::level::warn), 1);
+}
+
+TEST(TimerOptionsTest, WarnsOnceWhenMoreThan64TimersAreAlive) {
+  wheel::testing::LogCapture log;
+  std::vector<std::unique_ptr<HashedWheelTimer>> timers;
+  for (int i = 0; i < 64; ++i) timers.push_back(std::make_unique<HashedWheelTimer>());
+  EXPECT_EQ(log.count("HashedWheelTimer instances", spdlog::level::warn), 0);
+  for (int i = 0; i < 10; ++i) timers.push_back(std::make_unique<HashedWheelTimer>());
+  EXPECT_EQ(log.count("HashedWheelTimer instances", spdlog::level::warn), 1);
+}
+
+}  // namespace
