@@ -1,6 +1,6 @@
 // wheel-load: opens many long-lived connections to a PING/PONG line server, keeps a share of
 // them alive with heartbeats, and checks that the server closes exactly the silent ones, on
-// time. Option parsing and wiring only; the logic is in wheel::load (include/wheel/load/).
+// time. Option parsing and wiring only; the logic is in wheel::load (load/).
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>

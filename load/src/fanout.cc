@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "wheel/load/load_runner.h"
@@ -102,7 +102,7 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
     child.config = slice(config, k, processes);
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-      spdlog::error("wheel-load: pipe: {}", std::strerror(errno));
+      spdlog::error("wheel-load: pipe: {}", std::generic_category().message(errno));
       continue;
     }
     const pid_t pid = fork();
@@ -115,7 +115,7 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
     }
     ::close(fds[1]);
     if (pid < 0) {
-      spdlog::error("wheel-load: fork: {}", std::strerror(errno));
+      spdlog::error("wheel-load: fork: {}", std::generic_category().message(errno));
       ::close(fds[0]);
       continue;
     }
@@ -149,7 +149,7 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
         std::chrono::duration_cast<std::chrono::milliseconds>(next_print - Clock::now());
     const int n = poll(pfds.data(), pfds.size(), static_cast<int>(std::max<long>(0, wait.count())));
     if (n < 0 && errno != EINTR) {
-      spdlog::error("wheel-load: poll: {}", std::strerror(errno));
+      spdlog::error("wheel-load: poll: {}", std::generic_category().message(errno));
       break;
     }
     for (std::size_t i = 0; n > 0 && i < pfds.size(); ++i) {
