@@ -13,14 +13,13 @@
 
 #include "connection.h"
 #include "wheel/load/idle_close.h"
+#include "wheel/load/ping_ring.h"
 
 namespace wheel::load {
 namespace {
 
 constexpr std::uint64_t kConnectTickMs = 5;
-// Pings are sent from a ring of 10 ms slots, one slot per connection: the jitter spreads the
-// PINGs of thousands of connections evenly over the interval without a timer per connection.
-constexpr std::uint64_t kPingSlotMs = 10;
+constexpr std::chrono::milliseconds kPingTick{10};
 constexpr std::uint64_t kQuitGraceMs = 1000;
 constexpr std::size_t kMaxLine = 4096;
 
@@ -43,8 +42,6 @@ class RunnerCore {
     conns_ = std::make_unique<Connection[]>(cfg_.share);
     result_.connections_requested = cfg_.share;
     result_.processes = cfg_.processes;
-    slot_count_ = std::max<std::uint64_t>(1, cfg_.ping_interval.count() / kPingSlotMs);
-    ping_slots_.resize(slot_count_);
     for (uv_timer_t* t :
          {&connect_timer_, &ping_timer_, &progress_timer_, &end_timer_, &grace_timer_}) {
       uv_timer_init(&loop_, t);
@@ -52,7 +49,7 @@ class RunnerCore {
     }
     start_ns_ = uv_hrtime();
     uv_timer_start(&connect_timer_, &RunnerCore::on_connect_tick, 0, kConnectTickMs);
-    uv_timer_start(&ping_timer_, &RunnerCore::on_ping_tick, kPingSlotMs, kPingSlotMs);
+    uv_timer_start(&ping_timer_, &RunnerCore::on_ping_tick, kPingTick.count(), kPingTick.count());
     uv_timer_start(&progress_timer_, &RunnerCore::on_progress_tick, 1000, 1000);
     uv_timer_start(&end_timer_, &RunnerCore::on_end, cfg_.duration.count(), 0);
     uv_run(&loop_, UV_RUN_DEFAULT);
@@ -155,7 +152,7 @@ class RunnerCore {
     if (c.active) {
       ++self.result_.active_count;
       ++self.active_open_;
-      self.ping_slots_[self.rng_() % self.slot_count_].push_back(c.local_index);
+      self.pings_.add(c.local_index, self.rng_());
     } else {
       ++self.result_.idle_count;
       ++self.idle_open_;
@@ -300,21 +297,13 @@ class RunnerCore {
 
   static void on_ping_tick(uv_timer_t* t) {
     auto* self = static_cast<RunnerCore*>(t->data);
-    const auto tick =
-        static_cast<std::int64_t>(self->now_ms()) / static_cast<std::int64_t>(kPingSlotMs);
-    // Every slot between the last tick and this one, at most one lap, in order.
-    std::int64_t from = std::max(self->last_ping_tick_ + 1,
-                                 tick - static_cast<std::int64_t>(self->slot_count_) + 1);
-    for (std::int64_t k = from; k <= tick; ++k) {
-      for (std::uint32_t i : self->ping_slots_[static_cast<std::uint64_t>(k) % self->slot_count_]) {
-        Connection& c = self->conns_[i];
-        if (c.state != ConnState::kOpen) continue;
-        ++self->result_.pings_sent;
-        if (c.pings_in_flight++ == 0) c.ping_sent_ms = self->now_ms();
-        self->send_line(c, "PING\n");
-      }
-    }
-    self->last_ping_tick_ = tick;
+    self->pings_.advance(self->now_ms(), [self](std::uint32_t i) {
+      Connection& c = self->conns_[i];
+      if (c.state != ConnState::kOpen) return;  // closed since it joined the ring
+      ++self->result_.pings_sent;
+      if (c.pings_in_flight++ == 0) c.ping_sent_ms = self->now_ms();
+      self->send_line(c, "PING\n");
+    });
   }
 
   // --- the end -------------------------------------------------------------------------------
@@ -398,9 +387,7 @@ class RunnerCore {
   uv_timer_t connect_timer_{}, ping_timer_{}, progress_timer_{}, end_timer_{}, grace_timer_{};
   std::unique_ptr<Connection[]> conns_;
   std::size_t next_to_open_ = 0;
-  std::uint64_t slot_count_ = 1;
-  std::vector<std::vector<std::uint32_t>> ping_slots_;
-  std::int64_t last_ping_tick_ = 0;
+  PingRing pings_{cfg_.ping_interval, kPingTick};
   std::uint64_t start_ns_ = 0;
   std::uint64_t active_open_ = 0;
   std::uint64_t idle_open_ = 0;
