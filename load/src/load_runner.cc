@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
 #include <random>
 #include <stdexcept>
@@ -369,6 +370,11 @@ class RunnerCore {
   void finish() {
     if (finished_) return;
     finished_ = true;
+    // Every connection lands in exactly one bucket of the report.
+    assert(result_.connections_established + result_.connect_errors == cfg_.share);
+    assert(result_.active_count == result_.active_survived + result_.active_closed_early);
+    assert(result_.idle_count == result_.idle_closed_on_time + result_.idle_closed_early +
+                                     result_.idle_closed_late + result_.idle_never_closed);
     for (std::size_t i = 0; i < next_to_open_; ++i) {
       conns_[i].state = ConnState::kClosed;
       close_handle(conns_[i]);
