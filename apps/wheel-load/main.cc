@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--source-addresses", source_addresses,
-                 "local IPv4 addresses to bind: a range A-B or a comma list")
+                 "local IPv4 addresses to bind: a range A-B or a comma list (default for a "
+                 "non-loopback --host: 0.0.0.0, any)")
       ->capture_default_str();
   app.add_option("--processes", processes, "processes to split the run over: a number or auto")
       ->capture_default_str();
@@ -112,6 +113,10 @@ int main(int argc, char** argv) {
   if (config.duration.count() == 0) return usage_error("--duration must be more than 0");
   if (config.ping_interval.count() == 0 && active_ratio > 0) {
     return usage_error("--ping-interval must be more than 0 when --active-ratio is above 0");
+  }
+  // The default source range is loopback's; a remote server is reached from any local address.
+  if (app.count("--source-addresses") == 0 && (config.host >> 24) != 127) {
+    source_addresses = "0.0.0.0";
   }
   try {
     config.source_addresses = wheel::load::parse_source_addresses(source_addresses);
