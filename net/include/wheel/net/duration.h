@@ -1,0 +1,21 @@
+// Durations as the command line writes them: an integer with a unit (`250ms`, `30s`, `5m`,
+// `1h`), or a bare `0` meaning "disabled".
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace wheel::net {
+
+// Parses "<digits><unit>" with unit ms, s, m or h, or a bare "0". Returns nullopt for anything
+// else: a missing or unknown unit, a sign, a fraction, spaces, or a value that overflows.
+// Safe from any thread.
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+// The shortest exact spelling parse_duration() accepts: 0, 1500ms, 30s, 5m, 2h.
+// Safe from any thread.
+std::string format_duration(std::chrono::milliseconds d);
+
+}  // namespace wheel::net

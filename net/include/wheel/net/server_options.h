@@ -1,0 +1,46 @@
+// Construction options of a wheel::net::Server: where to listen, the three idle kinds, the
+// wheel, and the per-connection limits. Plain data; validated by Server's constructor.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace wheel::net {
+
+struct ServerOptions {
+  // Numeric IPv4 or IPv6 address to listen on. Loopback by default.
+  std::string host = "127.0.0.1";
+  // 0 picks a free port; Server::port() tells which.
+  std::uint16_t port = 7000;
+  // Bind with SO_REUSEPORT (a socket created and bound by hand, then uv_tcp_open) so that
+  // several worker processes can accept on one port.
+  bool reuse_port = false;
+
+  // Netty's IdleStateHandler kinds; 0 disables each.
+  // Nothing received for this long: "BYE idle", close.
+  std::chrono::milliseconds reader_idle = std::chrono::seconds(30);
+  // Nothing written for this long: send "PING" (a server heartbeat).
+  std::chrono::milliseconds writer_idle{0};
+  // Neither received nor written for this long: "BYE idle", close.
+  std::chrono::milliseconds all_idle{0};
+
+  // The hashed wheel: resolution (>= 1 ms) and bucket count.
+  std::chrono::milliseconds tick = std::chrono::milliseconds(100);
+  std::size_t wheel_size = 512;
+
+  // Past this many open connections a new client gets "ERR server full" and is closed.
+  std::size_t max_connections = 10'000;
+  // A line longer than this (without its "\r\n") gets "ERR line too long" and a close.
+  std::size_t max_line = 4096;
+  // Output queued beyond what the kernel took; past it the client is a slow consumer: closed.
+  std::size_t max_output = std::size_t{64} * 1024;
+  // Interval of the periodic stats log line; 0 disables it.
+  std::chrono::milliseconds stats_interval = std::chrono::seconds(10);
+
+  // This worker's index, reported by STATS and in log lines.
+  int worker_index = 0;
+};
+
+}  // namespace wheel::net

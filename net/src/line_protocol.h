@@ -1,0 +1,32 @@
+// Internal: parsing of one protocol line into a command. Pure; no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace wheel::net {
+
+// Limits of DELAY, from the protocol.
+inline constexpr std::uint64_t kMinDelayMs = 1;
+inline constexpr std::uint64_t kMaxDelayMs = 86'400'000;
+inline constexpr std::size_t kMaxDelayedPerConnection = 1000;
+
+struct Command {
+  enum Kind { kEmpty, kPing, kPong, kDelay, kBadDelay, kStats, kQuit, kUnknown };
+  Kind kind = kUnknown;
+  std::uint64_t delay_ms = 0;  // kDelay only
+  std::string_view text;       // kDelay only; points into the parsed line
+};
+
+// Parses one line, its "\n" already removed; a trailing "\r" is stripped here. Commands are
+// case-sensitive. "DELAY <ms> <text>": ms is decimal within [kMinDelayMs, kMaxDelayMs], the text
+// is everything after the next space (it may be empty); otherwise kBadDelay.
+Command parse_command(std::string_view line);
+
+// The line without one trailing "\r".
+inline std::string_view strip_cr(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+}  // namespace wheel::net

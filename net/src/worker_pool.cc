@@ -1,0 +1,209 @@
+#include "wheel/net/worker_pool.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "wheel/net/listen_socket.h"
+#include "wheel/net/server.h"
+
+namespace wheel::net {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Worker {
+  pid_t pid = -1;
+  Clock::time_point started{};
+  bool restart_due = false;  // died; restart once a second has passed since `started`
+};
+
+// The body of a worker process: a full Server on the shared port. Tells the parent it listens
+// by writing one byte to `ready_fd` (when >= 0). Returns the process exit code.
+int worker_main(ServerOptions options, int ready_fd) {
+  try {
+    Server server(std::move(options));
+    server.listen();
+    server.handle_signals();
+    if (ready_fd >= 0) {
+      const char byte = 'r';
+      if (::write(ready_fd, &byte, 1) != 1) spdlog::warn("worker: cannot report readiness");
+      ::close(ready_fd);
+    }
+    server.run();
+    return 0;
+  } catch (const std::exception& e) {
+    spdlog::error("worker {}: {}", options.worker_index, e.what());
+    return 1;
+  }
+}
+
+// Forks worker `index`; in the child, never returns. `ready_fd` as for worker_main.
+pid_t spawn(const ServerOptions& options, int index, int held_fd, int ready_read_fd, int ready_fd,
+            const sigset_t& old_mask) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;            // parent (or -1)
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an orphaned worker shuts down gracefully
+  ::close(held_fd);
+  if (ready_read_fd >= 0) ::close(ready_read_fd);
+  // The supervisor is single-threaded (see run_workers), so these process-wide calls are safe.
+  ::signal(SIGINT, SIG_DFL);                       // NOLINT(concurrency-mt-unsafe)
+  ::signal(SIGTERM, SIG_DFL);                      // NOLINT(concurrency-mt-unsafe)
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // NOLINT(concurrency-mt-unsafe)
+  ServerOptions mine = options;
+  mine.worker_index = index;
+  mine.reuse_port = true;
+  ::_exit(worker_main(std::move(mine), ready_fd));  // _exit: never flush the parent's stdio
+}
+
+std::string describe(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "stopped";
+}
+
+}  // namespace
+
+int run_workers(ServerOptions options, int workers) {
+  // Signals arrive through sigtimedwait; block them before any child exists.
+  sigset_t wanted, old_mask;
+  sigemptyset(&wanted);
+  sigaddset(&wanted, SIGINT);
+  sigaddset(&wanted, SIGTERM);
+  sigaddset(&wanted, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &wanted, &old_mask);  // NOLINT(concurrency-mt-unsafe): single thread
+
+  // Hold the port: port 0 resolves once, and a restarted worker can always bind it again.
+  int held_fd = -1;
+  try {
+    held_fd = bind_reuseport_socket(options.host, options.port);
+    options.port = bound_port(held_fd);
+  } catch (const std::exception& e) {
+    spdlog::error("wheel-server: cannot bind {}:{}: {}", options.host, options.port, e.what());
+    return 1;
+  }
+
+  std::vector<Worker> pool(static_cast<std::size_t>(workers));
+  std::vector<int> ready(pool.size(), -1);
+  bool failed = false;
+  for (std::size_t i = 0; i < pool.size() && !failed; ++i) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      spdlog::error("wheel-server: pipe: {}", std::generic_category().message(errno));
+      failed = true;
+      break;
+    }
+    pool[i].pid = spawn(options, static_cast<int>(i), held_fd, fds[0], fds[1], old_mask);
+    pool[i].started = Clock::now();
+    ::close(fds[1]);
+    ready[i] = fds[0];
+    if (pool[i].pid < 0) failed = true;
+  }
+  // Wait until every worker listens (or one fails), so that the line below means "connect now".
+  for (std::size_t i = 0; i < pool.size() && !failed; ++i) {
+    pollfd p{ready[i], POLLIN, 0};
+    char byte = 0;
+    if (::poll(&p, 1, 30'000) != 1 || ::read(ready[i], &byte, 1) != 1) failed = true;
+  }
+  for (int fd : ready) {
+    if (fd >= 0) ::close(fd);
+  }
+  if (failed) {
+    spdlog::error("wheel-server: a worker failed to start; stopping");
+    for (Worker& w : pool) {
+      if (w.pid > 0) ::kill(w.pid, SIGTERM);
+    }
+    for (Worker& w : pool) {
+      if (w.pid > 0) ::waitpid(w.pid, nullptr, 0);
+    }
+    ::close(held_fd);
+    return 1;
+  }
+  std::printf("listening on %s:%u\n", options.host.c_str(), static_cast<unsigned>(options.port));
+  std::fflush(stdout);
+  spdlog::info("wheel-server: {} workers listening on {}:{}", workers, options.host, options.port);
+
+  bool stopping = false;
+  bool clean = true;
+  Clock::time_point deadline{};
+  std::size_t alive = pool.size();
+  while (alive > 0) {
+    // Sleep until a signal; due restarts and the shutdown deadline are checked every 100 ms.
+    timespec ts{0, 100'000'000};
+    siginfo_t info{};
+    const int sig = ::sigtimedwait(&wanted, &info, &ts);
+    if ((sig == SIGINT || sig == SIGTERM) && !stopping) {
+      spdlog::info("wheel-server: got signal {}, stopping {} workers", sig, alive);
+      stopping = true;
+      deadline = Clock::now() + std::chrono::seconds(5);
+      for (Worker& w : pool) {
+        if (w.pid > 0) ::kill(w.pid, sig);
+      }
+    }
+    // Reap every dead child, whatever woke us.
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      for (std::size_t i = 0; i < pool.size(); ++i) {
+        if (pool[i].pid != pid) continue;
+        pool[i].pid = -1;
+        --alive;
+        if (stopping) {
+          if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+            clean = false;
+            spdlog::warn("wheel-server: worker {} (pid {}) {}", i, pid, describe(status));
+          }
+        } else {
+          spdlog::warn("wheel-server: worker {} (pid {}) {}; restarting it", i, pid,
+                       describe(status));
+          pool[i].restart_due = true;
+        }
+      }
+    }
+    const auto now = Clock::now();
+    if (!stopping) {
+      for (std::size_t i = 0; i < pool.size(); ++i) {
+        Worker& w = pool[i];
+        if (!w.restart_due || now - w.started < std::chrono::seconds(1)) continue;
+        w.restart_due = false;
+        w.started = now;
+        w.pid = spawn(options, static_cast<int>(i), held_fd, -1, -1, old_mask);
+        if (w.pid < 0) {
+          spdlog::error("wheel-server: fork: {}", std::generic_category().message(errno));
+          w.restart_due = true;
+        } else {
+          ++alive;
+          spdlog::info("wheel-server: worker {} restarted as pid {}", i, w.pid);
+        }
+      }
+    } else if (now > deadline) {
+      for (Worker& w : pool) {
+        if (w.pid > 0) {
+          spdlog::warn("wheel-server: worker pid {} did not stop in time, killing it", w.pid);
+          ::kill(w.pid, SIGKILL);
+        }
+      }
+      clean = false;
+      deadline = now + std::chrono::hours(1);
+    }
+  }
+  ::close(held_fd);
+  spdlog::info("wheel-server: all workers stopped");
+  return clean ? 0 : 1;
+}
+
+}  // namespace wheel::net

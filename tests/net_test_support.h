@@ -1,0 +1,256 @@
+// Test support for net/: a wheel-server child process and a blocking line client, both on
+// loopback. Used by net_server_test.cc.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace wheel::net::testing {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+inline long long ms_since(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
+}
+
+// A wheel-server child process started with `args` (after the binary). Waits for its
+// "listening on HOST:PORT" line. The destructor kills it if the test did not stop it.
+class ServerProcess {
+ public:
+  // `open_files_limit` > 0 lowers RLIMIT_NOFILE in the child; a non-empty `stderr_file`
+  // receives its log instead of the test's stderr.
+  explicit ServerProcess(std::vector<std::string> args, rlim_t open_files_limit = 0,
+                         const std::string& stderr_file = "") {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork");
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      if (!stderr_file.empty()) {
+        const int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (err >= 0) ::dup2(err, STDERR_FILENO);
+      }
+      if (open_files_limit > 0) {
+        rlimit limit{open_files_limit, open_files_limit};
+        ::setrlimit(RLIMIT_NOFILE, &limit);
+      }
+      std::vector<char*> argv;
+      std::string binary = WHEEL_SERVER_PATH;
+      argv.push_back(binary.data());
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(binary.c_str(), argv.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    out_fd_ = out[0];
+    const std::string line = read_stdout_line(30s);  // sanitizer builds start slowly
+    const std::string prefix = "listening on ";
+    if (line.rfind(prefix, 0) != 0) throw std::runtime_error("no listening line, got: " + line);
+    port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+    first_line_ = line;
+  }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (out_fd_ >= 0) ::close(out_fd_);
+  }
+
+  std::uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  const std::string& first_line() const { return first_line_; }
+
+  // Sends `sig` and waits (up to `timeout`) for the exit. Returns the wait status, or nullopt
+  // when the process did not exit in time.
+  std::optional<int> stop(int sig = SIGTERM, std::chrono::milliseconds timeout = 10s) {
+    ::kill(pid_, sig);
+    return wait_exit(timeout);
+  }
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout) {
+    const auto start = Clock::now();
+    while (Clock::now() - start < timeout) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return status;
+      }
+      ::usleep(5000);
+    }
+    return std::nullopt;
+  }
+
+  // Everything written to stdout after the listening line, up to EOF. Call after stop().
+  std::string rest_of_stdout() {
+    std::string rest = pending_;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(out_fd_, buf, sizeof(buf))) > 0) rest.append(buf, static_cast<size_t>(n));
+    return rest;
+  }
+
+  // The process's user + system CPU time, in ms (from /proc/PID/stat).
+  long cpu_ms() const {
+    FILE* f = std::fopen(("/proc/" + std::to_string(pid_) + "/stat").c_str(), "r");
+    if (f == nullptr) return -1;
+    char buf[1024];
+    const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+    std::fclose(f);
+    buf[n] = 0;
+    const char* p = std::strrchr(buf, ')');
+    unsigned long utime = 0, stime = 0;
+    // Fields after the command: state ppid pgrp session tty tpgid flags minflt cminflt majflt
+    // cmajflt utime stime.
+    std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime);
+    return static_cast<long>((utime + stime) * 1000 /
+                             static_cast<unsigned long>(::sysconf(_SC_CLK_TCK)));
+  }
+
+ private:
+  std::string read_stdout_line(std::chrono::milliseconds timeout) {
+    const auto start = Clock::now();
+    while (pending_.find('\n') == std::string::npos) {
+      const auto left = timeout - (Clock::now() - start);
+      if (left <= 0ms) return "<timeout>";
+      pollfd p{out_fd_, POLLIN, 0};
+      if (::poll(&p, 1,
+                 static_cast<int>(
+                     std::chrono::duration_cast<std::chrono::milliseconds>(left).count())) <= 0)
+        continue;
+      char buf[256];
+      const ssize_t n = ::read(out_fd_, buf, sizeof(buf));
+      if (n <= 0) return "<eof>";
+      pending_.append(buf, static_cast<size_t>(n));
+    }
+    const size_t nl = pending_.find('\n');
+    std::string line = pending_.substr(0, nl);
+    pending_.erase(0, nl + 1);
+    return line;
+  }
+
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::string pending_;
+  std::string first_line_;
+};
+
+// A blocking loopback client that reads lines with a timeout.
+class Client {
+ public:
+  // Connects to 127.0.0.1:port. `receive_buffer` > 0 shrinks SO_RCVBUF before connecting.
+  explicit Client(std::uint16_t port, int receive_buffer = 0) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+    if (receive_buffer > 0) {
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+    }
+    const int on = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      const int e = errno;
+      ::close(fd_);
+      throw std::runtime_error(std::string("connect: ") + std::strerror(e));
+    }
+  }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  Client(Client&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)) {}
+  ~Client() { close(); }
+
+  void close() {
+    if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+  }
+  // Closes with an RST instead of a FIN.
+  void reset() {
+    linger l{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+    close();
+  }
+  int fd() const { return fd_; }
+
+  // Sends everything; false when the connection failed (EPIPE, ECONNRESET).
+  bool send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return false;
+      }
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // The next line without its "\n"; "<eof>" when the server closed (or reset) the connection,
+  // "<timeout>" when no full line came within `timeout`.
+  std::string read_line(std::chrono::milliseconds timeout = 5s) {
+    const auto start = Clock::now();
+    while (buffer_.find('\n') == std::string::npos) {
+      const auto left = timeout - (Clock::now() - start);
+      if (left <= 0ms) return "<timeout>";
+      pollfd p{fd_, POLLIN, 0};
+      const int ready = ::poll(
+          &p, 1,
+          static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(left).count()) +
+              1);
+      if (ready <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) return "<eof>";
+      buffer_.append(buf, static_cast<size_t>(n));
+    }
+    const size_t nl = buffer_.find('\n');
+    std::string line = buffer_.substr(0, nl);
+    buffer_.erase(0, nl + 1);
+    return line;
+  }
+
+  // True when nothing but EOF (or a reset) follows within `timeout`; unread lines are skipped.
+  bool wait_closed(std::chrono::milliseconds timeout = 5s) {
+    const auto start = Clock::now();
+    for (;;) {
+      const auto left = timeout - (Clock::now() - start);
+      if (left <= 0ms) return false;
+      const std::string line =
+          read_line(std::chrono::duration_cast<std::chrono::milliseconds>(left));
+      if (line == "<eof>") return true;
+      if (line == "<timeout>") return false;
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+}  // namespace wheel::net::testing
