@@ -1,0 +1,42 @@
+// What one wheel-load run (or one process's share of it) does: where to connect, how many
+// connections, which of them are active, and what the server is expected to do with them.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "wheel/load/address_range.h"
+
+namespace wheel::load {
+
+struct LoadConfig {
+  Ipv4 host = 0x7f000001;  // 127.0.0.1
+  std::uint16_t port = 7000;
+  // Connections of the whole run; this process opens [first_index, first_index + share).
+  std::size_t connections = 10'000;
+  std::size_t first_index = 0;
+  std::size_t share = 10'000;
+  double active_ratio = 0.5;  // share of connections that send PING; 0..1
+  std::chrono::milliseconds ping_interval{1000};
+  // 0: the server must not close idle connections (all must survive).
+  std::chrono::milliseconds expect_idle_close{5000};
+  std::chrono::milliseconds tolerance{1000};  // how late an idle close may be
+  std::chrono::milliseconds duration{20'000};
+  double connect_rate = 5000;  // connections opened per second by this process
+  std::vector<Ipv4> source_addresses{0x7f000001};
+  std::uint64_t seed = 1;  // for the ping jitter
+  unsigned processes = 1;  // how many processes share the run (for the report)
+};
+
+// Whether the connection with global index `index` is active (sends PING). Active connections
+// are spread evenly over the indices, floor(connections * ratio) of them in all, so every
+// process of a fan-out and every source address gets its fair share of both kinds.
+inline bool is_active(std::size_t index, double active_ratio) {
+  const auto before = static_cast<std::uint64_t>(static_cast<double>(index) * active_ratio);
+  const auto after = static_cast<std::uint64_t>(static_cast<double>(index + 1) * active_ratio);
+  return after > before;
+}
+
+}  // namespace wheel::load

@@ -1,0 +1,63 @@
+// The raw outcome of a wheel-load run (or of one process's share): counters and samples.
+// Results of several processes merge into one; the report (report.h) is computed from it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace wheel::load {
+
+struct LoadResult {
+  std::uint64_t connections_requested = 0;
+  std::uint64_t connections_established = 0;
+  // Connections that never got established, by cause (a uv_err_name such as "ECONNREFUSED" or
+  // "EMFILE", or "not_started" / "pending_at_end" when the run ended first).
+  std::uint64_t connect_errors = 0;
+  std::map<std::string, std::uint64_t> connect_errors_by_kind;
+
+  // Established active connections: open at the end of the run, or closed by the server.
+  std::uint64_t active_count = 0;
+  std::uint64_t active_survived = 0;
+  std::uint64_t active_closed_early = 0;
+
+  // Established idle connections, partitioned: closed on time / early / late by the server, or
+  // still open at the end (never closed).
+  std::uint64_t idle_count = 0;
+  std::uint64_t idle_closed_on_time = 0;
+  std::uint64_t idle_closed_early = 0;
+  std::uint64_t idle_closed_late = 0;
+  std::uint64_t idle_never_closed = 0;
+
+  std::uint64_t pings_sent = 0;
+  std::uint64_t pongs_received = 0;
+  // Server lines other than PONG and BYE* (e.g. "ERR server full"), and resets / read errors.
+  std::uint64_t unexpected_lines = 0;
+  std::uint64_t bye_idle_received = 0;
+  std::uint64_t io_errors = 0;
+  std::uint64_t peak_open = 0;
+
+  // Lateness (ms) of every idle connection the server closed; round-trip time (ms) of PONGs.
+  std::vector<double> idle_lateness_ms;
+  std::vector<double> rtt_ms;
+  // From connect() returning to libuv reporting the connection established, per connection: how
+  // far the client's loop lagged (lateness is measured from connect() itself).
+  std::vector<double> connect_ms;
+
+  double duration_s = 0;
+  unsigned processes = 1;
+};
+
+// Adds `other` (another process's share) into `into`: counters and samples add up;
+// duration_s and peak_open take the maximum (peak_open is refined by the caller, which sees
+// all processes at once).
+void merge(LoadResult& into, const LoadResult& other);
+
+// Lossless JSON round trip, used to carry a child process's result to its parent.
+void to_json(nlohmann::json& j, const LoadResult& r);
+void from_json(const nlohmann::json& j, LoadResult& r);
+
+}  // namespace wheel::load

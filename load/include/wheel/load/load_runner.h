@@ -1,0 +1,41 @@
+// One process's share of a wheel-load run, on one libuv loop: opens the connections at the
+// configured rate from the source addresses, pings the active ones, watches the idle ones get
+// closed, and at the end of the duration sends QUIT and closes what is left.
+//
+// Threads: everything runs on the thread that calls run(); there are no others. Each
+// connection is a small state machine (see src/connection.h); nothing is allocated per PING.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "wheel/load/load_config.h"
+#include "wheel/load/load_result.h"
+#include "wheel/load/progress.h"
+
+namespace wheel::load {
+
+class RunnerCore;  // src/load_runner.cc
+
+class LoadRunner {
+ public:
+  using ProgressCallback = std::function<void(const Progress&)>;
+
+  // `config` describes this process's share (first_index, share, connect_rate of its own).
+  // `on_progress` is called on the loop thread about once a second and once at the end.
+  LoadRunner(LoadConfig config, ProgressCallback on_progress);
+  ~LoadRunner();
+  LoadRunner(const LoadRunner&) = delete;
+  LoadRunner& operator=(const LoadRunner&) = delete;
+
+  // Runs the share to the end of config.duration plus a short QUIT grace (<= 1 s), then closes
+  // every connection. Connect failures, EMFILE, refusals and resets are counted, never thrown.
+  // Returns the result of this share. Call once.
+  // Throws std::runtime_error if the loop itself cannot be set up.
+  LoadResult run();
+
+ private:
+  std::unique_ptr<RunnerCore> core_;
+};
+
+}  // namespace wheel::load

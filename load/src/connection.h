@@ -1,0 +1,36 @@
+// Internal to wheel-load's library: one client connection and its states.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <string>
+
+namespace wheel::load {
+
+class RunnerCore;
+
+// kNotStarted -> kConnecting -> kOpen -> kQuitting (we sent QUIT at the end) -> kClosed.
+// kConnecting -> kClosed on a connect error; kOpen -> kClosed when the server closes or resets
+// it, or at the end for a silent connection. kClosed is final; the handle is closed (or being
+// closed) and no callback touches the connection afterwards except on_close.
+enum class ConnState : std::uint8_t { kNotStarted, kConnecting, kOpen, kQuitting, kClosed };
+
+struct Connection {
+  uv_tcp_t tcp;  // first member: the handle's address is the connection's
+  uv_connect_t connect_req;
+  RunnerCore* runner = nullptr;
+  std::uint32_t local_index = 0;
+  bool active = false;
+  bool handle_open = false;  // uv_tcp_init done and uv_close not yet called
+  ConnState state = ConnState::kNotStarted;
+  std::uint16_t pings_in_flight = 0;
+  // When connect() returned (run clock). On loopback the handshake is done by then, so this is
+  // when the server could first accept; on_connect may run much later on a busy loop, and
+  // measuring from it would make a punctual server look early.
+  double connect_ms = 0;
+  double ping_sent_ms = -1;  // send time of the oldest unanswered PING still timed, or -1
+  std::string partial;       // an incomplete line from the server
+};
+
+}  // namespace wheel::load

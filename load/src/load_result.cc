@@ -1,0 +1,88 @@
+#include "wheel/load/load_result.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace wheel::load {
+
+void merge(LoadResult& into, const LoadResult& other) {
+  into.connections_requested += other.connections_requested;
+  into.connections_established += other.connections_established;
+  into.connect_errors += other.connect_errors;
+  for (const auto& [kind, n] : other.connect_errors_by_kind) into.connect_errors_by_kind[kind] += n;
+  into.active_count += other.active_count;
+  into.active_survived += other.active_survived;
+  into.active_closed_early += other.active_closed_early;
+  into.idle_count += other.idle_count;
+  into.idle_closed_on_time += other.idle_closed_on_time;
+  into.idle_closed_early += other.idle_closed_early;
+  into.idle_closed_late += other.idle_closed_late;
+  into.idle_never_closed += other.idle_never_closed;
+  into.pings_sent += other.pings_sent;
+  into.pongs_received += other.pongs_received;
+  into.unexpected_lines += other.unexpected_lines;
+  into.bye_idle_received += other.bye_idle_received;
+  into.io_errors += other.io_errors;
+  into.peak_open = std::max(into.peak_open, other.peak_open);
+  into.idle_lateness_ms.insert(into.idle_lateness_ms.end(), other.idle_lateness_ms.begin(),
+                               other.idle_lateness_ms.end());
+  into.rtt_ms.insert(into.rtt_ms.end(), other.rtt_ms.begin(), other.rtt_ms.end());
+  into.connect_ms.insert(into.connect_ms.end(), other.connect_ms.begin(), other.connect_ms.end());
+  into.duration_s = std::max(into.duration_s, other.duration_s);
+}
+
+// Every field, by name: a child's result must arrive whole at its parent.
+void to_json(nlohmann::json& j, const LoadResult& r) {
+  j = nlohmann::json::object();
+  j["connections_requested"] = r.connections_requested;
+  j["connections_established"] = r.connections_established;
+  j["connect_errors"] = r.connect_errors;
+  j["connect_errors_by_kind"] = r.connect_errors_by_kind;
+  j["active_count"] = r.active_count;
+  j["active_survived"] = r.active_survived;
+  j["active_closed_early"] = r.active_closed_early;
+  j["idle_count"] = r.idle_count;
+  j["idle_closed_on_time"] = r.idle_closed_on_time;
+  j["idle_closed_early"] = r.idle_closed_early;
+  j["idle_closed_late"] = r.idle_closed_late;
+  j["idle_never_closed"] = r.idle_never_closed;
+  j["pings_sent"] = r.pings_sent;
+  j["pongs_received"] = r.pongs_received;
+  j["unexpected_lines"] = r.unexpected_lines;
+  j["bye_idle_received"] = r.bye_idle_received;
+  j["io_errors"] = r.io_errors;
+  j["peak_open"] = r.peak_open;
+  j["idle_lateness_ms"] = r.idle_lateness_ms;
+  j["rtt_ms"] = r.rtt_ms;
+  j["connect_ms"] = r.connect_ms;
+  j["duration_s"] = r.duration_s;
+  j["processes"] = r.processes;
+}
+
+void from_json(const nlohmann::json& j, LoadResult& r) {
+  j.at("connections_requested").get_to(r.connections_requested);
+  j.at("connections_established").get_to(r.connections_established);
+  j.at("connect_errors").get_to(r.connect_errors);
+  j.at("connect_errors_by_kind").get_to(r.connect_errors_by_kind);
+  j.at("active_count").get_to(r.active_count);
+  j.at("active_survived").get_to(r.active_survived);
+  j.at("active_closed_early").get_to(r.active_closed_early);
+  j.at("idle_count").get_to(r.idle_count);
+  j.at("idle_closed_on_time").get_to(r.idle_closed_on_time);
+  j.at("idle_closed_early").get_to(r.idle_closed_early);
+  j.at("idle_closed_late").get_to(r.idle_closed_late);
+  j.at("idle_never_closed").get_to(r.idle_never_closed);
+  j.at("pings_sent").get_to(r.pings_sent);
+  j.at("pongs_received").get_to(r.pongs_received);
+  j.at("unexpected_lines").get_to(r.unexpected_lines);
+  j.at("bye_idle_received").get_to(r.bye_idle_received);
+  j.at("io_errors").get_to(r.io_errors);
+  j.at("peak_open").get_to(r.peak_open);
+  j.at("idle_lateness_ms").get_to(r.idle_lateness_ms);
+  j.at("rtt_ms").get_to(r.rtt_ms);
+  j.at("connect_ms").get_to(r.connect_ms);
+  j.at("duration_s").get_to(r.duration_s);
+  j.at("processes").get_to(r.processes);
+}
+
+}  // namespace wheel::load

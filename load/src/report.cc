@@ -1,0 +1,151 @@
+#include "wheel/load/report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "wheel/load/address_range.h"
+#include "wheel/load/percentiles.h"
+
+namespace wheel::load {
+namespace {
+
+nlohmann::json percentiles_json(const std::vector<double>& samples) {
+  const auto s = summarize(samples);
+  if (!s) {
+    return {{"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr},
+            {"max", nullptr}, {"min", nullptr}, {"count", 0}};
+  }
+  // Three decimals: microseconds are the finest figure loopback timing can honestly give.
+  const auto r = [](double v) { return std::round(v * 1000.0) / 1000.0; };
+  return {{"p50", r(s->p50)}, {"p90", r(s->p90)}, {"p99", r(s->p99)},
+          {"max", r(s->max)}, {"min", r(s->min)}, {"count", s->count}};
+}
+
+std::string ms_text(const nlohmann::json& p) {
+  if (p["p50"].is_null()) return "no samples";
+  return fmt::format("p50 {:.2f} p90 {:.2f} p99 {:.2f} max {:.2f} ms (n={})",
+                     p["p50"].get<double>(), p["p90"].get<double>(), p["p99"].get<double>(),
+                     p["max"].get<double>(), p["count"].get<std::size_t>());
+}
+
+}  // namespace
+
+std::vector<std::string> failed_expectations(const LoadResult& r, const LoadConfig& config) {
+  std::vector<std::string> failures;
+  if (r.connect_errors > 0 || r.connections_established < r.connections_requested) {
+    std::string kinds;
+    for (const auto& [kind, n] : r.connect_errors_by_kind) {
+      kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", kind, n);
+    }
+    failures.push_back(fmt::format("{} of {} connections were not established ({})",
+                                   r.connections_requested - r.connections_established,
+                                   r.connections_requested, kinds.empty() ? "?" : kinds));
+  }
+  if (r.active_survived < r.active_count) {
+    failures.push_back(fmt::format("{} of {} active connections did not survive to the end",
+                                   r.active_count - r.active_survived, r.active_count));
+  }
+  // One PING per connection may still be in flight when the run ends.
+  if (r.pings_sent > r.pongs_received + r.active_count) {
+    failures.push_back(
+        fmt::format("{} of {} PINGs got no PONG", r.pings_sent - r.pongs_received, r.pings_sent));
+  }
+  if (config.expect_idle_close.count() > 0) {
+    if (r.idle_closed_early > 0) {
+      failures.push_back(fmt::format("{} of {} idle connections were closed early",
+                                     r.idle_closed_early, r.idle_count));
+    }
+    if (r.idle_closed_late > 0) {
+      failures.push_back(fmt::format("{} of {} idle connections were closed late",
+                                     r.idle_closed_late, r.idle_count));
+    }
+    if (r.idle_never_closed > 0) {
+      failures.push_back(fmt::format("{} of {} idle connections were never closed",
+                                     r.idle_never_closed, r.idle_count));
+    }
+  } else if (r.idle_closed_early > 0) {
+    failures.push_back(fmt::format(
+        "{} of {} idle connections were closed, but --expect-idle-close 0 expects none closed",
+        r.idle_closed_early, r.idle_count));
+  }
+  return failures;
+}
+
+nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
+  const auto failures = failed_expectations(r, config);
+  nlohmann::json j;
+  j["connections_requested"] = r.connections_requested;
+  j["connections_established"] = r.connections_established;
+  j["connect_errors"] = r.connect_errors;
+  j["connect_errors_by_kind"] = r.connect_errors_by_kind;
+  j["active"] = {{"count", r.active_count},
+                 {"survived", r.active_survived},
+                 {"closed_early", r.active_closed_early}};
+  j["idle"] = {{"count", r.idle_count},
+               {"closed_on_time", r.idle_closed_on_time},
+               {"closed_early", r.idle_closed_early},
+               {"closed_late", r.idle_closed_late},
+               {"never_closed", r.idle_never_closed},
+               {"lateness_ms", percentiles_json(r.idle_lateness_ms)}};
+  j["rtt_ms"] = percentiles_json(r.rtt_ms);
+  j["connect_ms"] = percentiles_json(r.connect_ms);
+  j["pings_sent"] = r.pings_sent;
+  j["pongs_received"] = r.pongs_received;
+  j["bye_idle_received"] = r.bye_idle_received;
+  j["unexpected_lines"] = r.unexpected_lines;
+  j["io_errors"] = r.io_errors;
+  j["peak_open"] = r.peak_open;
+  j["duration_s"] = std::round(r.duration_s * 1000.0) / 1000.0;
+  j["ok"] = failures.empty();
+  j["failures"] = failures;
+  j["settings"] = {{"host", format_ipv4(config.host)},
+                   {"port", config.port},
+                   {"active_ratio", config.active_ratio},
+                   {"ping_interval_ms", config.ping_interval.count()},
+                   {"expect_idle_close_ms", config.expect_idle_close.count()},
+                   {"tolerance_ms", config.tolerance.count()},
+                   {"duration_ms", config.duration.count()},
+                   {"source_addresses", config.source_addresses.size()},
+                   {"processes", r.processes}};
+  return j;
+}
+
+std::string format_summary(const nlohmann::json& j) {
+  const auto& s = j["settings"];
+  const auto& a = j["active"];
+  const auto& i = j["idle"];
+  std::string out = fmt::format(
+      "wheel-load report: {}:{}, {} connections ({:g}% active) from {} process(es) over {} "
+      "source address(es), {:.1f} s\n",
+      s["host"].get<std::string>(), s["port"].get<int>(), j["connections_requested"].get<long>(),
+      s["active_ratio"].get<double>() * 100, s["processes"].get<int>(),
+      s["source_addresses"].get<long>(), j["duration_s"].get<double>());
+  out += fmt::format(
+      "  connections: {} established, {} connect errors, peak {} open at once; connect {}\n",
+      j["connections_established"].get<long>(), j["connect_errors"].get<long>(),
+      j["peak_open"].get<long>(), ms_text(j["connect_ms"]));
+  out += fmt::format(
+      "  active: {} established, {} survived, {} closed early; {} PINGs, {} PONGs; rtt {}\n",
+      a["count"].get<long>(), a["survived"].get<long>(), a["closed_early"].get<long>(),
+      j["pings_sent"].get<long>(), j["pongs_received"].get<long>(), ms_text(j["rtt_ms"]));
+  out += fmt::format(
+      "  idle (expected close after {} ms, tolerance {} ms): {} established, {} closed on time, {} "
+      "early, {} late, {} "
+      "never closed; lateness {}\n",
+      s["expect_idle_close_ms"].get<long>(), s["tolerance_ms"].get<long>(), i["count"].get<long>(),
+      i["closed_on_time"].get<long>(), i["closed_early"].get<long>(), i["closed_late"].get<long>(),
+      i["never_closed"].get<long>(), ms_text(i["lateness_ms"]));
+  out += fmt::format("  server lines: {} BYE idle, {} unexpected; {} I/O errors\n",
+                     j["bye_idle_received"].get<long>(), j["unexpected_lines"].get<long>(),
+                     j["io_errors"].get<long>());
+  if (j["ok"].get<bool>()) {
+    out += "  result: OK\n";
+  } else {
+    out += "  result: FAILED\n";
+    for (const auto& f : j["failures"]) out += "    - " + f.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+}  // namespace wheel::load

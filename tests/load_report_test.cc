@@ -1,0 +1,169 @@
+#include <gtest/gtest.h>
+#include <wheel/load/idle_close.h>
+#include <wheel/load/load_config.h>
+#include <wheel/load/load_result.h>
+#include <wheel/load/report.h>
+
+using namespace std::chrono_literals;
+using wheel::load::classify_idle_close;
+using wheel::load::failed_expectations;
+using wheel::load::format_summary;
+using wheel::load::IdleClose;
+using wheel::load::LoadConfig;
+using wheel::load::LoadResult;
+using wheel::load::make_report;
+
+namespace {
+
+// A run where everything held: 10 connections, 4 active, 6 idle closed on time.
+LoadResult good_result() {
+  LoadResult r;
+  r.connections_requested = r.connections_established = 10;
+  r.active_count = r.active_survived = 4;
+  r.idle_count = r.idle_closed_on_time = 6;
+  r.pings_sent = 40;
+  r.pongs_received = 38;  // two still in flight at the end: allowed
+  r.idle_lateness_ms = {1, 2, 3, 4, 5, 6};
+  r.rtt_ms = {0.1, 0.2};
+  r.duration_s = 4;
+  return r;
+}
+
+}  // namespace
+
+TEST(LoadReport, ClassifiesIdleCloseByLateness) {
+  EXPECT_EQ(classify_idle_close(-51, 1000), IdleClose::kEarly);
+  EXPECT_EQ(classify_idle_close(-50, 1000), IdleClose::kOnTime);
+  EXPECT_EQ(classify_idle_close(0, 1000), IdleClose::kOnTime);
+  EXPECT_EQ(classify_idle_close(1000, 1000), IdleClose::kOnTime);
+  EXPECT_EQ(classify_idle_close(1000.5, 1000), IdleClose::kLate);
+}
+
+TEST(LoadReport, GoodRunHasNoFailures) {
+  const auto j = make_report(good_result(), LoadConfig{});
+  EXPECT_TRUE(j["ok"].get<bool>());
+  EXPECT_TRUE(j["failures"].empty());
+}
+
+TEST(LoadReport, JsonHasEveryKeyTheIssueNames) {
+  const auto j = make_report(good_result(), LoadConfig{});
+  for (const char* k :
+       {"connections_requested", "connections_established", "connect_errors", "active", "idle",
+        "rtt_ms", "pings_sent", "pongs_received", "duration_s", "ok"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  for (const char* k : {"count", "survived", "closed_early"}) EXPECT_TRUE(j["active"].contains(k));
+  for (const char* k : {"count", "closed_on_time", "closed_early", "closed_late", "never_closed"}) {
+    EXPECT_TRUE(j["idle"].contains(k)) << k;
+  }
+  for (const char* k : {"p50", "p90", "p99", "max"}) {
+    EXPECT_TRUE(j["idle"]["lateness_ms"].contains(k)) << k;
+    EXPECT_TRUE(j["rtt_ms"].contains(k)) << k;
+  }
+  EXPECT_EQ(j["idle"]["lateness_ms"]["p50"].get<double>(), 3);
+  EXPECT_EQ(j["rtt_ms"]["max"].get<double>(), 0.2);
+}
+
+TEST(LoadReport, PercentilesWithoutSamplesAreNull) {
+  LoadResult r = good_result();
+  r.rtt_ms.clear();
+  const auto j = make_report(r, LoadConfig{});
+  EXPECT_TRUE(j["rtt_ms"]["p50"].is_null());
+  EXPECT_TRUE(j["rtt_ms"]["max"].is_null());
+}
+
+TEST(LoadReport, NeverClosedIdleFailsTheRun) {
+  LoadResult r = good_result();
+  r.idle_closed_on_time = 0;
+  r.idle_never_closed = 6;
+  const auto failures = failed_expectations(r, LoadConfig{});
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("6 of 6 idle connections were never closed"), std::string::npos);
+}
+
+TEST(LoadReport, EarlyAndLateIdleClosesEachFail) {
+  LoadResult r = good_result();
+  r.idle_closed_on_time = 4;
+  r.idle_closed_early = 1;
+  r.idle_closed_late = 1;
+  EXPECT_EQ(failed_expectations(r, LoadConfig{}).size(), 2u);
+}
+
+TEST(LoadReport, ExpectIdleCloseZeroWantsIdleOpenAtTheEnd) {
+  LoadConfig config;
+  config.expect_idle_close = 0ms;
+  LoadResult r = good_result();
+  r.idle_closed_on_time = 0;
+  r.idle_never_closed = 6;
+  EXPECT_TRUE(failed_expectations(r, config).empty());
+  r.idle_never_closed = 5;
+  r.idle_closed_early = 1;
+  EXPECT_EQ(failed_expectations(r, config).size(), 1u);
+}
+
+TEST(LoadReport, ActiveClosedEarlyConnectErrorsAndMissingPongsFail) {
+  LoadResult r = good_result();
+  r.active_survived = 3;
+  r.active_closed_early = 1;
+  EXPECT_EQ(failed_expectations(r, LoadConfig{}).size(), 1u);
+
+  r = good_result();
+  r.connections_requested = 12;
+  r.connect_errors = 2;
+  r.connect_errors_by_kind["ECONNREFUSED"] = 2;
+  const auto f = failed_expectations(r, LoadConfig{});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].find("ECONNREFUSED 2"), std::string::npos) << f[0];
+
+  r = good_result();
+  r.pongs_received = 30;  // 10 missing, more than one per active connection
+  EXPECT_EQ(failed_expectations(r, LoadConfig{}).size(), 1u);
+}
+
+TEST(LoadReport, MergeAddsCountersAndSamples) {
+  LoadResult a = good_result();
+  LoadResult b = good_result();
+  b.connect_errors_by_kind["EMFILE"] = 3;
+  b.duration_s = 5;
+  b.peak_open = 7;
+  merge(a, b);
+  EXPECT_EQ(a.connections_requested, 20u);
+  EXPECT_EQ(a.idle_closed_on_time, 12u);
+  EXPECT_EQ(a.idle_lateness_ms.size(), 12u);
+  EXPECT_EQ(a.rtt_ms.size(), 4u);
+  EXPECT_EQ(a.connect_errors_by_kind["EMFILE"], 3u);
+  EXPECT_EQ(a.duration_s, 5);
+  EXPECT_EQ(a.peak_open, 7u);
+}
+
+TEST(LoadReport, ResultSurvivesJsonRoundTrip) {
+  LoadResult r = good_result();
+  r.connect_errors_by_kind["ECONNRESET"] = 1;
+  const LoadResult back = nlohmann::json(r).get<LoadResult>();
+  EXPECT_EQ(nlohmann::json(back), nlohmann::json(r));
+}
+
+TEST(LoadReport, ActiveConnectionsAreSpreadEvenly) {
+  std::size_t active = 0, first_half = 0;
+  for (std::size_t i = 0; i < 1000; ++i) {
+    if (wheel::load::is_active(i, 0.1)) {
+      ++active;
+      if (i < 500) ++first_half;
+    }
+  }
+  EXPECT_EQ(active, 100u);
+  EXPECT_EQ(first_half, 50u);
+  EXPECT_FALSE(wheel::load::is_active(3, 0.0));
+  EXPECT_TRUE(wheel::load::is_active(3, 1.0));
+}
+
+TEST(LoadReport, SummarySaysOkOrListsFailures) {
+  EXPECT_NE(format_summary(make_report(good_result(), LoadConfig{})).find("result: OK"),
+            std::string::npos);
+  LoadResult r = good_result();
+  r.idle_never_closed = 6;
+  r.idle_closed_on_time = 0;
+  const auto text = format_summary(make_report(r, LoadConfig{}));
+  EXPECT_NE(text.find("result: FAILED"), std::string::npos);
+  EXPECT_NE(text.find("never closed"), std::string::npos);
+}

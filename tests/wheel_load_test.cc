@@ -1,0 +1,233 @@
+// End-to-end tests of the wheel-load program: it runs as a child process against a real server
+// (wheel-server when built, and tests/support/line_server) over loopback, and the tests assert
+// on its exit status and its --json report.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+pid_t spawn(const std::vector<std::string>& args, int stdout_fd) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+  pid_t pid = -1;
+  const int e = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return e == 0 ? pid : -1;
+}
+
+// A server child process that printed "listening on HOST:PORT"; SIGTERMed when destroyed.
+class ServerProcess {
+ public:
+  explicit ServerProcess(const std::vector<std::string>& args) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_ = spawn(args, fds[1]);
+    close(fds[1]);
+    std::string out;
+    const auto deadline = Clock::now() + std::chrono::seconds(60);  // sanitizer start-up
+    while (pid_ > 0 && out.find('\n') == std::string::npos && Clock::now() < deadline) {
+      pollfd p{fds[0], POLLIN, 0};
+      if (poll(&p, 1, 200) <= 0) continue;
+      char buf[256];
+      const ssize_t n = read(fds[0], buf, sizeof buf);
+      if (n <= 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+    close(fds[0]);  // the server writes nothing else on stdout
+    const auto colon = out.rfind(':');
+    if (out.starts_with("listening on ") && colon != std::string::npos) {
+      port_ = std::stoi(out.substr(colon + 1));
+    }
+  }
+  ~ServerProcess() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+struct LoadRun {
+  int exit_status = -1;
+  nlohmann::json report;
+};
+
+// Runs wheel-load to completion with `args` and reads its --json report.
+LoadRun run_wheel_load(std::vector<std::string> args) {
+  static int counter = 0;
+  const std::string json_path = testing::TempDir() + "wheel_load_" + std::to_string(getpid()) +
+                                "_" + std::to_string(counter++) + ".json";
+  std::remove(json_path.c_str());
+  args.insert(args.begin(), WHEEL_LOAD_PATH);
+  args.insert(args.end(), {"--json", json_path, "--log-level", "warn"});
+  LoadRun run;
+  const pid_t pid = spawn(args, -1);
+  if (pid <= 0) return run;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream in(json_path);
+  if (in) run.report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::remove(json_path.c_str());
+  return run;
+}
+
+// A loopback port with nothing listening on it (bound then released).
+int unused_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::vector<std::string> load_args(int port, const char* connections, const char* expect,
+                                   const char* duration) {
+  return {"--port",
+          std::to_string(port),
+          "--connections",
+          connections,
+          "--active-ratio",
+          "0.5",
+          "--ping-interval",
+          "200ms",
+          "--expect-idle-close",
+          expect,
+          "--duration",
+          duration,
+          "--connect-rate",
+          "2000",
+          "--source-addresses",
+          "127.0.0.1-127.0.0.4"};
+}
+
+// Every idle connection closed on time, every active one survived and timed its PONGs.
+void expect_all_held(const LoadRun& run, int connections) {
+  ASSERT_TRUE(run.report.is_object()) << "no JSON report";
+  const auto& r = run.report;
+  EXPECT_EQ(run.exit_status, 0) << r.dump(2);
+  EXPECT_TRUE(r["ok"].get<bool>()) << r["failures"].dump();
+  EXPECT_EQ(r["connections_established"], connections);
+  EXPECT_EQ(r["connect_errors"], 0);
+  EXPECT_EQ(r["active"]["count"], connections / 2);
+  EXPECT_EQ(r["active"]["survived"], connections / 2);
+  EXPECT_EQ(r["idle"]["count"], connections / 2);
+  EXPECT_EQ(r["idle"]["closed_on_time"], connections / 2);
+  EXPECT_EQ(r["idle"]["never_closed"], 0);
+  EXPECT_FALSE(r["rtt_ms"]["p50"].is_null());
+  EXPECT_FALSE(r["rtt_ms"]["p99"].is_null());
+  EXPECT_GT(r["pongs_received"].get<long>(), 0);
+  EXPECT_FALSE(r["idle"]["lateness_ms"]["max"].is_null());
+}
+
+}  // namespace
+
+#ifdef WHEEL_SERVER_PATH
+TEST(WheelLoad, AgainstWheelServerIdleClosedOnTimeAndActiveSurvive) {
+  ServerProcess server({WHEEL_SERVER_PATH, "--host", "127.0.0.1", "--port", "0", "--reader-idle",
+                        "1s", "--tick", "100ms", "--log-level", "warn"});
+  ASSERT_GT(server.port(), 0) << "wheel-server did not print its port";
+  expect_all_held(run_wheel_load(load_args(server.port(), "300", "1s", "4s")), 300);
+}
+#endif
+
+TEST(WheelLoad, AgainstSecondServerIdleClosedOnTimeAndActiveSurvive) {
+  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "1000"});
+  ASSERT_GT(server.port(), 0);
+  expect_all_held(run_wheel_load(load_args(server.port(), "300", "1s", "4s")), 300);
+}
+
+TEST(WheelLoad, ServerThatNeverClosesIsReportedNeverClosedAndFails) {
+  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"});
+  ASSERT_GT(server.port(), 0);
+  const LoadRun run = run_wheel_load(load_args(server.port(), "100", "1s", "3s"));
+  ASSERT_TRUE(run.report.is_object());
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_FALSE(run.report["ok"].get<bool>());
+  EXPECT_EQ(run.report["idle"]["never_closed"], 50);
+  EXPECT_EQ(run.report["idle"]["closed_on_time"], 0);
+  EXPECT_EQ(run.report["active"]["survived"], 50);  // only the idle expectation broke
+}
+
+TEST(WheelLoad, ServerThatClosesTooSoonIsReportedEarlyAndFails) {
+  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "300"});
+  ASSERT_GT(server.port(), 0);
+  const LoadRun run = run_wheel_load(load_args(server.port(), "100", "1500ms", "3s"));
+  ASSERT_TRUE(run.report.is_object());
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_EQ(run.report["idle"]["closed_early"], 50);
+  EXPECT_LT(run.report["idle"]["lateness_ms"]["max"].get<double>(), -500);
+}
+
+TEST(WheelLoad, ExpectIdleCloseZeroHoldsEveryConnection) {
+  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"});
+  ASSERT_GT(server.port(), 0);
+  const LoadRun run = run_wheel_load(load_args(server.port(), "100", "0", "2s"));
+  ASSERT_TRUE(run.report.is_object());
+  EXPECT_EQ(run.exit_status, 0) << run.report.dump(2);
+  EXPECT_EQ(run.report["idle"]["never_closed"], 50);
+  EXPECT_EQ(run.report["active"]["survived"], 50);
+}
+
+TEST(WheelLoad, SplitsAcrossProcessesAndMergesOneReport) {
+  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "1000"});
+  ASSERT_GT(server.port(), 0);
+  auto args = load_args(server.port(), "200", "1s", "4s");
+  args.insert(args.end(), {"--processes", "3"});
+  const LoadRun run = run_wheel_load(args);
+  expect_all_held(run, 200);
+  EXPECT_EQ(run.report["settings"]["processes"], 3);
+}
+
+TEST(WheelLoad, RefusedConnectionsAreCountedNotFatal) {
+  const LoadRun run = run_wheel_load(load_args(unused_port(), "50", "1s", "1s"));
+  ASSERT_TRUE(run.report.is_object());
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_EQ(run.report["connections_established"], 0);
+  EXPECT_EQ(run.report["connect_errors"], 50);
+  EXPECT_EQ(run.report["connect_errors_by_kind"]["ECONNREFUSED"], 50);
+}
+
+TEST(WheelLoad, ExplicitProcessesThatCannotHoldTheRunExitTwo) {
+  const LoadRun run = run_wheel_load({"--connections", "1000000", "--processes", "1"});
+  EXPECT_EQ(run.exit_status, 2);
+  EXPECT_FALSE(run.report.is_object());  // refused before running: no report
+}
+
+TEST(WheelLoad, BadOptionValuesExitTwo) {
+  EXPECT_EQ(run_wheel_load({"--duration", "5"}).exit_status, 2);
+  EXPECT_EQ(run_wheel_load({"--source-addresses", "127.0.0.9-127.0.0.1"}).exit_status, 2);
+  EXPECT_EQ(run_wheel_load({"--active-ratio", "1.5"}).exit_status, 2);
+  EXPECT_EQ(run_wheel_load({"--processes", "many"}).exit_status, 2);
+}
