@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# ctest: installs wheeltimer from BUILD_DIR into a scratch prefix, then compiles a consumer with
+# nothing but g++ and `pkg-config wheeltimer`, runs it, and checks that pkg-config, version.h and
+# the CMake project report the same version.
+# Usage: check_pkgconfig.sh SOURCE_DIR BUILD_DIR SCRATCH_DIR EXPECTED_VERSION
+set -euo pipefail
+src=$1 build=$2 scratch=$3 expected=$4
+rm -rf "$scratch" && mkdir -p "$scratch"
+cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
+pcdir=$(dirname "$(find "$scratch/prefix" -name wheeltimer.pc -print -quit)")
+export PKG_CONFIG_PATH=$pcdir
+version=$(pkg-config --modversion wheeltimer)
+[[ $version == "$expected" ]] || { echo "pkg-config says $version, CMake $expected" >&2; exit 1; }
+# shellcheck disable=SC2046  # pkg-config's output is meant to be split into words
+g++ -std=c++20 -o "$scratch/consumer" "$src/tests/package/pkgconfig_consumer.cc" \
+    $(pkg-config --cflags --libs wheeltimer)
+out=$("$scratch/consumer")
+echo "$out"
+[[ $out == *"wheeltimer $expected"* ]] || { echo "version.h does not say $expected" >&2; exit 1; }
