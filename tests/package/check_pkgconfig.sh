@@ -17,3 +17,11 @@ g++ -std=c++20 -o "$scratch/consumer" "$src/tests/package/pkgconfig_consumer.cc"
 out=$("$scratch/consumer")
 echo "$out"
 [[ $out == *"wheeltimer $expected"* ]] || { echo "version.h does not say $expected" >&2; exit 1; }
+# The README's embedding snippet must build warning-free the way the README says to build it.
+awk '/^## Embedding the timer/{on=1} on&&/^```cpp/{grab=1;next} grab&&/^```/{exit} grab' \
+    "$src/README.md" >"$scratch/readme_snippet.cc"
+[[ -s $scratch/readme_snippet.cc ]] || { echo "no snippet under '## Embedding the timer'" >&2; exit 1; }
+# shellcheck disable=SC2046
+g++ -std=c++20 -Wall -Wextra -Wpedantic -Werror -o "$scratch/readme_snippet" \
+    "$scratch/readme_snippet.cc" $(pkg-config --cflags --libs wheeltimer)
+"$scratch/readme_snippet"
