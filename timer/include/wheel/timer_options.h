@@ -15,6 +15,16 @@ namespace wheel {
 // worker thread; must not block for long. The receiver runs the job on a thread of its choice.
 using TimerExecutor = std::function<void(TimerJob)>;
 
+// How the timer stores its pending timeouts. Both give the same API and contract.
+enum class TimerLayout {
+  // Netty's hashed wheel: one wheel of ticks_per_wheel buckets; a timeout more than one turn
+  // away waits in its bucket with a count of remaining rounds.
+  kHashed,
+  // Kafka-style hierarchical wheels: levels of ticks_per_wheel buckets each, a bucket of level
+  // k spanning one whole turn of level k-1; timeouts cascade down as their bucket comes due.
+  kHierarchical,
+};
+
 struct TimerOptions {
   // Wheel resolution. REQUIRES > 0; values below 1 ms are raised to 1 ms with a warning.
   std::chrono::nanoseconds tick_duration = std::chrono::milliseconds(100);
@@ -24,6 +34,8 @@ struct TimerOptions {
   std::int64_t max_pending_timeouts = 0;
   // Name of the worker thread (truncated to 15 characters, as Linux allows).
   std::string thread_name = "wheel-timer";
+  // Wheel layout; see TimerLayout.
+  TimerLayout layout = TimerLayout::kHashed;
   // Optional: where expired tasks go; empty means the worker runs them itself.
   TimerExecutor executor;
 };
