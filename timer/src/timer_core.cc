@@ -13,6 +13,7 @@
 
 #include "hierarchical_wheel.h"
 #include "timer_wheel.h"
+#include "wheel/rejected_execution_error.h"
 
 namespace wheel::detail {
 
@@ -344,14 +345,6 @@ void TimerCore::finish_cancelled(Timeout* node) {
   node->release();
 }
 
-void TimerCore::retire_cancelled(Timeout* node) {
-  node->destroy_task();
-  node->task_alive_ = false;
-  node->place_ = Timeout::kRetired;
-  pending_.fetch_sub(1, std::memory_order_release);
-  node->release();
-}
-
 void TimerCore::run_ready(Timeout* ready) {
   while (ready != nullptr) {
     Timeout* node = ready;
@@ -402,7 +395,8 @@ void TimerCore::collect_remaining(std::vector<TimeoutHandle>* unprocessed) {
         node->add_ref();
         unprocessed->push_back(TimeoutHandle(node, TimeoutHandle::Adopt{}));
       }
-      retire_cancelled(node);
+      finish_cancelled(node);
+      pending_.fetch_sub(1, std::memory_order_release);
     } else {
       node->place_ = Timeout::kDetached;  // a racing cancel() will queue it; retired below
     }
