@@ -161,6 +161,8 @@ void TimerCore::worker_main() {
   // sleeps to exact tick deadlines and few times a second, so it asks for none.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   const std::int64_t tick_ns = tick_.count();
+  const auto max_sleep_ticks = static_cast<std::uint64_t>(
+      std::max<std::int64_t>(1, std::chrono::nanoseconds(kMaxSleep).count() / tick_ns));
   // Thread ids are reused once a thread ends: forget ours so that no later thread looks like it.
   struct ForgetWorkerId {
     std::atomic<std::thread::id>* id;
@@ -174,7 +176,9 @@ void TimerCore::worker_main() {
     if (has_queued_work()) {
       target = tick;
     } else if (auto distance = wheel_->ticks_to_next_event(tick)) {
-      target = tick + *distance;
+      // The next event may lie centuries ahead (hierarchical layout, huge delays): sleep at
+      // most kMaxSleep at a time so that the deadline arithmetic cannot overflow.
+      target = tick + std::min(*distance, max_sleep_ticks);
     }
     // A new timeout needs the worker before `target` only when it sleeps past the next tick; a
     // cancellation always does (pending_timeouts() should drop soon), unless it polls anyway.

@@ -30,6 +30,8 @@ class TimerCore {
   // While cancellations keep coming, the worker looks for more this often instead of being
   // woken by each cancel().
   static constexpr std::chrono::milliseconds kCancelPoll{1};
+  // The longest the worker sleeps while something is pending.
+  static constexpr std::chrono::hours kMaxSleep{1};
 
   // REQUIRES: options validated and rounded by the caller.
   TimerCore(HashedWheelTimer& owner, TimerOptions options);
