@@ -21,13 +21,30 @@ namespace {
 BucketStore::BucketStore(std::size_t buckets) : buckets_(buckets) {}
 
 BucketStore::~BucketStore() {
-  for (Bucket& b : buckets_) release(b);
+  for (Bucket& b : buckets_) std::free(b.chunks);
+  for (void* block : blocks_) std::free(block);
 }
 
 void BucketStore::release(Bucket& b) {
-  for (std::uint32_t c = 0; c < b.chunk_count; ++c) std::free(b.chunks[c]);
+  for (std::uint32_t c = 0; c < b.chunk_count; ++c) free_chunk(b.chunks[c]);
   std::free(b.chunks);
   b = Bucket{};
+}
+
+std::uint64_t* BucketStore::new_chunk() {
+  if (free_chunks_ == nullptr) {
+    constexpr std::size_t kChunkBytes = kChunkEntries * sizeof(std::uint64_t);
+    blocks_.reserve(blocks_.size() + 1);  // before malloc: nothing to undo if it throws
+    void* block = std::malloc(kChunksPerBlock * kChunkBytes);
+    if (block == nullptr) out_of_memory();
+    blocks_.push_back(block);
+    for (std::size_t i = kChunksPerBlock; i-- > 0;) {
+      free_chunk(reinterpret_cast<std::uint64_t*>(static_cast<char*>(block) + i * kChunkBytes));
+    }
+  }
+  std::uint64_t* chunk = free_chunks_;
+  free_chunks_ = *reinterpret_cast<std::uint64_t**>(chunk);
+  return chunk;
 }
 
 void BucketStore::add_chunk(Bucket& b) {
@@ -39,9 +56,7 @@ void BucketStore::add_chunk(Bucket& b) {
     b.chunks = static_cast<std::uint64_t**>(table);
     b.table_capacity = static_cast<std::uint16_t>(capacity);
   }
-  void* chunk = std::malloc(kChunkEntries * sizeof(std::uint64_t));
-  if (chunk == nullptr) out_of_memory();
-  b.chunks[b.chunk_count++] = static_cast<std::uint64_t*>(chunk);
+  b.chunks[b.chunk_count++] = new_chunk();
 }
 
 void BucketStore::push(std::uint32_t bucket, Timeout* node, std::uint64_t counter) {
@@ -82,7 +97,7 @@ void BucketStore::shrink(std::uint32_t bucket) {
   }
   while (b.chunk_count > 1 &&
          b.size + kChunkEntries / 2 <= std::uint32_t{b.chunk_count - 1u} * kChunkEntries) {
-    std::free(b.chunks[--b.chunk_count]);
+    free_chunk(b.chunks[--b.chunk_count]);
   }
 }
 
