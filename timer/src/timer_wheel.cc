@@ -126,7 +126,7 @@ std::optional<std::uint64_t> TimerWheel::ticks_to_next_event(std::uint64_t tick)
       if (!best || distance < *best) best = distance;
     }
   }
-  return best;  // nullopt only if every bucket's entries were cancelled out (stale bounds)
+  return best;
 }
 
 void TimerWheel::drain(const std::function<void(Timeout*)>& fn) {

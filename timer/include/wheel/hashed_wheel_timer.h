@@ -35,12 +35,11 @@
 // cancel and memory cost the same in both.
 //
 // Memory. A pending timeout costs a 40-byte node plus its task (stored inline; nothing for a
-// capture-less lambda) and an 8-byte entry: ~56 B with its handle. A wheel commits 16 B per
-// bucket up front (kHashed: 16 B * ticks_per_wheel; 512 buckets = 8 KiB, 2^20 = 16 MiB,
-// 2^26 = 1 GiB, 2^30 = 16 GiB), and a bucket holding anything keeps at least one 512-byte
-// chunk of entries. kHierarchical commits 16 B *
-// ticks_per_wheel for level 0 and as much again for each level created later (at most
-// ceil(64 / log2(ticks_per_wheel)) levels).
+// capture-less lambda) and an 8-byte entry: ~56 B with its handle. A wheel commits memory per
+// bucket up front: kHashed 24 B * ticks_per_wheel (512 buckets = 12 KiB, 2^20 = 24 MiB,
+// 2^26 = 1.5 GiB, 2^30 = 24 GiB); kHierarchical 16 B * ticks_per_wheel for level 0 and as
+// much again for each level created later (at most ceil(64 / log2(ticks_per_wheel)) levels).
+// A bucket holding anything also keeps at least one 512-byte chunk of entries.
 //
 // Timing. Ticks sit at absolute deadlines start + k * tick, so error does not accumulate. A task
 // never runs before its full delay has passed (steady_clock) and is late by about one tick at
