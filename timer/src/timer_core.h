@@ -6,14 +6,20 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "intrusive_stack.h"
-#include "timer_wheel.h"
-#include "wheel/hashed_wheel_timer.h"
+#include "wheel.h"
+#include "wheel/timeout.h"
+#include "wheel/timer_options.h"
+
+namespace wheel {
+class HashedWheelTimer;
+}  // namespace wheel
 
 namespace wheel::detail {
 
@@ -24,6 +30,8 @@ class TimerCore {
   // While cancellations keep coming, the worker looks for more this often instead of being
   // woken by each cancel().
   static constexpr std::chrono::milliseconds kCancelPoll{1};
+  // The longest the worker sleeps while something is pending.
+  static constexpr std::chrono::hours kMaxSleep{1};
 
   // REQUIRES: options validated and rounded by the caller.
   TimerCore(HashedWheelTimer& owner, TimerOptions options);
@@ -31,7 +39,7 @@ class TimerCore {
 
   HashedWheelTimer& owner() const { return owner_; }
   std::chrono::nanoseconds tick() const { return tick_; }
-  std::size_t buckets() const { return wheel_.buckets(); }
+  std::size_t buckets() const { return wheel_->buckets(); }
   std::size_t pending() const {
     const std::int64_t n = pending_.load(std::memory_order_acquire);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
@@ -57,8 +65,6 @@ class TimerCore {
  private:
   enum class RunState { kInit, kStarted, kShutdown };
 
-  static Timeout* as_timeout(Link* link) { return static_cast<Timeout*>(link); }
-
   void worker_main();
   // Sleeps until the deadline of `target_tick` (no target: indefinitely), or until a push of a
   // kind in `wake_for` (kWakeFor*) wakes it; with `poll`, kCancelPoll at most. False on
@@ -72,12 +78,10 @@ class TimerCore {
   void transfer_pending(std::uint64_t tick);
   // Retires every queued cancellation; returns how many there were.
   std::size_t process_cancellations();
-  // A cancelled timeout leaves the wheel: task destroyed, timer's reference dropped (the caller
-  // counts it out of pending_).
+  // Worker or stopping thread: a cancelled timeout leaves the timer for good: task destroyed,
+  // timer's reference dropped (the caller counts it out of pending_).
   void finish_cancelled(Timeout* node);
   void run_ready(Timeout* ready);
-  // Worker or stopping thread: a cancelled timeout leaves the timer for good.
-  void retire_cancelled(Timeout* node);
   // After the worker is gone: cancels and collects whatever the timer still holds.
   void collect_remaining(std::vector<TimeoutHandle>* unprocessed);
   std::int64_t elapsed_ns() const;
@@ -95,7 +99,7 @@ class TimerCore {
   std::atomic<std::thread::id> worker_id_{};
 
   std::atomic<std::int64_t> pending_{0};
-  IntrusiveStack<Link, &Link::next> submissions_;
+  IntrusiveStack<Timeout, &Timeout::queue_next_> submissions_;
   IntrusiveStack<Timeout, &Timeout::cancel_next_> cancellations_;
 
   // Sleep and wake-up: before sleeping, the worker says in sleeping_ which pushes should wake
@@ -108,9 +112,9 @@ class TimerCore {
   std::atomic<bool> shutdown_{false};
 
   // Worker-owned (and the stopping thread's once the worker has been joined).
-  TimerWheel wheel_;
-  Link* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
-  Link* backlog_tail_ = nullptr;
+  const std::unique_ptr<Wheel> wheel_;
+  Timeout* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
+  Timeout* backlog_tail_ = nullptr;
 };
 
 }  // namespace wheel::detail

@@ -15,15 +15,32 @@ namespace wheel {
 // worker thread; must not block for long. The receiver runs the job on a thread of its choice.
 using TimerExecutor = std::function<void(TimerJob)>;
 
+// How the timer stores its pending timeouts. Both give the same API and contract; see
+// hashed_wheel_timer.h for when to choose which, with measurements.
+enum class TimerLayout {
+  // Netty's hashed wheel: one wheel of ticks_per_wheel buckets; a timeout more than one turn
+  // away waits in its bucket with a count of remaining rounds.
+  kHashed,
+  // Kafka-style hierarchical wheels: levels of ticks_per_wheel buckets each, a bucket of level
+  // k spanning one whole turn of level k-1; timeouts cascade down as their bucket comes due.
+  // Per-tick work is O(due + cascaded): best for fine ticks with long delays.
+  kHierarchical,
+};
+
 struct TimerOptions {
   // Wheel resolution. REQUIRES > 0; values below 1 ms are raised to 1 ms with a warning.
   std::chrono::nanoseconds tick_duration = std::chrono::milliseconds(100);
-  // Buckets in the wheel, rounded up to a power of two. REQUIRES 1 ..= 2^30.
+  // Buckets in the wheel (per level in the hierarchical layout), rounded up to a power of two.
+  // REQUIRES 1 ..= 2^30 (2 ..= 2^30 for kHierarchical). Memory, committed at construction:
+  // kHashed 24 B per bucket (2^20 buckets: 24 MiB; 2^30: 24 GiB); kHierarchical 16 B per
+  // bucket per level, levels added on demand. See hashed_wheel_timer.h.
   std::size_t ticks_per_wheel = 512;
   // new_timeout() throws RejectedExecutionError once this many are pending; <= 0: unlimited.
   std::int64_t max_pending_timeouts = 0;
   // Name of the worker thread (truncated to 15 characters, as Linux allows).
   std::string thread_name = "wheel-timer";
+  // Wheel layout; see TimerLayout.
+  TimerLayout layout = TimerLayout::kHashed;
   // Optional: where expired tasks go; empty means the worker runs them itself.
   TimerExecutor executor;
 };
