@@ -15,6 +15,7 @@
 #include <wheel/hashed_wheel_timer.h>
 
 #include "periodic_deadline.h"
+#include "support/timer_layouts.h"
 #include "support/timer_test_support.h"
 
 namespace {
@@ -478,10 +479,7 @@ TEST_P(PeriodicTest, AJobStillAtTheExecutorWhenTheTimerStopsEndsCancelled) {
   EXPECT_EQ(live, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicTest,
-                         ::testing::Values(TimerLayout::kHashed, TimerLayout::kHierarchical),
-                         [](const ::testing::TestParamInfo<TimerLayout>& info) {
-                           return info.param == TimerLayout::kHashed ? "Hashed" : "Hierarchical";
-                         });
+INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicTest, wheel::testing::kLayouts,
+                         wheel::testing::layout_name);
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <wheel/hashed_wheel_timer.h>
 
+#include "support/timer_layouts.h"
 #include "support/timer_test_support.h"
 
 namespace {
@@ -237,10 +238,6 @@ TEST_P(DrainTest, IsStoppedTurnsTrueAsSoonAsStopBegins) {
   EXPECT_EQ(outcome, 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, DrainTest,
-                         ::testing::Values(TimerLayout::kHashed, TimerLayout::kHierarchical),
-                         [](const ::testing::TestParamInfo<TimerLayout>& info) {
-                           return info.param == TimerLayout::kHashed ? "Hashed" : "Hierarchical";
-                         });
+INSTANTIATE_TEST_SUITE_P(Layouts, DrainTest, wheel::testing::kLayouts, wheel::testing::layout_name);
 
 }  // namespace

@@ -14,8 +14,15 @@
 
 #include "intrusive_stack.h"
 #include "periodic_deadline.h"
-#include "timer_wheel.h"
-#include "wheel/hashed_wheel_timer.h"
+#include "wheel.h"
+#include "wheel/detail/task_timeout.h"
+#include "wheel/timeout.h"
+#include "wheel/timer_job.h"
+#include "wheel/timer_options.h"
+
+namespace wheel {
+class HashedWheelTimer;
+}  // namespace wheel
 
 namespace wheel::detail {
 
@@ -34,6 +41,8 @@ class TimerCore {
   // While cancellations keep coming, the worker looks for more this often instead of being
   // woken by each cancel().
   static constexpr std::chrono::milliseconds kCancelPoll{1};
+  // The longest the worker sleeps while something is pending.
+  static constexpr std::chrono::hours kMaxSleep{1};
 
   // REQUIRES: options validated and rounded by the caller.
   TimerCore(HashedWheelTimer& owner, TimerOptions options);
@@ -41,7 +50,7 @@ class TimerCore {
 
   HashedWheelTimer& owner() const { return owner_; }
   std::chrono::nanoseconds tick() const { return tick_; }
-  std::size_t buckets() const { return wheel_.buckets(); }
+  std::size_t buckets() const { return wheel_->buckets(); }
   std::size_t pending() const {
     const std::int64_t n = pending_.load(std::memory_order_acquire);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
@@ -88,8 +97,6 @@ class TimerCore {
   // kDraining: started, and new_timeout() is refused outside the timer's own tasks.
   enum class RunState { kInit, kStarted, kDraining, kShutdown };
 
-  static Timeout* as_timeout(Link* link) { return static_cast<Timeout*>(link); }
-
   void worker_main();
   // Sleeps until the deadline of `target_tick` (no target: indefinitely), or until a push of a
   // kind in `wake_for` (kWakeFor*) wakes it; with `poll`, kCancelPoll at most. False on
@@ -103,8 +110,8 @@ class TimerCore {
   void transfer_pending(std::uint64_t tick);
   // Retires every queued cancellation; returns how many there were.
   std::size_t process_cancellations();
-  // A cancelled timeout leaves the wheel: task destroyed, timer's reference dropped (the caller
-  // counts it out of pending_).
+  // Worker or stopping thread: a cancelled timeout leaves the timer for good: task destroyed,
+  // timer's reference dropped (the caller counts it out of pending_).
   void finish_cancelled(Timeout* node);
   void run_ready(Timeout* ready);
   // A due periodic timeout on the worker: runs it unless cancelled, then re-arms or retires it.
@@ -117,8 +124,6 @@ class TimerCore {
   void close_gate();
   // Counts `n` timeouts out of pending_ and wakes drain() when that empties the timer.
   void count_out(std::int64_t n) noexcept;
-  // Worker or stopping thread: a cancelled timeout leaves the timer for good.
-  void retire_cancelled(Timeout* node);
   // After the worker is gone: cancels and collects whatever the timer still holds.
   void collect_remaining(std::vector<TimerJob>* unprocessed);
   std::int64_t elapsed_ns() const;
@@ -139,7 +144,7 @@ class TimerCore {
   std::mutex drain_mutex_;  // drain() waits on drained_ for pending_ to reach 0
   std::condition_variable drained_;
   const std::shared_ptr<PeriodicGate> gate_ = std::make_shared<PeriodicGate>();
-  IntrusiveStack<Link, &Link::next> submissions_;
+  IntrusiveStack<Timeout, &Timeout::queue_next_> submissions_;
   IntrusiveStack<Timeout, &Timeout::cancel_next_> cancellations_;
 
   // Sleep and wake-up: before sleeping, the worker says in sleeping_ which pushes should wake
@@ -152,9 +157,9 @@ class TimerCore {
   std::atomic<bool> shutdown_{false};
 
   // Worker-owned (and the stopping thread's once the worker has been joined).
-  TimerWheel wheel_;
-  Link* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
-  Link* backlog_tail_ = nullptr;
+  const std::unique_ptr<Wheel> wheel_;
+  Timeout* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
+  Timeout* backlog_tail_ = nullptr;
 };
 
 }  // namespace wheel::detail
