@@ -55,6 +55,7 @@
 // overlap, and coalesce the periods they miss. Stopping: stop() stops at once and hands back the
 // unrun tasks as TimerJobs; drain() first lets every pending timeout run; is_stopped() tells
 // whether new timeouts are still accepted.
+//
 // Platform: 64-bit, with user-space addresses below 2^48 (x86-64, arm64 Linux); an entry
 // packs the node address into 45 bits.
 //
