@@ -40,6 +40,7 @@ int main() {
 
   fired.wait();
   std::printf("pending after all fired: %zu\n", timer.pending_timeouts());
-  std::printf("stop() returned %zu unrun timeouts\n", timer.stop().size());
+  // stop() hands back the tasks that never ran, as jobs; dropping them destroys the tasks.
+  std::printf("stop() returned %zu unrun jobs\n", timer.stop().size());
   return 0;
 }

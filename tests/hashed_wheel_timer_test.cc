@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -27,6 +28,14 @@ using wheel::TimeoutHandle;
 using wheel::TimerOptions;
 using wheel::testing::Clock;
 using wheel::testing::wait_until;
+
+// Counts live instances, so a test can see when a task's captures are destroyed.
+struct Tracked {
+  explicit Tracked(std::atomic<int>* l) : live(l) { ++*live; }
+  Tracked(const Tracked& o) : live(o.live) { ++*live; }
+  ~Tracked() { --*live; }
+  std::atomic<int>* live;
+};
 
 // Every test runs once per layout (TimerOptions::layout).
 class HashedWheelTimerTest : public ::testing::TestWithParam<wheel::TimerLayout> {
@@ -236,11 +245,15 @@ TEST_P(HashedWheelTimerTest, MaxPendingRejectsWithoutChangingTheCount) {
   for (int i = 0; i < 3; ++i) handles.push_back(timer.new_timeout([] {}, 1h));
   EXPECT_THROW(timer.new_timeout([] {}, 1h), wheel::RejectedExecutionError);
   EXPECT_EQ(timer.pending_timeouts(), 3u);
+  std::string message;
   try {
     timer.new_timeout([] {}, 1h);
   } catch (const std::runtime_error& e) {  // RejectedExecutionError is a runtime_error
-    EXPECT_NE(std::string(e.what()).find("max_pending_timeouts"), std::string::npos);
+    message = e.what();
   }
+  EXPECT_NE(message.find("max_pending_timeouts"), std::string::npos)
+      << "no RejectedExecutionError naming the option, got '" << message << "'";
+  EXPECT_EQ(timer.pending_timeouts(), 3u);
   handles[0]->cancel();
   ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 2; }));
   EXPECT_NO_THROW(handles.push_back(timer.new_timeout([] {}, 1h)));
@@ -270,6 +283,50 @@ TEST_P(HashedWheelTimerTest, MaxPendingHoldsUnderConcurrentProducers) {
   EXPECT_EQ(accepted, 1'000);
   EXPECT_EQ(rejected, 3'000);
   EXPECT_EQ(timer.pending_timeouts(), 1'000u);
+}
+
+TEST_P(HashedWheelTimerTest, MaxPendingReservationIsOneAtomicStepUnderContention) {
+  // Many threads race for a few slots, round after round: a check-then-add reservation admits
+  // more than the limit now and then (when a thread is preempted between its check and its
+  // add); an atomic one never does.
+  constexpr int kLimit = 4;
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 2'500;
+  constexpr auto kTimeLimit = 20s;  // sanitizer builds manage fewer rounds
+  TimerOptions options = options_with(1ms);
+  options.max_pending_timeouts = kLimit;
+  HashedWheelTimer timer(options);
+  int over_admitted_rounds = 0;
+  int round = 0;
+  const auto start = Clock::now();
+  for (; round < kRounds && Clock::now() - start < kTimeLimit; ++round) {
+    std::atomic<int> admitted{0};
+    std::latch go(kThreads);
+    std::vector<std::vector<TimeoutHandle>> kept(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        go.arrive_and_wait();  // all start together
+        for (int i = 0; i < kLimit; ++i) {
+          try {
+            kept[t].push_back(timer.new_timeout([] {}, 1h));
+            ++admitted;
+          } catch (const wheel::RejectedExecutionError&) {
+          }
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    ASSERT_GE(admitted, 1);
+    if (admitted > kLimit) ++over_admitted_rounds;
+    for (auto& mine : kept) {
+      for (auto& handle : mine) handle->cancel();
+    }
+    ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
+  }
+  EXPECT_EQ(over_admitted_rounds, 0) << "more than " << kLimit << " admitted in "
+                                     << over_admitted_rounds << " of " << round << " rounds";
+  RecordProperty("rounds", round);
 }
 
 // ---------------------------------------------------------------- the task and its delay
@@ -334,15 +391,9 @@ TEST_P(HashedWheelTimerTest, ThrowingTaskIsLoggedAndTheWorkerCarriesOn) {
 
 // ---------------------------------------------------------------- 10. stop()
 
-TEST_P(HashedWheelTimerTest, StopReturnsEveryUnrunTimeoutMarkedCancelled) {
+TEST_P(HashedWheelTimerTest, StopReturnsAJobForEveryUnrunTimeoutMarkedCancelled) {
   HashedWheelTimer timer(options_with(1ms));
   std::atomic<int> live{0};
-  struct Tracked {
-    std::atomic<int>* live;
-    explicit Tracked(std::atomic<int>* l) : live(l) { ++*live; }
-    Tracked(const Tracked& o) : live(o.live) { ++*live; }
-    ~Tracked() { --*live; }
-  };
   std::vector<TimeoutHandle> scheduled;
   for (int i = 0; i < 1'000; ++i) {
     scheduled.push_back(timer.new_timeout([t = Tracked(&live)] {}, 1h));
@@ -352,12 +403,63 @@ TEST_P(HashedWheelTimerTest, StopReturnsEveryUnrunTimeoutMarkedCancelled) {
   for (int i = 0; i < 50'000; ++i) {
     scheduled.push_back(timer.new_timeout([t = Tracked(&live)] {}, 1h));
   }
-  std::vector<TimeoutHandle> unrun = timer.stop();
+  std::vector<wheel::TimerJob> unrun = timer.stop();
   EXPECT_EQ(unrun.size(), scheduled.size() - 1);
-  for (const auto& handle : unrun) ASSERT_TRUE(handle->is_cancelled());
-  EXPECT_EQ(std::count(unrun.begin(), unrun.end(), scheduled[3]), 0);
+  std::set<Timeout*> returned;
+  for (const auto& job : unrun) {
+    ASSERT_TRUE(job.timeout()->is_cancelled());
+    returned.insert(job.timeout());
+  }
+  EXPECT_EQ(returned.size(), unrun.size()) << "a timeout came back twice";
+  EXPECT_EQ(returned.count(scheduled[3].get()), 0u);
   EXPECT_EQ(timer.pending_timeouts(), 0u);
-  EXPECT_EQ(live, 0) << "stop() destroys the tasks it drops";
+  ASSERT_TRUE(wait_until([&] { return live == static_cast<int>(unrun.size()); }))
+      << "the jobs hold the unrun tasks (the cancelled one is destroyed)";
+  unrun.clear();
+  EXPECT_EQ(live, 0) << "dropping the jobs destroys their tasks";
+}
+
+TEST_P(HashedWheelTimerTest, JobsFromStopRunTheirTaskOnTheCallingThread) {
+  HashedWheelTimer timer(options_with(1ms));
+  std::atomic<int> runs{0};
+  std::thread::id ran_on;
+  bool saw_cancelled = false;
+  TimeoutHandle handle = timer.new_timeout(
+      [&](Timeout& self) {
+        ++runs;
+        ran_on = std::this_thread::get_id();
+        saw_cancelled = self.is_cancelled();
+      },
+      1h);
+  std::vector<wheel::TimerJob> jobs = timer.stop();
+  ASSERT_EQ(jobs.size(), 1u);
+  TimeoutHandle again = jobs[0].handle();
+  EXPECT_EQ(again, handle);
+  EXPECT_FALSE(handle->cancel()) << "already cancelled by stop()";
+  jobs[0]();
+  jobs[0]();  // a second call does nothing
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_TRUE(saw_cancelled);
+  EXPECT_EQ(jobs[0].timeout(), nullptr);
+  EXPECT_FALSE(jobs[0].handle());
+  EXPECT_TRUE(again->is_cancelled()) << "handles stay valid after the job ran";
+}
+
+TEST_P(HashedWheelTimerTest, IgnoringWhatStopReturnsDestroysEveryTask) {
+  std::atomic<int> live{0};
+  std::atomic<int> runs{0};
+  TimeoutHandle kept;
+  {
+    HashedWheelTimer timer(options_with(1ms));
+    for (int i = 0; i < 100; ++i) timer.new_timeout([&, t = Tracked(&live)] { ++runs; }, 1h);
+    kept = timer.new_periodic([&, t = Tracked(&live)] { ++runs; }, 1h, 1h);
+    ASSERT_EQ(live, 101);
+    timer.stop();
+    EXPECT_EQ(live, 0);
+  }
+  EXPECT_EQ(runs, 0);
+  EXPECT_TRUE(kept->is_cancelled());
 }
 
 TEST_P(HashedWheelTimerTest, SecondStopReturnsNothing) {
@@ -563,7 +665,7 @@ TEST_P(HashedWheelTimerTest, AJobDroppedUnrunDestroysItsTaskWithoutRunning) {
   EXPECT_FALSE(ran);
 }
 
-TEST_P(HashedWheelTimerTest, ThrowingExecutorIsLoggedAndTheWorkerCarriesOn) {
+TEST_P(HashedWheelTimerTest, ThrowingExecutorDropsTheTaskLogsAndTheWorkerCarriesOn) {
   wheel::testing::LogCapture log;
   std::atomic<int> calls{0};
   TimerOptions options = options_with(1ms);
@@ -572,12 +674,22 @@ TEST_P(HashedWheelTimerTest, ThrowingExecutorIsLoggedAndTheWorkerCarriesOn) {
     job();
   };
   HashedWheelTimer timer(options);
+  std::atomic<bool> first_ran{false};
   std::atomic<bool> second_ran{false};
-  timer.new_timeout([] {}, 1ms);
-  timer.new_timeout([&] { second_ran = true; }, 30ms);
+  std::atomic<int> live{0};
+  TimeoutHandle dropped = timer.new_timeout([&, t = Tracked(&live)] { first_ran = true; }, 1ms);
+  ASSERT_TRUE(wait_until([&] { return calls == 1; }));
+  timer.new_timeout([&] { second_ran = true; }, 1ms);
   ASSERT_TRUE(wait_until([&] { return second_ran.load(); }));
   timer.stop();
   EXPECT_EQ(log.count("queue full", spdlog::level::err), 1);
+  // The documented outcome: the task is destroyed unrun and the timeout stays expired.
+  EXPECT_FALSE(first_ran);
+  EXPECT_EQ(live, 0);
+  EXPECT_TRUE(dropped->is_expired());
+  EXPECT_FALSE(dropped->is_cancelled());
+  EXPECT_FALSE(dropped->cancel());
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
 }
 
 // ---------------------------------------------------------------- races

@@ -3,13 +3,51 @@
 #include "wheel/detail/node_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+// Watches ::operator new and delete, to tell pooled allocations from the others.
+namespace {
+std::atomic<int> large_news{0};
+std::atomic<int> large_deletes{0};
+std::atomic<int> node_sized_news{0};
+std::atomic<void*> last_large_new{nullptr};
+std::atomic<void*> last_large_delete{nullptr};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  if (size > wheel::detail::kMaxPooledNodeSize && size <= 2 * wheel::detail::kMaxPooledNodeSize) {
+    ++large_news;
+    last_large_new = p;
+  }
+  if (size == 48) ++node_sized_news;
+  return p;
+}
+namespace {
+void free_watched(void* p) noexcept {
+  if (p != nullptr && p == last_large_new.load()) {
+    ++large_deletes;
+    last_large_delete = p;
+  }
+  std::free(p);
+}
+}  // namespace
+void operator delete(void* p) noexcept {
+  free_watched(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  free_watched(p);
+}
 
 namespace wheel::detail {
 namespace {
@@ -31,10 +69,27 @@ TEST(NodePoolTest, SlotsAreDistinctAlignedAndWritable) {
 }
 
 TEST(NodePoolTest, LargeSizesBypassThePool) {
-  void* p = allocate_node(kMaxPooledNodeSize + 8);
-  std::memset(p, 1, kMaxPooledNodeSize + 8);
-  deallocate_node(p, kMaxPooledNodeSize + 8);
+  constexpr std::size_t kLarge = kMaxPooledNodeSize + 8;
+  const int news_before = large_news.load();
+  const int deletes_before = large_deletes.load();
+  void* p = allocate_node(kLarge);
+  EXPECT_EQ(large_news.load() - news_before, 1) << "not taken from ::operator new";
+  EXPECT_EQ(last_large_new.load(), p);
+  std::memset(p, 1, kLarge);
+  deallocate_node(p, kLarge);
+  EXPECT_EQ(large_deletes.load() - deletes_before, 1) << "not given back to ::operator delete";
+  EXPECT_EQ(last_large_delete.load(), p);
 }
+
+#if !defined(__SANITIZE_ADDRESS__)  // ASan builds bypass the pool for every size on purpose
+TEST(NodePoolTest, PooledSizesDoNotCallOperatorNewPerNode) {
+  const int before = node_sized_news.load();
+  std::vector<void*> slots;
+  for (int i = 0; i < 1000; ++i) slots.push_back(allocate_node(48));
+  for (void* p : slots) deallocate_node(p, 48);
+  EXPECT_EQ(node_sized_news.load() - before, 0);
+}
+#endif
 
 TEST(NodePoolTest, SlotsFreedOnOtherThreadsAndAfterTheirThreadEnded) {
   constexpr int kPerThread = 5000;

@@ -76,8 +76,14 @@ HashedWheelTimer::~HashedWheelTimer() {
 void HashedWheelTimer::start() {
   core_->start();
 }
-std::vector<TimeoutHandle> HashedWheelTimer::stop() {
+std::vector<TimerJob> HashedWheelTimer::stop() {
   return core_->stop();
+}
+std::vector<TimerJob> HashedWheelTimer::drain() {
+  return core_->drain();
+}
+bool HashedWheelTimer::is_stopped() const {
+  return core_->is_stopped();
 }
 std::size_t HashedWheelTimer::pending_timeouts() const {
   return core_->pending();
@@ -97,6 +103,9 @@ void HashedWheelTimer::release_slot() noexcept {
 }
 TimeoutHandle HashedWheelTimer::submit(Timeout* node, std::chrono::nanoseconds delay) {
   return core_->submit(node, delay);
+}
+std::shared_ptr<detail::PeriodicGate> HashedWheelTimer::periodic_gate() const {
+  return core_->periodic_gate();
 }
 
 }  // namespace wheel

@@ -44,10 +44,29 @@ const TaskOps& task_ops(std::uint16_t index) noexcept {
 static_assert(sizeof(void*) != 8 || sizeof(detail::TaskTimeout<void (*)()>) == 48);
 
 bool Timeout::cancel() {
-  if (!try_transition(kCancelled)) return false;
-  // Still referenced by the timer here: only the cancellation queue can retire it now.
-  core_->enqueue_cancel(this);
-  return true;
+  if (try_transition(kCancelled)) {
+    // Still referenced by the timer here: only the cancellation queue can retire it now.
+    core_->enqueue_cancel(this);
+    return true;
+  }
+  if (!is_periodic()) return false;
+  // A periodic timeout with a run due or in progress: whoever runs it retires it (its run, if
+  // not started yet, never starts). It may be re-armed (INIT) meanwhile: try again.
+  for (;;) {
+    std::uint8_t state = state_.load(std::memory_order_acquire);
+    if (state == kInit) {
+      if (try_transition(kCancelled)) {
+        core_->enqueue_cancel(this);
+        return true;
+      }
+    } else if (state == kExpired || state == kRunning) {
+      if (state_.compare_exchange_strong(state, kCancelled, std::memory_order_acq_rel)) {
+        return true;
+      }
+    } else {
+      return false;
+    }
+  }
 }
 
 HashedWheelTimer& Timeout::timer() const {
@@ -55,6 +74,7 @@ HashedWheelTimer& Timeout::timer() const {
 }
 
 void Timeout::invoke_guarded() noexcept {
+  const detail::TimerCore::TaskScope scope(core_);  // new_timeout() may be called while draining
   try {
     invoke();
   } catch (const std::exception& e) {

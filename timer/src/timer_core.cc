@@ -35,7 +35,20 @@ std::unique_ptr<Wheel> make_wheel(const TimerOptions& options) {
   return std::make_unique<TimerWheel>(options.ticks_per_wheel);
 }
 
+// The timer whose task the calling thread is running, if any (see TaskScope).
+thread_local const TimerCore* current_task_core = nullptr;
+
 }  // namespace
+
+TimerCore::TaskScope::TaskScope(const TimerCore* core) noexcept : saved_(current_task_core) {
+  current_task_core = core;
+}
+TimerCore::TaskScope::~TaskScope() {
+  current_task_core = saved_;
+}
+bool TimerCore::in_own_task() const noexcept {
+  return current_task_core == this;
+}
 
 TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
     : owner_(owner),
@@ -43,7 +56,9 @@ TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
       max_pending_(options.max_pending_timeouts),
       thread_name_(std::move(options.thread_name)),
       executor_(std::move(options.executor)),
-      wheel_(make_wheel(options)) {}
+      wheel_(make_wheel(options)) {
+  gate_->core = this;
+}
 
 TimerCore::~TimerCore() {
   try {
@@ -52,6 +67,7 @@ TimerCore::~TimerCore() {
     spdlog::critical("wheel: {}; a timer must not be destroyed from its own task", e.what());
     std::terminate();
   }
+  close_gate();  // a timer that never started
   // A new_timeout() or cancel() that raced with stop() may have queued after it collected.
   collect_remaining(nullptr);
   assert(pending_.load() == 0);
@@ -61,6 +77,7 @@ void TimerCore::start() {
   // Checked before locking: a task calling start() while stop() joins its worker must not block.
   switch (run_state_.load(std::memory_order_acquire)) {
     case RunState::kStarted:
+    case RunState::kDraining:
       return;
     case RunState::kShutdown:
       throw std::logic_error("HashedWheelTimer cannot be started once stopped");
@@ -70,6 +87,7 @@ void TimerCore::start() {
   std::lock_guard lock(start_mutex_);
   switch (run_state_.load(std::memory_order_acquire)) {
     case RunState::kStarted:
+    case RunState::kDraining:
       return;
     case RunState::kShutdown:
       throw std::logic_error("HashedWheelTimer cannot be started once stopped");
@@ -81,15 +99,20 @@ void TimerCore::start() {
   run_state_.store(RunState::kStarted, std::memory_order_release);
 }
 
-std::vector<TimeoutHandle> TimerCore::stop() {
+std::vector<TimerJob> TimerCore::stop() {
   if (std::this_thread::get_id() == worker_id_.load(std::memory_order_acquire)) {
     throw std::logic_error("HashedWheelTimer::stop() cannot be called from a timer task");
   }
   {
     std::lock_guard lock(start_mutex_);
-    if (run_state_.exchange(RunState::kShutdown, std::memory_order_acq_rel) != RunState::kStarted) {
+    const RunState previous = run_state_.exchange(RunState::kShutdown, std::memory_order_seq_cst);
+    if (previous != RunState::kStarted && previous != RunState::kDraining) {
       return {};  // never started, or already stopped (or being stopped by another thread)
     }
+  }
+  {
+    std::lock_guard lock(drain_mutex_);  // a drain() waiting elsewhere returns
+    drained_.notify_all();
   }
   {
     std::lock_guard sleep_lock(sleep_mutex_);
@@ -97,17 +120,62 @@ std::vector<TimeoutHandle> TimerCore::stop() {
   }
   wake_.notify_all();
   worker_.join();
-  std::vector<TimeoutHandle> unprocessed;
+  close_gate();
+  std::vector<TimerJob> unprocessed;
+  unprocessed.reserve(pending());
   collect_remaining(&unprocessed);
   return unprocessed;
 }
 
+std::vector<TimerJob> TimerCore::drain() {
+  if (in_own_task() || std::this_thread::get_id() == worker_id_.load(std::memory_order_acquire)) {
+    throw std::logic_error("HashedWheelTimer::drain() cannot be called from a timer task");
+  }
+  {
+    std::lock_guard lock(start_mutex_);
+    if (run_state_.load(std::memory_order_acquire) == RunState::kStarted) {
+      run_state_.store(RunState::kDraining, std::memory_order_seq_cst);
+    }
+  }
+  {
+    // count_out() notifies when pending_ reaches 0; the bounded wait covers a notification
+    // that raced with the store of kDraining above.
+    std::unique_lock lock(drain_mutex_);
+    while (run_state_.load(std::memory_order_seq_cst) == RunState::kDraining &&
+           pending_.load(std::memory_order_seq_cst) > 0) {
+      drained_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+  }
+  return stop();
+}
+
+void TimerCore::close_gate() {
+  std::lock_guard lock(gate_->mutex);
+  if (gate_->core == nullptr) return;
+  gate_->core = nullptr;
+  // Periodic jobs still at the executor leave the count now; they retire by themselves.
+  if (gate_->out > 0) count_out(std::exchange(gate_->out, 0));
+}
+
+void TimerCore::count_out(std::int64_t n) noexcept {
+  if (pending_.fetch_sub(n, std::memory_order_seq_cst) == n &&
+      run_state_.load(std::memory_order_seq_cst) == RunState::kDraining) {
+    std::lock_guard lock(drain_mutex_);
+    drained_.notify_all();
+  }
+}
+
 void TimerCore::reserve_slot() {
-  if (run_state_.load(std::memory_order_acquire) != RunState::kStarted) {
-    if (run_state_.load(std::memory_order_acquire) == RunState::kShutdown) {
+  if (const RunState state = run_state_.load(std::memory_order_acquire);
+      state != RunState::kStarted) {
+    if (state == RunState::kShutdown) {
       throw std::logic_error("new_timeout: the timer has been stopped");
     }
-    start();
+    if (state == RunState::kDraining) {
+      if (!in_own_task()) throw std::logic_error("new_timeout: the timer is draining");
+    } else {
+      start();
+    }
   }
   if (max_pending_ <= 0) {
     pending_.fetch_add(1, std::memory_order_relaxed);
@@ -125,6 +193,7 @@ void TimerCore::reserve_slot() {
 
 TimeoutHandle TimerCore::submit(Timeout* node, std::chrono::nanoseconds delay) {
   node->deadline_ = saturating_add(elapsed_ns(), delay.count());
+  if (node->is_periodic()) static_cast<PeriodicTimeout*>(node)->deadline_ns_ = node->deadline_;
   submissions_.push(node);
   wake_if_sleeping(kWakeForSubmit);
   return TimeoutHandle(node, TimeoutHandle::Adopt{});
@@ -338,7 +407,7 @@ std::size_t TimerCore::process_cancellations() {
     }
     processed += size;
   }
-  if (retired > 0) pending_.fetch_sub(retired, std::memory_order_release);
+  if (retired > 0) count_out(retired);
   return processed;
 }
 
@@ -354,32 +423,107 @@ void TimerCore::run_ready(Timeout* ready) {
     Timeout* node = ready;
     ready = node->queue_next_;
     node->queue_next_ = nullptr;
-    node->place_ = Timeout::kRetired;
     if (executor_) {
-      pending_.fetch_sub(1, std::memory_order_release);
-      try {
-        executor_(TimerJob(node));
-      } catch (const std::exception& e) {
-        spdlog::error("wheel: the timer executor threw, task dropped: {}", e.what());
-      } catch (...) {
-        spdlog::error("wheel: the timer executor threw, task dropped");
-      }
+      hand_over(node);
+    } else if (node->is_periodic()) {
+      run_periodic_here(node);
     } else {
+      node->place_ = Timeout::kRetired;
       node->invoke_guarded();
       node->destroy_task();
       node->task_alive_ = false;
-      pending_.fetch_sub(1, std::memory_order_release);
+      count_out(1);
       node->release();
     }
   }
 }
 
+void TimerCore::hand_over(Timeout* node) {
+  if (node->is_periodic()) {
+    // Stays pending while out: its job comes back to re-arm it (finish_periodic_job).
+    std::lock_guard lock(gate_->mutex);
+    node->place_ = Timeout::kAtExecutor;
+    ++gate_->out;
+  } else {
+    node->place_ = Timeout::kRetired;
+    count_out(1);
+  }
+  try {
+    executor_(TimerJob(node));
+  } catch (const std::exception& e) {
+    spdlog::error("wheel: the timer executor threw, task dropped: {}", e.what());
+  } catch (...) {
+    spdlog::error("wheel: the timer executor threw, task dropped");
+  }
+}
+
+void TimerCore::run_periodic_here(Timeout* node) {
+  auto* periodic = static_cast<PeriodicTimeout*>(node);
+  // Claiming the run fails only when cancel() came first: then no run starts.
+  if (node->try_transition(Timeout::kRunning, Timeout::kExpired)) {
+    node->invoke_guarded();
+    // Armed only now that the run has returned, so runs never overlap. The node goes round
+    // the backlog, as a new timeout would, whatever the wheel's layout.
+    periodic->deadline_ns_ =
+        next_periodic_deadline(periodic->deadline_ns_, periodic->period_ns_, elapsed_ns());
+    node->deadline_ = periodic->deadline_ns_;
+    node->place_ = Timeout::kInQueue;
+    if (node->try_transition(Timeout::kInit, Timeout::kRunning)) {
+      (backlog_tail_ != nullptr ? backlog_tail_->queue_next_ : backlog_head_) = node;
+      backlog_tail_ = node;
+      return;
+    }
+  }
+  // Cancelled before its run started or while it ran: it ends here.
+  node->place_ = Timeout::kRetired;
+  node->destroy_task();
+  node->task_alive_ = false;
+  count_out(1);
+  node->release();
+}
+
+void TimerCore::finish_periodic_job(Timeout* node, bool ran) noexcept {
+  auto* periodic = static_cast<PeriodicTimeout*>(node);
+  {
+    std::lock_guard lock(periodic->gate_->mutex);
+    if (TimerCore* core = periodic->gate_->core) {  // the timer is alive and not stopped yet
+      --periodic->gate_->out;
+      if (ran) {
+        periodic->deadline_ns_ = next_periodic_deadline(periodic->deadline_ns_,
+                                                        periodic->period_ns_, core->elapsed_ns());
+        node->deadline_ = periodic->deadline_ns_;
+        node->place_ = Timeout::kInQueue;
+        if (node->try_transition(Timeout::kInit, Timeout::kRunning)) {
+          core->submissions_.push(node);
+          core->wake_if_sleeping(kWakeForSubmit);
+          return;
+        }
+      }
+      core->count_out(1);
+    }
+  }
+  // Cancelled, dropped unrun, or its timer stopped: the periodic timeout ends, cancelled.
+  node->try_transition(Timeout::kCancelled, ran ? Timeout::kRunning : Timeout::kExpired);
+  node->place_ = Timeout::kRetired;
+  discard_and_release(node);
+}
+
 void TimerCore::run_and_release(Timeout* node) noexcept {
+  if (node->place_ == Timeout::kAtExecutor) {
+    const bool ran = node->try_transition(Timeout::kRunning, Timeout::kExpired);
+    if (ran) node->invoke_guarded();
+    finish_periodic_job(node, ran);
+    return;
+  }
   node->invoke_guarded();
   discard_and_release(node);
 }
 
 void TimerCore::discard_and_release(Timeout* node) noexcept {
+  if (node->place_ == Timeout::kAtExecutor) {
+    finish_periodic_job(node, false);
+    return;
+  }
   if (node->task_alive_) {
     node->destroy_task();
     node->task_alive_ = false;
@@ -387,7 +531,7 @@ void TimerCore::discard_and_release(Timeout* node) noexcept {
   node->release();
 }
 
-void TimerCore::collect_remaining(std::vector<TimeoutHandle>* unprocessed) {
+void TimerCore::collect_remaining(std::vector<TimerJob>* unprocessed) {
   // Cancellations first, so that the sweep below only meets timeouts nobody cancelled yet.
   process_cancellations();
   const auto sweep = [&](Timeout* node) {
@@ -395,12 +539,14 @@ void TimerCore::collect_remaining(std::vector<TimeoutHandle>* unprocessed) {
       node->place_ = Timeout::kRetired;
       node->release();
     } else if (node->try_transition(Timeout::kCancelled)) {
-      if (unprocessed != nullptr) {
-        node->add_ref();
-        unprocessed->push_back(TimeoutHandle(node, TimeoutHandle::Adopt{}));
+      if (unprocessed != nullptr) {  // stop(): the job takes the task and the timer's reference
+        node->place_ = Timeout::kRetired;
+        count_out(1);
+        unprocessed->push_back(TimerJob(node));
+      } else {
+        finish_cancelled(node);
+        count_out(1);
       }
-      finish_cancelled(node);
-      pending_.fetch_sub(1, std::memory_order_release);
     } else {
       node->place_ = Timeout::kDetached;  // a racing cancel() will queue it; retired below
     }

@@ -13,8 +13,11 @@
 #include <vector>
 
 #include "intrusive_stack.h"
+#include "periodic_deadline.h"
 #include "wheel.h"
+#include "wheel/detail/task_timeout.h"
 #include "wheel/timeout.h"
+#include "wheel/timer_job.h"
 #include "wheel/timer_options.h"
 
 namespace wheel {
@@ -22,6 +25,14 @@ class HashedWheelTimer;
 }  // namespace wheel
 
 namespace wheel::detail {
+
+// Lets a periodic job on an executor thread re-arm its timeout while the timer runs, and
+// retire it once the timer has stopped or is gone. Periodic executor path only.
+struct PeriodicGate {
+  std::mutex mutex;
+  TimerCore* core = nullptr;  // null once stop() has collected (guarded by mutex)
+  std::int64_t out = 0;       // periodic jobs handed to the executor, not back yet (mutex)
+};
 
 class TimerCore {
  public:
@@ -46,24 +57,45 @@ class TimerCore {
   }
 
   void start();
-  std::vector<TimeoutHandle> stop();
+  std::vector<TimerJob> stop();
+  std::vector<TimerJob> drain();
+  bool is_stopped() const {
+    return run_state_.load(std::memory_order_acquire) == RunState::kShutdown;
+  }
+  const std::shared_ptr<PeriodicGate>& periodic_gate() const { return gate_; }
 
   // new_timeout() in three steps: count the timeout in (starting the worker if needed),
   // allocate it, submit it. release_slot() undoes reserve_slot() when allocation fails.
   void reserve_slot();
-  void release_slot() noexcept { pending_.fetch_sub(1, std::memory_order_release); }
+  void release_slot() noexcept { count_out(1); }
   TimeoutHandle submit(Timeout* node, std::chrono::nanoseconds delay);
 
   // Timeout::cancel() after its state change: queues the timeout for the worker.
   void enqueue_cancel(Timeout* node);
 
-  // Runs an expired task (exceptions caught and logged), destroys it, drops the reference.
+  // TimerJob: runs the task (exceptions caught and logged), then destroys it and drops the
+  // reference, or re-arms a periodic timeout.
   static void run_and_release(Timeout* node) noexcept;
-  // Destroys a task that will never run and drops the reference.
+  // TimerJob dropped: destroys a task that will never run and drops the reference.
   static void discard_and_release(Timeout* node) noexcept;
 
+  // Marks the calling thread as running a task of `core` for the lifetime of the guard.
+  class TaskScope {
+   public:
+    explicit TaskScope(const TimerCore* core) noexcept;
+    ~TaskScope();
+    TaskScope(const TaskScope&) = delete;
+    TaskScope& operator=(const TaskScope&) = delete;
+
+   private:
+    const TimerCore* saved_;
+  };
+  // True while the calling thread runs a task of this timer (worker, executor or stop()'s job).
+  bool in_own_task() const noexcept;
+
  private:
-  enum class RunState { kInit, kStarted, kShutdown };
+  // kDraining: started, and new_timeout() is refused outside the timer's own tasks.
+  enum class RunState { kInit, kStarted, kDraining, kShutdown };
 
   void worker_main();
   // Sleeps until the deadline of `target_tick` (no target: indefinitely), or until a push of a
@@ -82,8 +114,18 @@ class TimerCore {
   // timer's reference dropped (the caller counts it out of pending_).
   void finish_cancelled(Timeout* node);
   void run_ready(Timeout* ready);
+  // A due periodic timeout on the worker: runs it unless cancelled, then re-arms or retires it.
+  void run_periodic_here(Timeout* node);
+  // Hands a due timeout to the executor.
+  void hand_over(Timeout* node);
+  // After a periodic job returned (ran: whether its run happened) on an executor thread.
+  static void finish_periodic_job(Timeout* node, bool ran) noexcept;
+  // stop() and the destructor: periodic jobs stop re-arming (see PeriodicGate).
+  void close_gate();
+  // Counts `n` timeouts out of pending_ and wakes drain() when that empties the timer.
+  void count_out(std::int64_t n) noexcept;
   // After the worker is gone: cancels and collects whatever the timer still holds.
-  void collect_remaining(std::vector<TimeoutHandle>* unprocessed);
+  void collect_remaining(std::vector<TimerJob>* unprocessed);
   std::int64_t elapsed_ns() const;
 
   HashedWheelTimer& owner_;
@@ -99,6 +141,9 @@ class TimerCore {
   std::atomic<std::thread::id> worker_id_{};
 
   std::atomic<std::int64_t> pending_{0};
+  std::mutex drain_mutex_;  // drain() waits on drained_ for pending_ to reach 0
+  std::condition_variable drained_;
+  const std::shared_ptr<PeriodicGate> gate_ = std::make_shared<PeriodicGate>();
   IntrusiveStack<Timeout, &Timeout::queue_next_> submissions_;
   IntrusiveStack<Timeout, &Timeout::cancel_next_> cancellations_;
 

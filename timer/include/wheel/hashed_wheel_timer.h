@@ -48,11 +48,18 @@
 // bucket in which something can be due this round; kHierarchical: a due level-0 bucket or a
 // cascade), and with nothing pending until new_timeout() wakes it.
 //
-// Threads. new_timeout(), Timeout::cancel(), pending_timeouts() and stop() are safe from any
-// thread (stop() not from a task). Tasks run on the worker thread one after another, or, with
-// TimerOptions::executor, wherever the executor runs them. A task may schedule and cancel.
-// Expire first, then invoke: the worker first moves every due timeout of a bucket to a ready
-// list, then runs them, so a task cancelling a neighbour cannot corrupt the walk.
+// Threads. new_timeout(), new_periodic(), Timeout::cancel(), pending_timeouts(), is_stopped(),
+// drain() and stop() are safe from any thread (drain() and stop() not from a task). Tasks run on
+// the worker thread one after another, or, with TimerOptions::executor, wherever the executor runs
+// them. A task may schedule and cancel. Expire first, then invoke: the worker first moves every due
+// timeout of a bucket to a ready list, then runs them, so a task cancelling a neighbour cannot
+// corrupt the walk.
+//
+// Periodic timeouts (new_periodic) run at a fixed rate on the same absolute tick grid, never
+// overlap, and coalesce the periods they miss. Stopping: stop() stops at once and hands back the
+// unrun tasks as TimerJobs; drain() first lets every pending timeout run; is_stopped() tells
+// whether new timeouts are still accepted.
+//
 // Platform: 64-bit, with user-space addresses below 2^48 (x86-64, arm64 Linux); an entry
 // packs the node address into 45 bits.
 //
@@ -64,6 +71,7 @@
 #include <cstddef>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -118,16 +126,92 @@ class HashedWheelTimer {
     return submit(node, detail::saturating_nanoseconds(delay));
   }
 
+  // Schedules `task` to run periodically at fixed rate: first once `initial_delay` has passed,
+  // then every `period` after that first deadline (deadlines start + initial_delay + k * period
+  // on the timer's absolute clock, so runs never drift, however long the timeout lives). Each
+  // run fires at the first tick after its deadline, as a one-shot timeout would, never before.
+  // Returns a handle like new_timeout()'s: cancel() stops all future runs (a run already started
+  // finishes); the timeout never ends expired, only cancelled (see timeout.h). It counts as one
+  // pending timeout from now until it ends, including while a run is handed to the executor.
+  //   * Runs never overlap: the next run is armed only when the previous one has returned,
+  //     with or without an executor.
+  //   * Missed periods coalesce, they do not burst: when a run returns after later deadlines
+  //     have passed (a slow run, a worker blocked by another task, a busy executor), those
+  //     periods are skipped and the next run is at the first deadline still ahead. The run that
+  //     was late happens once, as soon as it can.
+  //   * `period` shorter than the tick: at most one run per tick.
+  //   * With an executor, each run is a TimerJob; dropping it unrun (or the executor throwing)
+  //     ends the periodic timeout, cancelled. A job still out when stop() runs is not among
+  //     stop()'s jobs; when it returns, its timeout ends cancelled instead of re-arming.
+  // `task` as for new_timeout() (invoked once per run). Throws std::invalid_argument for an
+  // empty callable or `period` <= 0, and what new_timeout() throws. Starts the worker if needed.
+  // Safe from any thread, tasks included.
+  template <class F, class Rep1, class Period1, class Rep2, class Period2>
+  requires detail::TimerTask<std::decay_t<F>> TimeoutHandle
+  new_periodic(F&& task, std::chrono::duration<Rep1, Period1> initial_delay,
+               std::chrono::duration<Rep2, Period2> period) {
+    using Task = std::decay_t<F>;
+    if constexpr (std::is_pointer_v<Task> || std::is_member_pointer_v<Task> ||
+                  requires(const Task& t) { t.operator bool(); }) {
+      if (!static_cast<bool>(task)) throw std::invalid_argument("new_periodic: task is empty");
+    }
+    const std::chrono::nanoseconds period_ns = detail::saturating_nanoseconds(period);
+    if (period_ns <= std::chrono::nanoseconds::zero()) {
+      throw std::invalid_argument("new_periodic: period must be greater than 0, got " +
+                                  std::to_string(period_ns.count()) + "ns");
+    }
+    reserve_slot();
+    Timeout* node = nullptr;
+    try {
+      node = new detail::TaskTimeout<Task, detail::PeriodicTimeout>(
+          core_.get(), std::forward<F>(task), period_ns.count(), periodic_gate());
+    } catch (...) {
+      release_slot();
+      throw;
+    }
+    return submit(node, detail::saturating_nanoseconds(initial_delay));
+  }
+
   // Starts the worker thread if it is not running. Throws std::logic_error after stop().
   // Safe from any thread.
   void start();
 
   // Stops the worker: wakes and joins it (a task already running finishes first), then returns
-  // every timeout that had neither run nor been cancelled, each now marked cancelled and its
-  // task destroyed. A second stop() and a stop() before any start return nothing.
+  // a job for every timeout that had neither run nor been cancelled. Each of those timeouts is
+  // now cancelled (is_cancelled() true, cancel() false); its job still holds the task: run it
+  // (on the calling thread, once; a periodic task runs once and is not re-armed) or drop it
+  // (the task is destroyed unrun). Ignoring the result drops them all, so nothing leaks. Handles
+  // to these timeouts stay valid, as always; TimerJob::handle() gives one more.
+  // Jobs already handed to the executor are not returned: the executor holds them.
+  // From the moment stop() begins, is_stopped() is true and new_timeout() throws
+  // std::logic_error. A second stop() and a stop() before any start return nothing.
   // Throws std::logic_error when called from a task on the worker thread.
   // Safe from any other thread.
-  std::vector<TimeoutHandle> stop();
+  std::vector<TimerJob> stop();
+
+  // A draining stop: from now on new_timeout() and new_periodic() throw std::logic_error,
+  // except when called from a task of this timer (so a chain of tasks can finish its work);
+  // blocks until every pending timeout has run or been cancelled, then stops as stop() does.
+  //   * Periodic timeouts never finish by themselves: cancel them (before or during the drain,
+  //     e.g. from another thread or from their own task) or drain() blocks.
+  //   * With an executor, "run" means handed to the executor: drain() does not wait for the
+  //     executor to run the jobs it holds (join your pool afterwards). A task that runs after
+  //     drain() returned gets std::logic_error from new_timeout(), as after stop().
+  //   * If stop() is called meanwhile (from another thread), drain() returns when it has.
+  // is_stopped() stays false while draining, until the final stop begins. Returns at once on a
+  // stopped or never-started timer (which is then stopped).
+  // Returns what that final stop() returns: nothing, unless a task on an executor scheduled a
+  // timeout between the end of the wait and the stop (its job is then returned, cancelled).
+  // Throws std::logic_error when called from a task of this timer (it could never finish).
+  // Safe from any other thread.
+  std::vector<TimerJob> drain();
+
+  // True once stop() (or the final step of drain()) has begun: new_timeout() and new_periodic()
+  // throw std::logic_error from then on, and it never becomes false again. A task that
+  // re-schedules itself may ask first, but stop() can still begin between the question and
+  // new_timeout(): catch std::logic_error, or use new_periodic() for heartbeats.
+  // Safe from any thread.
+  bool is_stopped() const;
 
   // Timeouts scheduled that have neither run nor had their cancellation processed. Never
   // negative. Safe from any thread.
@@ -143,6 +227,7 @@ class HashedWheelTimer {
   void reserve_slot();
   void release_slot() noexcept;
   TimeoutHandle submit(Timeout* node, std::chrono::nanoseconds delay);
+  std::shared_ptr<detail::PeriodicGate> periodic_gate() const;
 
   std::unique_ptr<detail::TimerCore> core_;
 };

@@ -12,6 +12,12 @@
 //
 // States: INIT -> EXPIRED (the task was handed to run) or INIT -> CANCELLED, each by one atomic
 // compare-and-swap, so a timeout ends expired or cancelled, never both.
+//
+// A periodic timeout (HashedWheelTimer::new_periodic) goes round: INIT (armed) -> EXPIRED (a run
+// is due and handed over) -> RUNNING (the run has started) -> INIT (armed for the next period).
+// It never ends expired: it ends CANCELLED, by cancel() (from INIT, EXPIRED or RUNNING), by
+// stop(), or when its job is dropped unrun. A run that has not started when cancel() returns
+// true never starts; a run already started finishes.
 #pragma once
 
 #include <atomic>
@@ -28,6 +34,7 @@ class TimerCore;
 class BucketStore;
 class TimerWheel;
 class HierarchicalWheel;
+class PeriodicTimeout;
 
 // Where a timeout's entry sits in its wheel: bucket number and index within the bucket.
 struct WheelSlot {
@@ -41,6 +48,7 @@ struct TaskOps {
   void (*invoke)(Timeout& node);                 // runs the task
   void (*destroy_task)(Timeout& node) noexcept;  // destroys the task; called at most once
   void (*destroy_node)(Timeout* node) noexcept;  // destroys the node and frees its memory
+  bool periodic;                                 // the node is a PeriodicTimeout
 };
 // Registers the table of one task type and returns its index. Throws std::length_error beyond
 // 65,536 task types. Safe from any thread.
@@ -58,6 +66,8 @@ class Timeout {
   // that cancelled it; false when it already expired, was cancelled, or its timer was stopped or
   // destroyed. The timer's worker destroys the task about 1 ms after cancel() calls pause, on
   // its next tick at the latest.
+  // Periodic timeouts: cancel() succeeds at any time until the timeout has ended; no run starts
+  // after it returned true, a run in progress finishes (its task is destroyed when it returns).
   // Safe from any thread, the task's own included, and after the timer is gone.
   bool cancel();
 
@@ -66,8 +76,15 @@ class Timeout {
   bool is_cancelled() const { return state_.load(std::memory_order_acquire) == kCancelled; }
 
   // True once the task has been handed to run (so a running task sees its own timeout expired).
+  // A periodic timeout is expired only while a run is due or in progress, and not in between.
   // Safe from any thread.
-  bool is_expired() const { return state_.load(std::memory_order_acquire) == kExpired; }
+  bool is_expired() const {
+    const std::uint8_t state = state_.load(std::memory_order_acquire);
+    return state == kExpired || state == kRunning;
+  }
+
+  // True for a timeout scheduled with HashedWheelTimer::new_periodic(). Safe from any thread.
+  bool is_periodic() const { return detail::task_ops(ops_).periodic; }
 
   // The timer that created this timeout. REQUIRES: that timer has not been destroyed.
   HashedWheelTimer& timer() const;
@@ -84,9 +101,18 @@ class Timeout {
   friend class detail::TimerWheel;
   friend class detail::HierarchicalWheel;
 
-  enum State : std::uint8_t { kInit = 0, kCancelled = 1, kExpired = 2 };
-  // Where the worker keeps the node; touched by the worker thread only.
-  enum Place : std::uint8_t { kInQueue, kInWheel, kCancelSeenInQueue, kDetached, kRetired };
+  // kRunning: periodic timeouts only, while a run is in progress.
+  enum State : std::uint8_t { kInit = 0, kCancelled = 1, kExpired = 2, kRunning = 3 };
+  // Where the worker keeps the node; touched by the worker thread only, except for a periodic
+  // node handed to the executor (kAtExecutor), which the thread running its job re-arms.
+  enum Place : std::uint8_t {
+    kInQueue,
+    kInWheel,
+    kCancelSeenInQueue,
+    kDetached,
+    kRetired,
+    kAtExecutor
+  };
 
   void invoke() { detail::task_ops(ops_).invoke(*this); }
   void destroy_task() noexcept { detail::task_ops(ops_).destroy_task(*this); }
@@ -97,8 +123,8 @@ class Timeout {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
       detail::task_ops(ops_).destroy_node(this);
   }
-  bool try_transition(State to) noexcept {
-    std::uint8_t expected = kInit;
+  bool try_transition(State to, State from = kInit) noexcept {
+    std::uint8_t expected = from;
     return state_.compare_exchange_strong(expected, to, std::memory_order_acq_rel,
                                           std::memory_order_acquire);
   }
@@ -154,6 +180,7 @@ class TimeoutHandle {
 
  private:
   friend class detail::TimerCore;
+  friend class TimerJob;
   struct Adopt {};
   TimeoutHandle(Timeout* node, Adopt) noexcept : node_(node) {}  // takes over one reference
 

@@ -12,7 +12,12 @@
 namespace wheel {
 
 // Receives each expired task as a job instead of the worker running it. Called on the timer's
-// worker thread; must not block for long. The receiver runs the job on a thread of its choice.
+// worker thread; must not block for long. The receiver runs the job on a thread of its choice
+// (TimerJob is move-only: see timer_job.h for a std::function-based pool).
+// If the executor throws, the job it was given is destroyed unrun: its task is destroyed
+// without running, an error naming the exception is logged, and the worker carries on. A
+// one-shot timeout stays expired (is_expired() true: it did expire, and no one can run it any
+// more); a periodic timeout ends cancelled (is_cancelled() true, no further runs).
 using TimerExecutor = std::function<void(TimerJob)>;
 
 // How the timer stores its pending timeouts. Both give the same API and contract; see

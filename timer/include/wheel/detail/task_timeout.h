@@ -1,5 +1,5 @@
-// Internal: the concrete Timeout node that stores a task of type F inline, and the saturating
-// conversion of any std::chrono::duration to nanoseconds.
+// Internal: the concrete Timeout node that stores a task of type F inline, the base of periodic
+// nodes, and the saturating conversion of any std::chrono::duration to nanoseconds.
 #pragma once
 
 #include <chrono>
@@ -71,13 +71,34 @@ requires(std::is_empty_v<F>&& std::is_trivially_destructible_v<F>) struct TaskSt
   [[no_unique_address]] F task_;
 };
 
-// The node: Timeout's fields followed by the task.
-template <class F>
-class TaskTimeout final : public Timeout {
+// Shared by the timer and its periodic nodes, so that a periodic job run by an executor can
+// re-arm its timeout without touching a timer that has stopped or is gone (timer_core.h).
+struct PeriodicGate;
+
+// What a periodic node adds to a Timeout: its period and the deadline of its next run, in
+// nanoseconds since the timer's start. Only periodic timeouts pay for these fields.
+class PeriodicTimeout : public Timeout {
+ protected:
+  PeriodicTimeout(TimerCore* core, std::uint16_t ops, std::int64_t period_ns,
+                  std::shared_ptr<PeriodicGate> gate)
+      : Timeout(core, ops), period_ns_(period_ns), gate_(std::move(gate)) {}
+  ~PeriodicTimeout() = default;
+
+ private:
+  friend class TimerCore;
+  const std::int64_t period_ns_;  // > 0
+  std::int64_t deadline_ns_ = 0;  // of the run due next (or running); worker or job thread
+  const std::shared_ptr<PeriodicGate> gate_;
+};
+
+// The node: Base's fields (Timeout or PeriodicTimeout) followed by the task.
+template <class F, class Base = Timeout>
+class TaskTimeout final : public Base {
  public:
-  template <class Arg>
-  TaskTimeout(TimerCore* core, Arg&& task)
-      : Timeout(core, ops_index()), task_(std::forward<Arg>(task)) {}
+  template <class Arg, class... BaseArgs>
+  explicit TaskTimeout(TimerCore* core, Arg&& task, BaseArgs&&... base_args)
+      : Base(core, ops_index(), std::forward<BaseArgs>(base_args)...),
+        task_(std::forward<Arg>(task)) {}
 
   static void* operator new(std::size_t size) { return allocate_node_of<TaskTimeout>(size); }
   static void operator delete(void* p, std::size_t size) noexcept {
@@ -93,7 +114,8 @@ class TaskTimeout final : public Timeout {
   }
   static void destroy_node_fn(Timeout* node) noexcept { delete static_cast<TaskTimeout*>(node); }
   static std::uint16_t ops_index() {
-    static constexpr TaskOps kOps{&invoke_fn, &destroy_task_fn, &destroy_node_fn};
+    static constexpr TaskOps kOps{&invoke_fn, &destroy_task_fn, &destroy_node_fn,
+                                  std::is_base_of_v<PeriodicTimeout, Base>};
     static const std::uint16_t index = register_task_ops(&kOps);
     return index;
   }
