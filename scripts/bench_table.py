@@ -121,7 +121,8 @@ def compare(netty_paths, our_paths):
 
 def scaling(paths, dat):
     groups, order = load(paths)
-    impls = [i for i in ("wheel", "hier", "heap", "libuv") if any(k[0] == i for k in order)]
+    impls = [i for i in ("netty", "wheel", "hier", "heap", "libuv")
+             if any(k[0] == i for k in order)]
     counts = sorted({k[3] for k in order if k[1].startswith("scaling_")})
     cols = [(m, i) for m in ("schedule", "cancel") for i in impls]
     cost_impls = [i for i in impls if any(k[0] == i and k[1] == "scaling_worker_us_per_tick"
