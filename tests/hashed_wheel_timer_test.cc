@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <wheel/hashed_wheel_timer.h>
 
+#include "support/timer_layouts.h"
 #include "support/timer_test_support.h"
 
 namespace {
@@ -27,18 +28,23 @@ using wheel::TimerOptions;
 using wheel::testing::Clock;
 using wheel::testing::wait_until;
 
-TimerOptions options_with(std::chrono::milliseconds tick, std::size_t buckets = 512,
-                          std::string name = "wheel-timer") {
-  TimerOptions options;
-  options.tick_duration = tick;
-  options.ticks_per_wheel = buckets;
-  options.thread_name = std::move(name);
-  return options;
-}
+// Every test runs once per layout (TimerOptions::layout).
+class HashedWheelTimerTest : public ::testing::TestWithParam<wheel::TimerLayout> {
+ protected:
+  TimerOptions options_with(std::chrono::milliseconds tick, std::size_t buckets = 512,
+                            std::string name = "wheel-timer") const {
+    TimerOptions options;
+    options.tick_duration = tick;
+    options.ticks_per_wheel = buckets;
+    options.thread_name = std::move(name);
+    options.layout = GetParam();
+    return options;
+  }
+};
 
 // ---------------------------------------------------------------- 1. the wheel and its rounds
 
-TEST(HashedWheelTimerTest, TimeoutBeyondOneRevolutionWaitsItsRounds) {
+TEST_P(HashedWheelTimerTest, TimeoutBeyondOneRevolutionWaitsItsRounds) {
   // 4 buckets of 10 ms: a 95 ms delay goes round the wheel twice before it is due.
   HashedWheelTimer timer(options_with(10ms, 4));
   const auto start = Clock::now();
@@ -48,7 +54,7 @@ TEST(HashedWheelTimerTest, TimeoutBeyondOneRevolutionWaitsItsRounds) {
   EXPECT_GE(Clock::duration(fired_at.load()), 95ms);
 }
 
-TEST(HashedWheelTimerTest, ManyDelaysAcrossManyRoundsAllFireInDeadlineOrder) {
+TEST_P(HashedWheelTimerTest, ManyDelaysAcrossManyRoundsAllFireInDeadlineOrder) {
   HashedWheelTimer timer(options_with(1ms, 8));
   std::mutex mutex;
   std::vector<int> order;
@@ -69,7 +75,7 @@ TEST(HashedWheelTimerTest, ManyDelaysAcrossManyRoundsAllFireInDeadlineOrder) {
 
 // ---------------------------------------------------------------- 2. scheduling from anywhere
 
-TEST(HashedWheelTimerTest, NewTimeoutIsSafeFromManyThreads) {
+TEST_P(HashedWheelTimerTest, NewTimeoutIsSafeFromManyThreads) {
   HashedWheelTimer timer(options_with(1ms));
   constexpr int kThreads = 4;
   constexpr int kPerThread = 5'000;
@@ -88,7 +94,7 @@ TEST(HashedWheelTimerTest, NewTimeoutIsSafeFromManyThreads) {
   EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
 }
 
-TEST(HashedWheelTimerTest, TaskCanScheduleAndCancelOnTheWorker) {
+TEST_P(HashedWheelTimerTest, TaskCanScheduleAndCancelOnTheWorker) {
   HashedWheelTimer timer(options_with(1ms));
   std::atomic<int> chain{0};
   std::atomic<bool> victim_ran{false};
@@ -107,7 +113,7 @@ TEST(HashedWheelTimerTest, TaskCanScheduleAndCancelOnTheWorker) {
   EXPECT_TRUE(victim->is_cancelled());
 }
 
-TEST(HashedWheelTimerTest, TaskCancellingANeighbourOfTheSameBucketIsSafe) {
+TEST_P(HashedWheelTimerTest, TaskCancellingANeighbourOfTheSameBucketIsSafe) {
   HashedWheelTimer timer(options_with(50ms));
   std::atomic<int> runs{0};
   std::vector<TimeoutHandle> handles(10);
@@ -131,7 +137,7 @@ TEST(HashedWheelTimerTest, TaskCancellingANeighbourOfTheSameBucketIsSafe) {
   EXPECT_EQ(cancels_won, 0);
 }
 
-TEST(HashedWheelTimerTest, TwoHundredThousandTimeoutsPassTheHundredThousandPerTickCap) {
+TEST_P(HashedWheelTimerTest, TwoHundredThousandTimeoutsPassTheHundredThousandPerTickCap) {
   // One tick of 1 s moves at most 100,000 new timeouts into the wheel, so 200,000 zero-delay
   // timeouts scheduled within the first tick fire in two batches, one tick apart.
   HashedWheelTimer timer(options_with(1000ms));
@@ -158,7 +164,7 @@ TEST(HashedWheelTimerTest, TwoHundredThousandTimeoutsPassTheHundredThousandPerTi
 // ---------------------------------------------------------------- 5. never early, about a tick
 // late
 
-TEST(HashedWheelTimerTest, NeverFiresBeforeItsFullDelay) {
+TEST_P(HashedWheelTimerTest, NeverFiresBeforeItsFullDelay) {
   HashedWheelTimer timer(options_with(10ms));
   constexpr int kCount = 2'000;
   std::vector<Clock::duration> lateness(kCount);
@@ -183,7 +189,7 @@ TEST(HashedWheelTimerTest, NeverFiresBeforeItsFullDelay) {
 
 // ---------------------------------------------------------------- 6. counting and the limit
 
-TEST(HashedWheelTimerTest, PendingCountsUntilRunOrCancellationIsProcessed) {
+TEST_P(HashedWheelTimerTest, PendingCountsUntilRunOrCancellationIsProcessed) {
   HashedWheelTimer timer(options_with(1ms));
   std::vector<TimeoutHandle> handles;
   for (int i = 0; i < 10; ++i) handles.push_back(timer.new_timeout([] {}, 1h));
@@ -204,7 +210,7 @@ TEST(HashedWheelTimerTest, PendingCountsUntilRunOrCancellationIsProcessed) {
   EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 6; }));
 }
 
-TEST(HashedWheelTimerTest, PendingIsExactAfterCancelsRaceTheirBucketsTick) {
+TEST_P(HashedWheelTimerTest, PendingIsExactAfterCancelsRaceTheirBucketsTick) {
   // netty#14959: a timeout cancelled while the worker visits its bucket was subtracted twice.
   // Here the count must come back to exactly the number still scheduled.
   HashedWheelTimer timer(options_with(1ms, 4));
@@ -222,7 +228,7 @@ TEST(HashedWheelTimerTest, PendingIsExactAfterCancelsRaceTheirBucketsTick) {
   EXPECT_EQ(timer.pending_timeouts(), 10u);
 }
 
-TEST(HashedWheelTimerTest, MaxPendingRejectsWithoutChangingTheCount) {
+TEST_P(HashedWheelTimerTest, MaxPendingRejectsWithoutChangingTheCount) {
   TimerOptions options = options_with(1ms);
   options.max_pending_timeouts = 3;
   HashedWheelTimer timer(options);
@@ -240,7 +246,7 @@ TEST(HashedWheelTimerTest, MaxPendingRejectsWithoutChangingTheCount) {
   EXPECT_NO_THROW(handles.push_back(timer.new_timeout([] {}, 1h)));
 }
 
-TEST(HashedWheelTimerTest, MaxPendingHoldsUnderConcurrentProducers) {
+TEST_P(HashedWheelTimerTest, MaxPendingHoldsUnderConcurrentProducers) {
   TimerOptions options = options_with(1ms);
   options.max_pending_timeouts = 1'000;
   HashedWheelTimer timer(options);
@@ -268,7 +274,7 @@ TEST(HashedWheelTimerTest, MaxPendingHoldsUnderConcurrentProducers) {
 
 // ---------------------------------------------------------------- the task and its delay
 
-TEST(HashedWheelTimerTest, AcceptsMoveOnlyTasksAndBothCallForms) {
+TEST_P(HashedWheelTimerTest, AcceptsMoveOnlyTasksAndBothCallForms) {
   HashedWheelTimer timer(options_with(1ms));
   std::atomic<int> value{0};
   auto payload = std::make_unique<int>(40);
@@ -277,7 +283,7 @@ TEST(HashedWheelTimerTest, AcceptsMoveOnlyTasksAndBothCallForms) {
   EXPECT_TRUE(wait_until([&] { return value == 42; }));
 }
 
-TEST(HashedWheelTimerTest, EmptyCallableThrowsInvalidArgument) {
+TEST_P(HashedWheelTimerTest, EmptyCallableThrowsInvalidArgument) {
   HashedWheelTimer timer(options_with(1ms));
   std::function<void()> empty;
   EXPECT_THROW(timer.new_timeout(empty, 1ms), std::invalid_argument);
@@ -286,7 +292,7 @@ TEST(HashedWheelTimerTest, EmptyCallableThrowsInvalidArgument) {
   EXPECT_EQ(timer.pending_timeouts(), 0u);
 }
 
-TEST(HashedWheelTimerTest, HugeDelaysNeverOverflow) {
+TEST_P(HashedWheelTimerTest, HugeDelaysNeverOverflow) {
   HashedWheelTimer timer(options_with(1ms));
   std::atomic<int> runs{0};
   std::vector<TimeoutHandle> handles;
@@ -301,7 +307,7 @@ TEST(HashedWheelTimerTest, HugeDelaysNeverOverflow) {
   EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
 }
 
-TEST(HashedWheelTimerTest, ZeroAndNegativeDelaysFireOnTheNextTick) {
+TEST_P(HashedWheelTimerTest, ZeroAndNegativeDelaysFireOnTheNextTick) {
   HashedWheelTimer timer(options_with(20ms));
   std::atomic<int> runs{0};
   timer.new_timeout([&] { ++runs; }, 0ms);
@@ -313,7 +319,7 @@ TEST(HashedWheelTimerTest, ZeroAndNegativeDelaysFireOnTheNextTick) {
 
 // ---------------------------------------------------------------- 9. a throwing task
 
-TEST(HashedWheelTimerTest, ThrowingTaskIsLoggedAndTheWorkerCarriesOn) {
+TEST_P(HashedWheelTimerTest, ThrowingTaskIsLoggedAndTheWorkerCarriesOn) {
   wheel::testing::LogCapture log;
   HashedWheelTimer timer(options_with(1ms));
   std::atomic<bool> later_ran{false};
@@ -328,7 +334,7 @@ TEST(HashedWheelTimerTest, ThrowingTaskIsLoggedAndTheWorkerCarriesOn) {
 
 // ---------------------------------------------------------------- 10. stop()
 
-TEST(HashedWheelTimerTest, StopReturnsEveryUnrunTimeoutMarkedCancelled) {
+TEST_P(HashedWheelTimerTest, StopReturnsEveryUnrunTimeoutMarkedCancelled) {
   HashedWheelTimer timer(options_with(1ms));
   std::atomic<int> live{0};
   struct Tracked {
@@ -354,14 +360,14 @@ TEST(HashedWheelTimerTest, StopReturnsEveryUnrunTimeoutMarkedCancelled) {
   EXPECT_EQ(live, 0) << "stop() destroys the tasks it drops";
 }
 
-TEST(HashedWheelTimerTest, SecondStopReturnsNothing) {
+TEST_P(HashedWheelTimerTest, SecondStopReturnsNothing) {
   HashedWheelTimer timer(options_with(1ms));
   timer.new_timeout([] {}, 1h);
   EXPECT_EQ(timer.stop().size(), 1u);
   EXPECT_TRUE(timer.stop().empty());
 }
 
-TEST(HashedWheelTimerTest, StopBeforeStartReturnsNothingAndStartsNothing) {
+TEST_P(HashedWheelTimerTest, StopBeforeStartReturnsNothingAndStartsNothing) {
   const std::string name = "never-started";
   HashedWheelTimer timer(options_with(1ms, 512, name));
   EXPECT_TRUE(timer.stop().empty());
@@ -370,7 +376,7 @@ TEST(HashedWheelTimerTest, StopBeforeStartReturnsNothingAndStartsNothing) {
   EXPECT_THROW(timer.start(), std::logic_error);
 }
 
-TEST(HashedWheelTimerTest, NewTimeoutAfterStopThrowsLogicError) {
+TEST_P(HashedWheelTimerTest, NewTimeoutAfterStopThrowsLogicError) {
   HashedWheelTimer timer(options_with(1ms));
   timer.start();
   timer.stop();
@@ -378,7 +384,7 @@ TEST(HashedWheelTimerTest, NewTimeoutAfterStopThrowsLogicError) {
   EXPECT_EQ(timer.pending_timeouts(), 0u);
 }
 
-TEST(HashedWheelTimerTest, StopFromATaskThrowsLogicError) {
+TEST_P(HashedWheelTimerTest, StopFromATaskThrowsLogicError) {
   HashedWheelTimer timer(options_with(1ms));
   std::atomic<int> outcome{0};
   timer.new_timeout(
@@ -395,7 +401,7 @@ TEST(HashedWheelTimerTest, StopFromATaskThrowsLogicError) {
   EXPECT_EQ(outcome, 2);
 }
 
-TEST(HashedWheelTimerTest, StopLetsARunningTaskFinishFirst) {
+TEST_P(HashedWheelTimerTest, StopLetsARunningTaskFinishFirst) {
   HashedWheelTimer timer(options_with(1ms));
   std::atomic<bool> started{false};
   std::atomic<bool> finished{false};
@@ -411,7 +417,7 @@ TEST(HashedWheelTimerTest, StopLetsARunningTaskFinishFirst) {
   EXPECT_TRUE(finished);
 }
 
-TEST(HashedWheelTimerTest, StopWhileOtherThreadsScheduleAndCancel) {
+TEST_P(HashedWheelTimerTest, StopWhileOtherThreadsScheduleAndCancel) {
   for (int round = 0; round < 20; ++round) {
     HashedWheelTimer timer(options_with(1ms));
     std::atomic<int> runs{0};
@@ -442,7 +448,7 @@ TEST(HashedWheelTimerTest, StopWhileOtherThreadsScheduleAndCancel) {
 
 // ---------------------------------------------------------------- 11. an idle timer costs nothing
 
-TEST(HashedWheelTimerTest, IdleWorkerDoesNotWakeEveryTick) {
+TEST_P(HashedWheelTimerTest, IdleWorkerDoesNotWakeEveryTick) {
   const std::string name = "idle-wheel";
   HashedWheelTimer timer(options_with(1ms, 512, name));
   timer.start();
@@ -455,7 +461,7 @@ TEST(HashedWheelTimerTest, IdleWorkerDoesNotWakeEveryTick) {
   EXPECT_LT(after - before, 10);
 }
 
-TEST(HashedWheelTimerTest, WorkerSleepsPastEmptyTicksUntilTheNextDueBucket) {
+TEST_P(HashedWheelTimerTest, WorkerSleepsPastEmptyTicksUntilTheNextDueBucket) {
   const std::string name = "sparse-wheel";
   HashedWheelTimer timer(options_with(1ms, 4096, name));
   std::atomic<bool> ran{false};
@@ -470,7 +476,7 @@ TEST(HashedWheelTimerTest, WorkerSleepsPastEmptyTicksUntilTheNextDueBucket) {
   EXPECT_TRUE(wait_until([&] { return ran.load(); }));
 }
 
-TEST(HashedWheelTimerTest, SleepingWorkerWakesForANewTimeout) {
+TEST_P(HashedWheelTimerTest, SleepingWorkerWakesForANewTimeout) {
   HashedWheelTimer timer(options_with(10ms));
   timer.start();
   std::this_thread::sleep_for(300ms);  // asleep with nothing pending
@@ -481,7 +487,7 @@ TEST(HashedWheelTimerTest, SleepingWorkerWakesForANewTimeout) {
   EXPECT_LT(Clock::now() - start, 2s);
 }
 
-TEST(HashedWheelTimerTest, TicksKeepTheirPhaseAcrossIdlePeriods) {
+TEST_P(HashedWheelTimerTest, TicksKeepTheirPhaseAcrossIdlePeriods) {
   // Ticks sit at start + k * tick even after the worker slept with nothing pending, so a
   // timeout fires just after a tick boundary, not one sleep-overshoot later each time.
   constexpr auto kTick = 200ms;
@@ -500,7 +506,7 @@ TEST(HashedWheelTimerTest, TicksKeepTheirPhaseAcrossIdlePeriods) {
   }
 }
 
-TEST(HashedWheelTimerTest, WorkerThreadCarriesTheConfiguredName) {
+TEST_P(HashedWheelTimerTest, WorkerThreadCarriesTheConfiguredName) {
   HashedWheelTimer timer(options_with(1ms, 512, "my-wheel-thread-name-is-long"));
   timer.start();
   // Linux keeps 15 characters of a thread name.
@@ -510,7 +516,7 @@ TEST(HashedWheelTimerTest, WorkerThreadCarriesTheConfiguredName) {
 
 // ---------------------------------------------------------------- 12. the executor
 
-TEST(HashedWheelTimerTest, ExecutorReceivesExpiredTasksToRunElsewhere) {
+TEST_P(HashedWheelTimerTest, ExecutorReceivesExpiredTasksToRunElsewhere) {
   std::mutex mutex;
   std::vector<wheel::TimerJob> jobs;
   TimerOptions options = options_with(1ms);
@@ -543,7 +549,7 @@ TEST(HashedWheelTimerTest, ExecutorReceivesExpiredTasksToRunElsewhere) {
   EXPECT_EQ(ran_on, std::this_thread::get_id());
 }
 
-TEST(HashedWheelTimerTest, AJobDroppedUnrunDestroysItsTaskWithoutRunning) {
+TEST_P(HashedWheelTimerTest, AJobDroppedUnrunDestroysItsTaskWithoutRunning) {
   std::atomic<int> handed{0};
   TimerOptions options = options_with(1ms);
   options.executor = [&](wheel::TimerJob) { ++handed; };  // drops every job
@@ -557,7 +563,7 @@ TEST(HashedWheelTimerTest, AJobDroppedUnrunDestroysItsTaskWithoutRunning) {
   EXPECT_FALSE(ran);
 }
 
-TEST(HashedWheelTimerTest, ThrowingExecutorIsLoggedAndTheWorkerCarriesOn) {
+TEST_P(HashedWheelTimerTest, ThrowingExecutorIsLoggedAndTheWorkerCarriesOn) {
   wheel::testing::LogCapture log;
   std::atomic<int> calls{0};
   TimerOptions options = options_with(1ms);
@@ -576,7 +582,7 @@ TEST(HashedWheelTimerTest, ThrowingExecutorIsLoggedAndTheWorkerCarriesOn) {
 
 // ---------------------------------------------------------------- races
 
-TEST(HashedWheelTimerTest, ManyThreadsScheduleAndCancelAndEveryTimeoutEndsOnce) {
+TEST_P(HashedWheelTimerTest, ManyThreadsScheduleAndCancelAndEveryTimeoutEndsOnce) {
   HashedWheelTimer timer(options_with(1ms, 64));
   constexpr int kThreads = 4;
   constexpr int kPerThread = 20'000;
@@ -611,5 +617,8 @@ TEST(HashedWheelTimerTest, ManyThreadsScheduleAndCancelAndEveryTimeoutEndsOnce) 
   }
   EXPECT_EQ(runs, expired);
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, HashedWheelTimerTest, wheel::testing::kLayouts,
+                         wheel::testing::layout_name);
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <wheel/hashed_wheel_timer.h>
 
+#include "support/timer_layouts.h"
 #include "support/timer_test_support.h"
 
 namespace {
@@ -20,11 +21,16 @@ using wheel::TimeoutHandle;
 using wheel::TimerOptions;
 using wheel::testing::wait_until;
 
-TimerOptions fast_ticks(std::chrono::milliseconds tick = 1ms) {
-  TimerOptions options;
-  options.tick_duration = tick;
-  return options;
-}
+// Every test runs once per layout (TimerOptions::layout).
+class TimeoutTest : public ::testing::TestWithParam<wheel::TimerLayout> {
+ protected:
+  TimerOptions fast_ticks(std::chrono::milliseconds tick = 1ms) const {
+    TimerOptions options;
+    options.tick_duration = tick;
+    options.layout = GetParam();
+    return options;
+  }
+};
 
 // Counts live instances, so a test can see when a task's captures are destroyed.
 struct Tracked {
@@ -34,7 +40,7 @@ struct Tracked {
   std::atomic<int>* live;
 };
 
-TEST(TimeoutTest, HandleBehavesLikeASharedPointer) {
+TEST_P(TimeoutTest, HandleBehavesLikeASharedPointer) {
   HashedWheelTimer timer(fast_ticks());
   TimeoutHandle empty;
   EXPECT_FALSE(empty);
@@ -52,7 +58,7 @@ TEST(TimeoutTest, HandleBehavesLikeASharedPointer) {
   EXPECT_EQ(&first->timer(), &timer);
 }
 
-TEST(TimeoutTest, CancelReturnsTrueOnlyOnceAndTaskNeverRuns) {
+TEST_P(TimeoutTest, CancelReturnsTrueOnlyOnceAndTaskNeverRuns) {
   HashedWheelTimer timer(fast_ticks());
   std::atomic<int> runs{0};
   TimeoutHandle handle = timer.new_timeout([&] { ++runs; }, 20ms);
@@ -65,7 +71,7 @@ TEST(TimeoutTest, CancelReturnsTrueOnlyOnceAndTaskNeverRuns) {
   EXPECT_EQ(runs, 0);
 }
 
-TEST(TimeoutTest, CancelAfterExpiryReturnsFalse) {
+TEST_P(TimeoutTest, CancelAfterExpiryReturnsFalse) {
   HashedWheelTimer timer(fast_ticks());
   std::atomic<bool> ran{false};
   TimeoutHandle handle = timer.new_timeout([&] { ran = true; }, 1ms);
@@ -75,7 +81,7 @@ TEST(TimeoutTest, CancelAfterExpiryReturnsFalse) {
   EXPECT_FALSE(handle->is_cancelled());
 }
 
-TEST(TimeoutTest, RunningTaskSeesItsOwnTimeoutExpiredAndCannotCancelIt) {
+TEST_P(TimeoutTest, RunningTaskSeesItsOwnTimeoutExpiredAndCannotCancelIt) {
   HashedWheelTimer timer(fast_ticks());
   std::atomic<int> seen_expired{-1};
   std::atomic<int> cancel_result{-1};
@@ -90,7 +96,7 @@ TEST(TimeoutTest, RunningTaskSeesItsOwnTimeoutExpiredAndCannotCancelIt) {
   EXPECT_EQ(cancel_result, 0);
 }
 
-TEST(TimeoutTest, ConcurrentCancelsOfOneTimeoutHaveExactlyOneWinner) {
+TEST_P(TimeoutTest, ConcurrentCancelsOfOneTimeoutHaveExactlyOneWinner) {
   HashedWheelTimer timer(fast_ticks());
   for (int round = 0; round < 200; ++round) {
     TimeoutHandle handle = timer.new_timeout([] {}, 1h);
@@ -109,7 +115,7 @@ TEST(TimeoutTest, ConcurrentCancelsOfOneTimeoutHaveExactlyOneWinner) {
   EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
 }
 
-TEST(TimeoutTest, CancelRacingExpiryEndsEitherExpiredOrCancelled) {
+TEST_P(TimeoutTest, CancelRacingExpiryEndsEitherExpiredOrCancelled) {
   HashedWheelTimer timer(fast_ticks());
   constexpr int kCount = 20'000;
   std::vector<std::atomic<int>> runs(kCount);
@@ -138,7 +144,7 @@ TEST(TimeoutTest, CancelRacingExpiryEndsEitherExpiredOrCancelled) {
   RecordProperty("expired", expired);
 }
 
-TEST(TimeoutTest, TaskAndCapturesAreDestroyedOnceRunEvenWhileHandlesRemain) {
+TEST_P(TimeoutTest, TaskAndCapturesAreDestroyedOnceRunEvenWhileHandlesRemain) {
   HashedWheelTimer timer(fast_ticks());
   std::atomic<int> live{0};
   std::atomic<bool> ran{false};
@@ -149,7 +155,7 @@ TEST(TimeoutTest, TaskAndCapturesAreDestroyedOnceRunEvenWhileHandlesRemain) {
   EXPECT_TRUE(handle->is_expired());
 }
 
-TEST(TimeoutTest, TaskIsDestroyedOnceItsCancellationIsProcessed) {
+TEST_P(TimeoutTest, TaskIsDestroyedOnceItsCancellationIsProcessed) {
   HashedWheelTimer timer(fast_ticks());
   std::atomic<int> live{0};
   TimeoutHandle handle = timer.new_timeout([tracked = Tracked(&live)] {}, 1h);
@@ -158,7 +164,7 @@ TEST(TimeoutTest, TaskIsDestroyedOnceItsCancellationIsProcessed) {
   EXPECT_TRUE(wait_until([&] { return live == 0 && timer.pending_timeouts() == 0; }));
 }
 
-TEST(TimeoutTest, TaskHoldingItsOwnHandleFormsNoCycle) {
+TEST_P(TimeoutTest, TaskHoldingItsOwnHandleFormsNoCycle) {
   // A connection that stores its own idle timeout: connection -> handle -> node, and the
   // task -> connection. Destroying the task on expiry/cancel breaks the cycle (ASan checks leaks).
   struct Connection {
@@ -179,7 +185,7 @@ TEST(TimeoutTest, TaskHoldingItsOwnHandleFormsNoCycle) {
   EXPECT_TRUE(wait_until([&] { return live == 0; }));
 }
 
-TEST(TimeoutTest, HandleOutlivesItsTimer) {
+TEST_P(TimeoutTest, HandleOutlivesItsTimer) {
   TimeoutHandle unrun;
   TimeoutHandle ran;
   std::atomic<int> live{0};
@@ -196,5 +202,8 @@ TEST(TimeoutTest, HandleOutlivesItsTimer) {
   EXPECT_TRUE(ran->is_expired());
   EXPECT_FALSE(ran->cancel());
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, TimeoutTest, wheel::testing::kLayouts,
+                         wheel::testing::layout_name);
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <wheel/hashed_wheel_timer.h>
 
+#include "support/timer_layouts.h"
 #include "support/timer_test_support.h"
 
 namespace {
@@ -29,23 +30,31 @@ std::string construction_error(TimerOptions options) {
   return "(no exception)";
 }
 
-TEST(TimerOptionsTest, DefaultsAreHundredMillisecondTickAnd512Buckets) {
-  HashedWheelTimer timer;
+// Every test runs once per layout (TimerOptions::layout).
+class TimerOptionsTest : public ::testing::TestWithParam<wheel::TimerLayout> {
+ protected:
+  TimerOptions layout_options() const {
+    TimerOptions options;
+    options.layout = GetParam();
+    return options;
+  }
+};
+
+TEST(TimerOptionsDefaultTest, DefaultLayoutIsHashed) {
+  EXPECT_EQ(TimerOptions{}.layout, wheel::TimerLayout::kHashed);
+}
+
+TEST_P(TimerOptionsTest, DefaultsAreHundredMillisecondTickAnd512Buckets) {
+  HashedWheelTimer timer(layout_options());
   EXPECT_EQ(timer.tick_duration(), 100ms);
   EXPECT_EQ(timer.ticks_per_wheel(), 512u);
   EXPECT_EQ(timer.pending_timeouts(), 0u);
 }
 
-TEST(TimerOptionsTest, TicksPerWheelIsRoundedUpToPowerOfTwo) {
-  for (auto [asked, expected] :
-       std::vector<std::pair<std::size_t, std::size_t>>{{1, 1},
-                                                        {2, 2},
-                                                        {3, 4},
-                                                        {500, 512},
-                                                        {512, 512},
-                                                        {513, 1024},
-                                                        {(1u << 20) - 1, 1u << 20}}) {
-    TimerOptions options;
+TEST_P(TimerOptionsTest, TicksPerWheelIsRoundedUpToPowerOfTwo) {
+  for (auto [asked, expected] : std::vector<std::pair<std::size_t, std::size_t>>{
+           {2, 2}, {3, 4}, {500, 512}, {512, 512}, {513, 1024}, {(1u << 20) - 1, 1u << 20}}) {
+    TimerOptions options = layout_options();
     options.ticks_per_wheel = asked;
     options.tick_duration = 1ms;
     HashedWheelTimer timer(options);
@@ -53,46 +62,69 @@ TEST(TimerOptionsTest, TicksPerWheelIsRoundedUpToPowerOfTwo) {
   }
 }
 
-TEST(TimerOptionsTest, NonPositiveTickThrowsNamingTheOption) {
+TEST_P(TimerOptionsTest, NonPositiveTickThrowsNamingTheOption) {
   for (auto tick : {0ns, -1ns, std::chrono::nanoseconds(-1s)}) {
-    TimerOptions options;
+    TimerOptions options = layout_options();
     options.tick_duration = tick;
     EXPECT_THAT(construction_error(options), HasSubstr("tick_duration"));
   }
 }
 
-TEST(TimerOptionsTest, ZeroOrHugeWheelThrowsNamingTheOption) {
+TEST_P(TimerOptionsTest, ZeroOrHugeWheelThrowsNamingTheOption) {
   for (std::size_t buckets :
        {std::size_t{0}, (std::size_t{1} << 30) + 1, std::numeric_limits<std::size_t>::max()}) {
-    TimerOptions options;
+    TimerOptions options = layout_options();
     options.ticks_per_wheel = buckets;
     EXPECT_THAT(construction_error(options), HasSubstr("ticks_per_wheel")) << buckets;
   }
 }
 
-TEST(TimerOptionsTest, TickTimesWheelOverflowThrows) {
-  TimerOptions options;
+TEST_P(TimerOptionsTest, TickTimesWheelOverflowThrows) {
+  TimerOptions options = layout_options();
   options.ticks_per_wheel = std::size_t{1} << 30;
   options.tick_duration = std::chrono::hours(24 * 365);
   EXPECT_THAT(construction_error(options), HasSubstr("overflows"));
 }
 
-TEST(TimerOptionsTest, TickBelowOneMillisecondIsRaisedWithWarning) {
+TEST_P(TimerOptionsTest, TickBelowOneMillisecondIsRaisedWithWarning) {
   wheel::testing::LogCapture log;
-  TimerOptions options;
+  TimerOptions options = layout_options();
   options.tick_duration = 100us;
   HashedWheelTimer timer(options);
   EXPECT_EQ(timer.tick_duration(), 1ms);
   EXPECT_EQ(log.count("below 1ms", spdlog::level::warn), 1);
 }
 
-TEST(TimerOptionsTest, WarnsOnceWhenMoreThan64TimersAreAlive) {
+TEST_P(TimerOptionsTest, WarnsOnceWhenMoreThan64TimersAreAlive) {
   wheel::testing::LogCapture log;
   std::vector<std::unique_ptr<HashedWheelTimer>> timers;
-  for (int i = 0; i < 64; ++i) timers.push_back(std::make_unique<HashedWheelTimer>());
+  for (int i = 0; i < 64; ++i)
+    timers.push_back(std::make_unique<HashedWheelTimer>(layout_options()));
   EXPECT_EQ(log.count("HashedWheelTimer instances", spdlog::level::warn), 0);
-  for (int i = 0; i < 10; ++i) timers.push_back(std::make_unique<HashedWheelTimer>());
+  for (int i = 0; i < 10; ++i)
+    timers.push_back(std::make_unique<HashedWheelTimer>(layout_options()));
   EXPECT_EQ(log.count("HashedWheelTimer instances", spdlog::level::warn), 1);
 }
+
+TEST_P(TimerOptionsTest, OneBucketIsAHashedWheelOnlyTheHierarchicalLayoutNeedsTwo) {
+  TimerOptions options = layout_options();
+  options.ticks_per_wheel = 1;
+  options.tick_duration = 1ms;
+  if (GetParam() == wheel::TimerLayout::kHashed) {
+    HashedWheelTimer timer(options);
+    EXPECT_EQ(timer.ticks_per_wheel(), 1u);
+  } else {
+    EXPECT_THAT(construction_error(options), HasSubstr("ticks_per_wheel"));
+  }
+}
+
+TEST_P(TimerOptionsTest, UnknownLayoutThrowsNamingTheOption) {
+  TimerOptions options = layout_options();
+  options.layout = static_cast<wheel::TimerLayout>(7);
+  EXPECT_THAT(construction_error(options), HasSubstr("layout"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, TimerOptionsTest, wheel::testing::kLayouts,
+                         wheel::testing::layout_name);
 
 }  // namespace

@@ -30,7 +30,15 @@ TimerOptions validated(TimerOptions options) {
     throw std::invalid_argument("ticks_per_wheel must be in 1..2^30, got " +
                                 std::to_string(options.ticks_per_wheel));
   }
+  if (options.layout != TimerLayout::kHashed && options.layout != TimerLayout::kHierarchical) {
+    throw std::invalid_argument("layout must be TimerLayout::kHashed or kHierarchical, got " +
+                                std::to_string(static_cast<int>(options.layout)));
+  }
   options.ticks_per_wheel = std::bit_ceil(options.ticks_per_wheel);
+  if (options.layout == TimerLayout::kHierarchical && options.ticks_per_wheel < 2) {
+    throw std::invalid_argument(
+        "ticks_per_wheel must be at least 2 for the hierarchical layout, got 1");
+  }
   if (options.tick_duration < kMinTick) {
     spdlog::warn("wheel: tick_duration {}ns is below 1ms; using 1ms",
                  options.tick_duration.count());

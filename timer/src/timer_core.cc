@@ -11,6 +11,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "hierarchical_wheel.h"
+#include "timer_wheel.h"
+
 namespace wheel::detail {
 
 namespace {
@@ -24,6 +27,13 @@ std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
   return sum;
 }
 
+std::unique_ptr<Wheel> make_wheel(const TimerOptions& options) {
+  if (options.layout == TimerLayout::kHierarchical) {
+    return std::make_unique<HierarchicalWheel>(options.ticks_per_wheel);
+  }
+  return std::make_unique<TimerWheel>(options.ticks_per_wheel);
+}
+
 }  // namespace
 
 TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
@@ -32,7 +42,7 @@ TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
       max_pending_(options.max_pending_timeouts),
       thread_name_(std::move(options.thread_name)),
       executor_(std::move(options.executor)),
-      wheel_(options.ticks_per_wheel) {}
+      wheel_(make_wheel(options)) {}
 
 TimerCore::~TimerCore() {
   try {
@@ -113,7 +123,7 @@ void TimerCore::reserve_slot() {
 }
 
 TimeoutHandle TimerCore::submit(Timeout* node, std::chrono::nanoseconds delay) {
-  node->deadline_or_rounds_ = saturating_add(elapsed_ns(), delay.count());
+  node->deadline_ = saturating_add(elapsed_ns(), delay.count());
   submissions_.push(node);
   wake_if_sleeping(kWakeForSubmit);
   return TimeoutHandle(node, TimeoutHandle::Adopt{});
@@ -162,7 +172,7 @@ void TimerCore::worker_main() {
     std::optional<std::uint64_t> target;
     if (has_queued_work()) {
       target = tick;
-    } else if (auto distance = wheel_.ticks_to_next_nonempty(tick)) {
+    } else if (auto distance = wheel_->ticks_to_next_event(tick)) {
       target = tick + *distance;
     }
     // A new timeout needs the worker before `target` only when it sleeps past the next tick; a
@@ -194,7 +204,7 @@ void TimerCore::worker_main() {
     std::uint64_t due_end = static_cast<std::uint64_t>(elapsed_ns() / tick_ns);
     while (tick < due_end && !shutdown_.load(std::memory_order_acquire)) {
       if (!has_queued_work()) {
-        const auto distance = wheel_.ticks_to_next_nonempty(tick);
+        const auto distance = wheel_->ticks_to_next_event(tick);
         if (!distance || tick + *distance >= due_end) {
           tick = due_end;
           break;
@@ -240,13 +250,13 @@ bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, std::uint8
 void TimerCore::process_tick(std::uint64_t tick) {
   transfer_pending(tick);
   process_cancellations();
-  run_ready(wheel_.collect_due(tick));
+  run_ready(wheel_->collect_due(tick));
 }
 
 void TimerCore::take_submissions() {
-  Link* newest = nullptr;
-  if (Link* oldest = submissions_.take_all_oldest_first(&newest)) {
-    (backlog_tail_ != nullptr ? backlog_tail_->next : backlog_head_) = oldest;
+  Timeout* newest = nullptr;
+  if (Timeout* oldest = submissions_.take_all_oldest_first(&newest)) {
+    (backlog_tail_ != nullptr ? backlog_tail_->queue_next_ : backlog_head_) = oldest;
     backlog_tail_ = newest;
   }
 }
@@ -254,12 +264,11 @@ void TimerCore::take_submissions() {
 void TimerCore::transfer_pending(std::uint64_t tick) {
   take_submissions();
   const std::int64_t tick_ns = tick_.count();
-  const auto wheel_len = static_cast<std::uint64_t>(wheel_.buckets());
   for (std::size_t moved = 0; backlog_head_ != nullptr && moved < kMaxTransfersPerTick; ++moved) {
-    Timeout* node = TimerCore::as_timeout(backlog_head_);
-    backlog_head_ = backlog_head_->next;
+    Timeout* node = backlog_head_;
+    backlog_head_ = backlog_head_->queue_next_;
     if (backlog_head_ == nullptr) backlog_tail_ = nullptr;
-    node->next = nullptr;
+    node->queue_next_ = nullptr;
 
     if (node->state_.load(std::memory_order_acquire) == Timeout::kCancelled) {
       if (node->place_ == Timeout::kCancelSeenInQueue) {
@@ -270,20 +279,18 @@ void TimerCore::transfer_pending(std::uint64_t tick) {
       }
       continue;
     }
-    const std::int64_t deadline = node->deadline_or_rounds_;
-    const std::uint64_t deadline_tick =
-        deadline <= 0 ? 0 : static_cast<std::uint64_t>(deadline / tick_ns);
-    // A deadline already past lands on the current tick.
-    const std::uint64_t slot_tick = deadline_tick > tick ? deadline_tick : tick;
-    node->deadline_or_rounds_ = static_cast<std::int64_t>((slot_tick - tick) / wheel_len);
+    const std::int64_t deadline = node->deadline_;
+    // Tick t is processed once start + (t + 1) * tick has passed: the first tick boundary at or
+    // after the deadline. A deadline already past lands on the current tick.
+    const std::uint64_t due = deadline <= 0 ? 0 : static_cast<std::uint64_t>(deadline / tick_ns);
     node->place_ = Timeout::kInWheel;
-    wheel_.insert(node, slot_tick);
+    wheel_->insert(node, due, tick);
   }
 }
 
 std::size_t TimerCore::process_cancellations() {
   // Order does not matter here, so the stack is not reversed. Nodes are handled in groups whose
-  // wheel neighbours are prefetched first: unlinking is bound by those cache misses.
+  // wheel entries are prefetched first.
   constexpr std::size_t kGroup = 16;
   Timeout* node = cancellations_.take_all();
   std::size_t processed = 0;
@@ -293,15 +300,18 @@ std::size_t TimerCore::process_cancellations() {
     std::size_t size = 0;
     for (; node != nullptr && size < kGroup; node = node->cancel_next_) {
       group[size++] = node;
-      __builtin_prefetch(node->next, 1);
-      __builtin_prefetch(node->prev, 1);
+    }
+    for (int phase = 0; phase < 2; ++phase) {
+      for (std::size_t i = 0; i < size; ++i) {
+        if (group[i]->place_ == Timeout::kInWheel) wheel_->prefetch_unlink(group[i], phase);
+      }
     }
     for (std::size_t i = 0; i < size; ++i) {
       Timeout* t = group[i];
       t->cancel_next_ = nullptr;
       switch (t->place_) {
         case Timeout::kInWheel:
-          wheel_.unlink(t);
+          wheel_->unlink(t);
           finish_cancelled(t);
           ++retired;
           break;
@@ -345,8 +355,8 @@ void TimerCore::retire_cancelled(Timeout* node) {
 void TimerCore::run_ready(Timeout* ready) {
   while (ready != nullptr) {
     Timeout* node = ready;
-    ready = TimerCore::as_timeout(node->next);
-    node->next = nullptr;
+    ready = node->queue_next_;
+    node->queue_next_ = nullptr;
     node->place_ = Timeout::kRetired;
     if (executor_) {
       pending_.fetch_sub(1, std::memory_order_release);
@@ -399,13 +409,13 @@ void TimerCore::collect_remaining(std::vector<TimeoutHandle>* unprocessed) {
   };
   take_submissions();
   while (backlog_head_ != nullptr) {
-    Timeout* node = TimerCore::as_timeout(backlog_head_);
-    backlog_head_ = backlog_head_->next;
-    node->next = nullptr;
+    Timeout* node = backlog_head_;
+    backlog_head_ = backlog_head_->queue_next_;
+    node->queue_next_ = nullptr;
     sweep(node);
   }
   backlog_tail_ = nullptr;
-  wheel_.drain(sweep);
+  wheel_->drain(sweep);
   process_cancellations();
 }
 

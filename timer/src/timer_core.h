@@ -6,13 +6,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "intrusive_stack.h"
-#include "timer_wheel.h"
+#include "wheel.h"
 #include "wheel/hashed_wheel_timer.h"
 
 namespace wheel::detail {
@@ -31,7 +32,7 @@ class TimerCore {
 
   HashedWheelTimer& owner() const { return owner_; }
   std::chrono::nanoseconds tick() const { return tick_; }
-  std::size_t buckets() const { return wheel_.buckets(); }
+  std::size_t buckets() const { return wheel_->buckets(); }
   std::size_t pending() const {
     const std::int64_t n = pending_.load(std::memory_order_acquire);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
@@ -56,8 +57,6 @@ class TimerCore {
 
  private:
   enum class RunState { kInit, kStarted, kShutdown };
-
-  static Timeout* as_timeout(Link* link) { return static_cast<Timeout*>(link); }
 
   void worker_main();
   // Sleeps until the deadline of `target_tick` (no target: indefinitely), or until a push of a
@@ -95,7 +94,7 @@ class TimerCore {
   std::atomic<std::thread::id> worker_id_{};
 
   std::atomic<std::int64_t> pending_{0};
-  IntrusiveStack<Link, &Link::next> submissions_;
+  IntrusiveStack<Timeout, &Timeout::queue_next_> submissions_;
   IntrusiveStack<Timeout, &Timeout::cancel_next_> cancellations_;
 
   // Sleep and wake-up: before sleeping, the worker says in sleeping_ which pushes should wake
@@ -108,9 +107,9 @@ class TimerCore {
   std::atomic<bool> shutdown_{false};
 
   // Worker-owned (and the stopping thread's once the worker has been joined).
-  TimerWheel wheel_;
-  Link* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
-  Link* backlog_tail_ = nullptr;
+  const std::unique_ptr<Wheel> wheel_;
+  Timeout* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
+  Timeout* backlog_tail_ = nullptr;
 };
 
 }  // namespace wheel::detail

@@ -1,83 +1,91 @@
 #include "timer_wheel.h"
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cstdlib>
 
 namespace wheel::detail {
 
 TimerWheel::TimerWheel(std::size_t buckets)
-    : sentinels_(buckets), nonempty_((buckets + 63) / 64, 0), mask_(buckets - 1) {
+    : store_(buckets), nonempty_(buckets), mask_(buckets - 1) {
   assert(std::has_single_bit(buckets));
-  for (Link& sentinel : sentinels_) sentinel.next = sentinel.prev = &sentinel;
 }
 
-void TimerWheel::insert(Timeout* timeout, std::uint64_t tick) {
-  const std::size_t bucket = tick & mask_;
-  Link* sentinel = &sentinels_[bucket];
-  Link* node = timeout;
-  node->prev = sentinel->prev;
-  node->next = sentinel;
-  sentinel->prev->next = node;
-  sentinel->prev = node;
-  mark(bucket);
-  ++size_;
+void TimerWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
+  const std::uint64_t slot_tick = std::max(due, tick);
+  node->deadline_ = static_cast<std::int64_t>(slot_tick);
+  // The bucket is visited at `tick` at the earliest (this tick's visit follows the insertion),
+  // then once per turn: `rounds` visits count down before the one that expires it.
+  const std::uint64_t rounds = (slot_tick - tick) / (mask_ + 1);
+  const auto bucket = static_cast<std::uint32_t>(slot_tick & mask_);
+  // Rounds beyond the counter's range are recomputed from deadline_ when it runs out.
+  store_.push(bucket, node, std::min(rounds, BucketStore::kCounterMax));
+  nonempty_.set(bucket);
 }
 
-void TimerWheel::unlink(Timeout* timeout) {
-  Link* node = timeout;
-  Link* prev = node->prev;
-  Link* next = node->next;
-  prev->next = next;
-  next->prev = prev;
-  node->next = node->prev = nullptr;
-  // Only a sentinel can be left pointing at itself: that bucket is now empty.
-  if (prev == next && prev->next == prev) clear(bucket_of(prev));
-  assert(size_ > 0);
-  --size_;
+void TimerWheel::unlink(Timeout* node) {
+  const std::uint32_t bucket = node->slot_.bucket;
+  store_.remove(node);
+  if (store_.size(bucket) == 0) nonempty_.clear(bucket);
 }
 
 Timeout* TimerWheel::collect_due(std::uint64_t tick) {
-  Link* sentinel = &sentinels_[tick & mask_];
+  const auto bucket = static_cast<std::uint32_t>(tick & mask_);
+  std::uint32_t size = store_.size(bucket);
+  std::uint64_t* const* chunks = store_.chunks(bucket);  // no chunk comes or goes in the walk
   Timeout* ready_head = nullptr;
-  Link* ready_tail = nullptr;
-  for (Link* node = sentinel->next; node != sentinel;) {
-    Timeout* timeout = static_cast<Timeout*>(node);
-    node = node->next;
-    if (timeout->deadline_or_rounds_ > 0) {
-      --timeout->deadline_or_rounds_;
+  Timeout* ready_tail = nullptr;
+  for (std::uint32_t i = 0; i < size;) {
+    std::uint64_t& entry = chunks[i / BucketStore::kChunkEntries][i % BucketStore::kChunkEntries];
+    const std::uint64_t rounds = BucketStore::counter_of(entry);
+    if (rounds != 0) {
+      if (rounds != BucketStore::kCounterMax) {
+        --entry;
+        ++i;
+        continue;
+      }
+      // A saturated counter: the node knows how many turns are really left.
+      Timeout* node = BucketStore::node_of(entry);
+      const std::uint64_t left = (static_cast<std::uint64_t>(node->deadline_) - tick) / (mask_ + 1);
+      if (left != 0) {
+        entry = BucketStore::entry(node, std::min(left - 1, BucketStore::kCounterMax));
+        ++i;
+        continue;
+      }
+    }
+    Timeout* node = BucketStore::node_of(entry);
+    // A cancelled timeout stays until the cancellation queue reaches it; that single path
+    // retires it (Netty retired it on both paths: netty#14959).
+    if (!node->try_transition(Timeout::kExpired)) {
+      ++i;
       continue;
     }
-    // A cancelled timeout stays linked until the cancellation queue reaches it; that single
-    // path retires it (Netty retired it on both paths: netty#14959).
-    if (!timeout->try_transition(Timeout::kExpired)) continue;
-    unlink(timeout);
-    if (ready_tail == nullptr) {
-      ready_head = timeout;
-    } else {
-      ready_tail->next = timeout;
-    }
-    ready_tail = timeout;
+    store_.remove_at(bucket, i);  // the last entry, not yet visited, moves to i
+    --size;
+    node->queue_next_ = nullptr;
+    (ready_tail == nullptr ? ready_head : ready_tail->queue_next_) = node;
+    ready_tail = node;
   }
+  store_.shrink(bucket);
+  if (size == 0) nonempty_.clear(bucket);
   return ready_head;
 }
 
-std::optional<std::uint64_t> TimerWheel::ticks_to_next_nonempty(std::uint64_t tick) const {
-  if (size_ == 0) return std::nullopt;
+std::optional<std::uint64_t> TimerWheel::ticks_to_next_event(std::uint64_t tick) const {
+  if (store_.total() == 0) return std::nullopt;
   const std::size_t start = tick & mask_;
-  const std::size_t words = nonempty_.size();
-  std::size_t word = start / 64;
-  // First the start word from the start bit on, then the following words, wrapping round to
-  // the start word's lower bits.
-  std::uint64_t bits = nonempty_[word] & (~std::uint64_t{0} << (start % 64));
-  for (std::size_t step = 0; step <= words; ++step) {
-    if (bits != 0) {
-      const std::size_t bucket = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-      return (bucket - start) & mask_;
-    }
-    word = (word + 1) % words;
-    bits = nonempty_[word];
+  auto bucket = nonempty_.first_set(start, mask_ + 1);
+  if (!bucket) bucket = nonempty_.first_set(0, start);
+  if (!bucket) return std::nullopt;  // unreachable while total() > 0
+  return (*bucket - start) & mask_;
+}
+
+void TimerWheel::drain(const std::function<void(Timeout*)>& fn) {
+  for (std::uint32_t b = 0; b < store_.buckets() && store_.total() > 0; ++b) {
+    store_.take_each(b, fn);
+    nonempty_.clear(b);
   }
-  return std::nullopt;  // unreachable while size_ > 0
 }
 
 }  // namespace wheel::detail

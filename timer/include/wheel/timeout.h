@@ -25,16 +25,18 @@ class Timeout;
 
 namespace detail {
 class TimerCore;
+class BucketStore;
 class TimerWheel;
+class HierarchicalWheel;
 
-// Doubly linked list node; a wheel bucket is a circular list with a sentinel Link.
-struct Link {
-  Link* next = nullptr;
-  Link* prev = nullptr;
+// Where a timeout's entry sits in its wheel: bucket number and index within the bucket.
+struct WheelSlot {
+  std::uint32_t bucket;
+  std::uint32_t index;
 };
 
 // What a node needs to know about its task's type. One table per task type, found through a
-// 16-bit index instead of a vtable pointer: a node is 48 bytes, not 56 (see task_timeout.h).
+// 16-bit index instead of a vtable pointer: a node is 40 bytes, not 48 (see task_timeout.h).
 struct TaskOps {
   void (*invoke)(Timeout& node);                 // runs the task
   void (*destroy_task)(Timeout& node) noexcept;  // destroys the task; called at most once
@@ -47,7 +49,7 @@ std::uint16_t register_task_ops(const TaskOps* ops);
 const TaskOps& task_ops(std::uint16_t index) noexcept;
 }  // namespace detail
 
-class Timeout : private detail::Link {
+class Timeout {
  public:
   Timeout(const Timeout&) = delete;
   Timeout& operator=(const Timeout&) = delete;
@@ -78,7 +80,9 @@ class Timeout : private detail::Link {
   friend class TimeoutHandle;
   friend class TimerJob;
   friend class detail::TimerCore;
+  friend class detail::BucketStore;
   friend class detail::TimerWheel;
+  friend class detail::HierarchicalWheel;
 
   enum State : std::uint8_t { kInit = 0, kCancelled = 1, kExpired = 2 };
   // Where the worker keeps the node; touched by the worker thread only.
@@ -107,8 +111,14 @@ class Timeout : private detail::Link {
   std::uint8_t place_ : 7 = kInQueue;
   std::uint8_t task_alive_ : 1 = 1;
   std::uint16_t ops_;
-  // Nanoseconds since the timer's start while queued; remaining wheel rounds once in the wheel.
-  std::int64_t deadline_or_rounds_ = 0;
+  // While queued (and on the worker's ready list): the next node. In the wheel: where its
+  // entry is; the wheel's buckets are arrays of entries, so a walk over a bucket touches no node.
+  union {
+    Timeout* queue_next_ = nullptr;
+    detail::WheelSlot slot_;
+  };
+  // Nanoseconds since the timer's start while queued; the tick it is due at once in the wheel.
+  std::int64_t deadline_ = 0;
   Timeout* cancel_next_ = nullptr;
   detail::TimerCore* core_;
 };

@@ -1,0 +1,45 @@
+// Internal. What the timer's worker needs from a wheel layout (hashed or hierarchical). Ticks
+// are absolute: tick t is processed once start + (t + 1) * tick_duration has passed. Worker
+// thread only (and the stopping thread once the worker has been joined).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "wheel/timeout.h"
+
+namespace wheel::detail {
+
+class Wheel {
+ public:
+  virtual ~Wheel() = default;
+
+  // Buckets per wheel (per level for the hierarchical layout).
+  virtual std::size_t buckets() const = 0;
+
+  // Adds `node`, due at tick `due` (a tick already processed means `tick`), while `tick` is the
+  // next tick to process. Sets node->deadline_ to the tick it will fire at.
+  virtual void insert(Timeout* node, std::uint64_t due, std::uint64_t tick) = 0;
+  // Removes `node` (it is in the wheel). O(1).
+  virtual void unlink(Timeout* node) = 0;
+  // Cache hints for unlinking a group of nodes: call prefetch_unlink(node, 0) for each, then
+  // prefetch_unlink(node, 1) for each, then unlink them. Unlinking is bound by cache misses.
+  virtual void prefetch_unlink(const Timeout* node, int phase) const = 0;
+
+  // Processes tick `tick`: timeouts due now that are still INIT become EXPIRED and are removed
+  // into the returned list (linked through queue_next_); cancelled ones stay for the
+  // cancellation queue. REQUIRES: ticks are processed in increasing order, and no tick that
+  // ticks_to_next_event() would have named is skipped.
+  virtual Timeout* collect_due(std::uint64_t tick) = 0;
+
+  // Ticks from `tick` to the next tick at which collect_due() has work (0: `tick` itself);
+  // nullopt when the wheel is empty.
+  virtual std::optional<std::uint64_t> ticks_to_next_event(std::uint64_t tick) const = 0;
+
+  // Removes every timeout, calling fn(node) for each.
+  virtual void drain(const std::function<void(Timeout*)>& fn) = 0;
+};
+
+}  // namespace wheel::detail
