@@ -4,11 +4,14 @@
 // while the worker's CPU time is measured). Prints one JSON line per measurement.
 //
 //   timer-layout-bench [--layout hashed|hier] [--n N] [--tick-ms T] [--secs S] [--min-s A]
-//                      [--max-s B] [--wheel W] [--seed X]
+//                      [--max-s B] [--wheel W] [--seed X] [--lateness]
+// With --lateness: N timeouts with delays uniform in [min, max] run to the end instead, and
+// their lateness against steady_clock (p50, p99, max) is reported.
 #include <time.h>
 
 #include <dirent.h>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -34,13 +37,15 @@ struct Options {
   double max_s = 86'400;
   std::size_t wheel = 512;
   std::uint64_t seed = 42;
+  bool lateness = false;
 };
 
 [[noreturn]] void usage(const char* msg) {
-  std::fprintf(stderr,
-               "timer-layout-bench: %s\nusage: timer-layout-bench [--layout hashed|hier] [--n N] "
-               "[--tick-ms T] [--secs S] [--min-s A] [--max-s B] [--wheel W] [--seed X]\n",
-               msg);
+  std::fprintf(
+      stderr,
+      "timer-layout-bench: %s\nusage: timer-layout-bench [--layout hashed|hier] [--n N] "
+      "[--tick-ms T] [--secs S] [--min-s A] [--max-s B] [--wheel W] [--seed X] [--lateness]\n",
+      msg);
   std::exit(2);
 }
 
@@ -49,6 +54,10 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") usage("help");
+    if (a == "--lateness") {
+      o.lateness = true;
+      continue;
+    }
     if (i + 1 >= argc) usage(("missing value for " + a).c_str());
     const std::string v = argv[++i];
     if (a == "--layout") {
@@ -127,6 +136,39 @@ double ns_between(Clock::time_point a, Clock::time_point b) {
   return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
 }
 
+// Runs every timeout to its end and reports how late each fired against steady_clock.
+int measure_lateness(const Options& o, wheel::HashedWheelTimer& timer, const char* layout,
+                     const std::vector<std::int64_t>& delays) {
+  std::vector<std::int64_t> late_ns(delays.size());
+  std::atomic<std::size_t> done{0};
+  for (std::size_t i = 0; i < delays.size(); ++i) {
+    const auto due = Clock::now() + std::chrono::nanoseconds(delays[i]);
+    timer.new_timeout(
+        [&, i, due] {
+          late_ns[i] =
+              std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - due).count();
+          done.fetch_add(1, std::memory_order_release);
+        },
+        std::chrono::nanoseconds(delays[i]));
+  }
+  while (done.load(std::memory_order_acquire) != delays.size()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::sort(late_ns.begin(), late_ns.end());
+  const auto at = [&](double q) {
+    return static_cast<double>(late_ns[static_cast<std::size_t>(q * (late_ns.size() - 1))]) / 1e3;
+  };
+  std::printf(
+      "{\"layout\":\"%s\",\"n\":%zu,\"tick_ms\":%lld,\"wheel\":%zu,\"min_s\":%g,\"max_s\":%g,"
+      "\"lateness_min_us\":%.1f,\"lateness_p50_us\":%.1f,\"lateness_p99_us\":%.1f,"
+      "\"lateness_max_us\":%.1f}\n",
+      layout, delays.size(), static_cast<long long>(o.tick_ms), timer.ticks_per_wheel(), o.min_s,
+      o.max_s, static_cast<double>(late_ns.front()) / 1e3, at(0.5), at(0.99),
+      static_cast<double>(late_ns.back()) / 1e3);
+  timer.stop();
+  return late_ns.front() < 0 ? 1 : 0;  // a timeout fired early
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,6 +191,7 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> delays(static_cast<std::size_t>(o.n));
   for (auto& d : delays) d = dist(rng);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  if (o.lateness) return measure_lateness(o, timer, layout, delays);
 
   const std::int64_t rss0 = rss_bytes();
   std::vector<wheel::TimeoutHandle> handles;

@@ -162,6 +162,30 @@ TEST_P(WheelLayoutTest, RoundsBeyondTheEntryCounterNeitherFireEarlyNorGetLost) {
   EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
 }
 
+TEST_P(WheelLayoutTest, AHugeDelayLeavesTheWorkerAsleep) {
+  // A delay of nanoseconds::max() is due ~292 years on: the next event (a hierarchical cascade)
+  // is that far away too, and computing the worker's wake-up time for it must not overflow
+  // into a deadline in the past (a worker spinning without sleep).
+  const std::string name = "huge-delay";
+  HashedWheelTimer timer(options_with(1ms, 512, name));
+  std::atomic<bool> ran{false};
+  auto handle = timer.new_timeout([&] { ran = true; }, std::chrono::nanoseconds::max());
+  std::optional<int> tid;
+  ASSERT_TRUE(wait_until([&] { return (tid = wheel::testing::find_thread(name)).has_value(); }));
+  std::this_thread::sleep_for(20ms);
+  const auto before = wheel::testing::voluntary_switches(*tid);
+  std::this_thread::sleep_for(300ms);
+  const auto switches = wheel::testing::voluntary_switches(*tid) - before;
+  EXPECT_FALSE(ran.load());
+  EXPECT_EQ(timer.pending_timeouts(), 1u);
+  if (GetParam() == TimerLayout::kHierarchical) {
+    EXPECT_LT(switches, 10) << "the worker woke for nothing";
+  }
+  // (The hashed layout visits the timeout's bucket once a turn: ~2 wake-ups here.)
+  EXPECT_LT(switches, 50);
+  EXPECT_TRUE(handle->cancel());
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, WheelLayoutTest, wheel::testing::kLayouts,
                          wheel::testing::layout_name);
 

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "timer_core.h"
+#include "wheel/detail/task_timeout.h"
 #include "wheel/timer_job.h"
 
 namespace wheel {

@@ -13,6 +13,7 @@
 
 #include "hierarchical_wheel.h"
 #include "timer_wheel.h"
+#include "wheel/rejected_execution_error.h"
 
 namespace wheel::detail {
 
@@ -160,6 +161,8 @@ void TimerCore::worker_main() {
   // sleeps to exact tick deadlines and few times a second, so it asks for none.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   const std::int64_t tick_ns = tick_.count();
+  const auto max_sleep_ticks = static_cast<std::uint64_t>(
+      std::max<std::int64_t>(1, std::chrono::nanoseconds(kMaxSleep).count() / tick_ns));
   // Thread ids are reused once a thread ends: forget ours so that no later thread looks like it.
   struct ForgetWorkerId {
     std::atomic<std::thread::id>* id;
@@ -173,7 +176,9 @@ void TimerCore::worker_main() {
     if (has_queued_work()) {
       target = tick;
     } else if (auto distance = wheel_->ticks_to_next_event(tick)) {
-      target = tick + *distance;
+      // The next event may lie centuries ahead (hierarchical layout, huge delays): sleep at
+      // most kMaxSleep at a time so that the deadline arithmetic cannot overflow.
+      target = tick + std::min(*distance, max_sleep_ticks);
     }
     // A new timeout needs the worker before `target` only when it sleeps past the next tick; a
     // cancellation always does (pending_timeouts() should drop soon), unless it polls anyway.
@@ -344,14 +349,6 @@ void TimerCore::finish_cancelled(Timeout* node) {
   node->release();
 }
 
-void TimerCore::retire_cancelled(Timeout* node) {
-  node->destroy_task();
-  node->task_alive_ = false;
-  node->place_ = Timeout::kRetired;
-  pending_.fetch_sub(1, std::memory_order_release);
-  node->release();
-}
-
 void TimerCore::run_ready(Timeout* ready) {
   while (ready != nullptr) {
     Timeout* node = ready;
@@ -402,7 +399,8 @@ void TimerCore::collect_remaining(std::vector<TimeoutHandle>* unprocessed) {
         node->add_ref();
         unprocessed->push_back(TimeoutHandle(node, TimeoutHandle::Adopt{}));
       }
-      retire_cancelled(node);
+      finish_cancelled(node);
+      pending_.fetch_sub(1, std::memory_order_release);
     } else {
       node->place_ = Timeout::kDetached;  // a racing cancel() will queue it; retired below
     }

@@ -14,7 +14,12 @@
 
 #include "intrusive_stack.h"
 #include "wheel.h"
-#include "wheel/hashed_wheel_timer.h"
+#include "wheel/timeout.h"
+#include "wheel/timer_options.h"
+
+namespace wheel {
+class HashedWheelTimer;
+}  // namespace wheel
 
 namespace wheel::detail {
 
@@ -25,6 +30,8 @@ class TimerCore {
   // While cancellations keep coming, the worker looks for more this often instead of being
   // woken by each cancel().
   static constexpr std::chrono::milliseconds kCancelPoll{1};
+  // The longest the worker sleeps while something is pending.
+  static constexpr std::chrono::hours kMaxSleep{1};
 
   // REQUIRES: options validated and rounded by the caller.
   TimerCore(HashedWheelTimer& owner, TimerOptions options);
@@ -71,12 +78,10 @@ class TimerCore {
   void transfer_pending(std::uint64_t tick);
   // Retires every queued cancellation; returns how many there were.
   std::size_t process_cancellations();
-  // A cancelled timeout leaves the wheel: task destroyed, timer's reference dropped (the caller
-  // counts it out of pending_).
+  // Worker or stopping thread: a cancelled timeout leaves the timer for good: task destroyed,
+  // timer's reference dropped (the caller counts it out of pending_).
   void finish_cancelled(Timeout* node);
   void run_ready(Timeout* ready);
-  // Worker or stopping thread: a cancelled timeout leaves the timer for good.
-  void retire_cancelled(Timeout* node);
   // After the worker is gone: cancels and collects whatever the timer still holds.
   void collect_remaining(std::vector<TimeoutHandle>* unprocessed);
   std::int64_t elapsed_ns() const;

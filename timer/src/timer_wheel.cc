@@ -8,7 +8,10 @@
 namespace wheel::detail {
 
 TimerWheel::TimerWheel(std::size_t buckets)
-    : store_(buckets), nonempty_(buckets), mask_(buckets - 1) {
+    : store_(buckets),
+      nonempty_(buckets),
+      mask_(buckets - 1),
+      bits_(static_cast<unsigned>(std::countr_zero(buckets))) {
   assert(std::has_single_bit(buckets));
 }
 
@@ -16,11 +19,10 @@ void TimerWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
   const std::uint64_t slot_tick = std::max(due, tick);
   node->deadline_ = static_cast<std::int64_t>(slot_tick);
   // The bucket is visited at `tick` at the earliest (this tick's visit follows the insertion),
-  // then once per turn: `rounds` visits count down before the one that expires it.
-  const std::uint64_t rounds = (slot_tick - tick) / (mask_ + 1);
+  // then once per turn; `rounds` visits pass before the one that expires it.
+  const std::uint64_t rounds = (slot_tick - tick) >> bits_;
   const auto bucket = static_cast<std::uint32_t>(slot_tick & mask_);
-  // Rounds beyond the counter's range are recomputed from deadline_ when it runs out.
-  store_.push(bucket, node, std::min(rounds, BucketStore::kCounterMax));
+  store_.push(bucket, node, rounds < kRoundLabels ? round_label(slot_tick) : kFar);
   nonempty_.set(bucket);
 }
 
@@ -31,25 +33,39 @@ void TimerWheel::unlink(Timeout* node) {
 }
 
 Timeout* TimerWheel::collect_due(std::uint64_t tick) {
+  constexpr std::uint32_t kChunk = BucketStore::kChunkEntries;
   const auto bucket = static_cast<std::uint32_t>(tick & mask_);
   std::uint32_t size = store_.size(bucket);
   std::uint64_t* const* chunks = store_.chunks(bucket);  // no chunk comes or goes in the walk
+  const std::uint32_t chunk_count = (size + kChunk - 1) / kChunk;
+  // The chunks lie apart in memory, beyond the hardware prefetcher's reach: fetch two ahead.
+  const auto prefetch_chunk = [&](std::uint32_t c) {
+    if (c >= chunk_count) return;
+    const char* p = reinterpret_cast<const char*>(chunks[c]);
+    for (std::size_t line = 0; line < kChunk * sizeof(std::uint64_t); line += 64) {
+      __builtin_prefetch(p + line);
+    }
+  };
+  prefetch_chunk(0);
+  prefetch_chunk(1);
+  const std::uint64_t now_label = round_label(tick);
   Timeout* ready_head = nullptr;
   Timeout* ready_tail = nullptr;
   for (std::uint32_t i = 0; i < size;) {
-    std::uint64_t& entry = chunks[i / BucketStore::kChunkEntries][i % BucketStore::kChunkEntries];
-    const std::uint64_t rounds = BucketStore::counter_of(entry);
-    if (rounds != 0) {
-      if (rounds != BucketStore::kCounterMax) {
-        --entry;
+    if (i % kChunk == 0) prefetch_chunk(i / kChunk + 2);
+    std::uint64_t& entry = chunks[i / kChunk][i % kChunk];
+    const std::uint64_t label = BucketStore::counter_of(entry);
+    if (label != now_label) {
+      if (label != kFar) {  // rounds remain: nothing to write, nothing to touch
         ++i;
         continue;
       }
-      // A saturated counter: the node knows how many turns are really left.
+      // Too many rounds for a label: the node knows how many are left.
       Timeout* node = BucketStore::node_of(entry);
-      const std::uint64_t left = (static_cast<std::uint64_t>(node->deadline_) - tick) / (mask_ + 1);
+      const auto due = static_cast<std::uint64_t>(node->deadline_);
+      const std::uint64_t left = (due - tick) >> bits_;
       if (left != 0) {
-        entry = BucketStore::entry(node, std::min(left - 1, BucketStore::kCounterMax));
+        if (left < kRoundLabels) entry = BucketStore::entry(node, round_label(due));
         ++i;
         continue;
       }

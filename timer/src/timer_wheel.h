@@ -1,9 +1,12 @@
 // Internal. The hashed layout (Netty's): one wheel of 2^k buckets. A timeout goes to the
-// bucket of its due tick with the number of whole turns still to wait (its remaining rounds);
-// each visit of the bucket counts the rounds down and expires the timeouts that have none left.
-// The rounds live in the bucket's entry array beside the node address (BucketStore), so the
-// count-down is a walk over contiguous memory that touches no node. A bitmap of non-empty
-// buckets lets the worker sleep past empty ticks.
+// bucket of its due tick and waits there for its remaining rounds (whole turns) to run out;
+// each visit of the bucket expires the timeouts that have none left. Instead of a count that
+// every visit decrements, an entry holds the round it is due in (a label: the round number
+// modulo kRoundLabels), beside the node address in the bucket's entry array (BucketStore):
+// remaining rounds = due round - current round, and a visit only compares labels, reading
+// contiguous memory without writing it or touching a node. Timeouts kRoundLabels or more
+// rounds away are marked kFar and re-checked against their node on each visit. A bitmap of
+// non-empty buckets lets the worker sleep past empty ticks.
 #pragma once
 
 #include <cstddef>
@@ -32,9 +35,15 @@ class TimerWheel final : public Wheel {
   void drain(const std::function<void(Timeout*)>& fn) override;
 
  private:
+  static constexpr std::uint64_t kFar = BucketStore::kCounterMax;
+  static constexpr std::uint64_t kRoundLabels = BucketStore::kCounterMax;  // labels 0..max-1
+  // The label of the round that tick `tick` falls in.
+  std::uint64_t round_label(std::uint64_t tick) const { return (tick >> bits_) % kRoundLabels; }
+
   BucketStore store_;
   BucketBitmap nonempty_;
-  std::uint64_t mask_;
+  const std::uint64_t mask_;
+  const unsigned bits_;  // log2 of the bucket count
 };
 
 }  // namespace wheel::detail

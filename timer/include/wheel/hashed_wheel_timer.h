@@ -1,22 +1,56 @@
-// HashedWheelTimer: a Netty-style hashed timing wheel for very many, mostly cancelled timeouts.
+// HashedWheelTimer: a Netty-style hashed timing wheel for very many, mostly cancelled timeouts,
+// with a hierarchical layout (Kafka's TimingWheel) for long delays at fine ticks.
 //
-// Algorithm. A wheel of 2^k buckets, each an intrusive circular list. One worker thread advances
-// the wheel every tick: it moves new timeouts from a lock-free submission queue into the bucket
-// `deadline_tick & mask` (at most 100,000 a tick), unlinks timeouts whose cancellation was queued,
-// then visits the current bucket: timeouts whose `remaining rounds` reached 0 expire, the others
-// count one round down. Schedule and cancel are O(1) and never take a lock.
+// Algorithm. One worker thread advances the wheel every tick: it moves new timeouts from a
+// lock-free submission queue into the wheel (at most 100,000 a tick), removes timeouts whose
+// cancellation was queued, then expires what is due. Schedule and cancel are O(1) and never
+// take a lock. A bucket is an array of 8-byte entries (node address and a small label), so
+// walking one reads contiguous memory and touches a node only when it is due; cancellation
+// removes an entry in O(1) (the bucket's last entry takes its place).
+//
+// Layouts (TimerOptions::layout), same API and contract:
+//   * kHashed (default; Netty's): 2^k buckets; a timeout goes to bucket `due_tick & mask` and
+//     waits its remaining rounds (whole turns of the wheel). Each tick visits one bucket and
+//     reads all of its entries: per-tick work ~ pending / ticks_per_wheel entry reads, and the
+//     worker wakes for every tick whose bucket holds anything.
+//   * kHierarchical (Kafka's TimingWheel, levels aligned on absolute ticks as in Linux and
+//     tokio): levels of ticks_per_wheel buckets, a bucket of level k spanning one whole turn
+//     of level k-1 (ticks_per_wheel^k ticks); overflow levels are created when a timeout first
+//     needs one. A timeout starts on the level of the highest base-ticks_per_wheel digit in
+//     which its due tick differs from the current one and cascades one or more levels down
+//     when its bucket comes due, so it is moved at most once per level. Per-tick work is
+//     O(due + cascaded), and the worker sleeps until the next non-empty level-0 bucket or the
+//     next cascade. Requires ticks_per_wheel >= 2.
+// Which to choose (measured on a 2-core VM, 10^6 pending timeouts of 1 min to 24 h, worker CPU
+// per second of wall time; Netty 4.1 in the same session: 132 ms/s at tick 1 ms, 35 at 10 ms):
+// hashed 48 and 5 ms/s, hierarchical 0 and 0 (nothing due, nothing cascading). With 20,000
+// timeouts of 30 s to 2 min at tick 1 ms: hashed ~19 ms/s (it wakes nearly every tick),
+// hierarchical 0. Choose kHierarchical for fine ticks with delays many turns long (idle
+// connections, session expiry, retries in minutes); kHashed when most timeouts end within
+// about one turn, or for Netty's exact behaviour. Schedule and cancel cost the same in both.
+//
+// Memory. A pending timeout costs a 40-byte node plus its task (stored inline; nothing for a
+// capture-less lambda) and an 8-byte entry: ~56 B with its handle. A wheel commits 16 B per
+// bucket up front (kHashed: 16 B * ticks_per_wheel; 512 buckets = 8 KiB, 2^20 = 16 MiB,
+// 2^26 = 1 GiB, 2^30 = 16 GiB), and a bucket holding anything keeps at least one 512-byte
+// chunk of entries. kHierarchical commits 16 B *
+// ticks_per_wheel for level 0 and as much again for each level created later (at most
+// ceil(64 / log2(ticks_per_wheel)) levels).
 //
 // Timing. Ticks sit at absolute deadlines start + k * tick, so error does not accumulate. A task
 // never runs before its full delay has passed (steady_clock) and is late by about one tick at
-// most while the worker is not blocked. Unlike Netty's, an idle wheel costs nothing: the worker
-// sleeps until the next tick whose bucket holds something, and with nothing pending until
-// new_timeout() wakes it.
+// most while the worker is not blocked, whichever level a timeout started on. Unlike Netty's,
+// an idle wheel costs nothing: the worker sleeps until the next tick with work (kHashed: a
+// bucket holding something; kHierarchical: a due level-0 bucket or a cascade), and with
+// nothing pending until new_timeout() wakes it.
 //
 // Threads. new_timeout(), Timeout::cancel(), pending_timeouts() and stop() are safe from any
 // thread (stop() not from a task). Tasks run on the worker thread one after another, or, with
 // TimerOptions::executor, wherever the executor runs them. A task may schedule and cancel.
 // Expire first, then invoke: the worker first moves every due timeout of a bucket to a ready
 // list, then runs them, so a task cancelling a neighbour cannot corrupt the walk.
+// Platform: 64-bit, with user-space addresses below 2^48 (x86-64, arm64 Linux); an entry
+// packs the node address into 45 bits.
 //
 // Ownership: see timeout.h. Errors: misuse of the API throws (std::invalid_argument,
 // std::logic_error, RejectedExecutionError); an exception thrown by a task is caught and logged.
@@ -42,8 +76,9 @@ class HashedWheelTimer {
  public:
   // A timer with all default options.
   HashedWheelTimer();
-  // Validates the options: tick_duration <= 0, ticks_per_wheel == 0 or > 2^30, or
-  // tick_duration * ticks_per_wheel overflowing throw std::invalid_argument naming the option.
+  // Validates the options: tick_duration <= 0, ticks_per_wheel == 0 or > 2^30 (or 1 with
+  // the hierarchical layout), tick_duration * ticks_per_wheel overflowing, or a layout that is
+  // not a TimerLayout value throw std::invalid_argument naming the option.
   // The worker starts on start() or on the first new_timeout().
   explicit HashedWheelTimer(TimerOptions options);
   // Stops the timer (see stop()); tasks that never ran are destroyed without running.
@@ -96,7 +131,8 @@ class HashedWheelTimer {
 
   // The tick after validation (at least 1 ms).
   std::chrono::nanoseconds tick_duration() const;
-  // The bucket count after rounding up to a power of two.
+  // The bucket count after rounding up to a power of two (per level in the hierarchical
+  // layout).
   std::size_t ticks_per_wheel() const;
 
  private:

@@ -15,20 +15,25 @@ namespace wheel {
 // worker thread; must not block for long. The receiver runs the job on a thread of its choice.
 using TimerExecutor = std::function<void(TimerJob)>;
 
-// How the timer stores its pending timeouts. Both give the same API and contract.
+// How the timer stores its pending timeouts. Both give the same API and contract; see
+// hashed_wheel_timer.h for when to choose which, with measurements.
 enum class TimerLayout {
   // Netty's hashed wheel: one wheel of ticks_per_wheel buckets; a timeout more than one turn
   // away waits in its bucket with a count of remaining rounds.
   kHashed,
   // Kafka-style hierarchical wheels: levels of ticks_per_wheel buckets each, a bucket of level
   // k spanning one whole turn of level k-1; timeouts cascade down as their bucket comes due.
+  // Per-tick work is O(due + cascaded): best for fine ticks with long delays.
   kHierarchical,
 };
 
 struct TimerOptions {
   // Wheel resolution. REQUIRES > 0; values below 1 ms are raised to 1 ms with a warning.
   std::chrono::nanoseconds tick_duration = std::chrono::milliseconds(100);
-  // Buckets in the wheel, rounded up to a power of two. REQUIRES 1 ..= 2^30.
+  // Buckets in the wheel (per level in the hierarchical layout), rounded up to a power of two.
+  // REQUIRES 1 ..= 2^30 (2 ..= 2^30 for kHierarchical). Memory: 16 B per bucket, committed at
+  // construction (2^20 buckets: 16 MiB; 2^30: 16 GiB); kHierarchical adds as much per level
+  // it creates on demand. See hashed_wheel_timer.h.
   std::size_t ticks_per_wheel = 512;
   // new_timeout() throws RejectedExecutionError once this many are pending; <= 0: unlimited.
   std::int64_t max_pending_timeouts = 0;
