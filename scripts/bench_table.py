@@ -3,9 +3,11 @@
 
 usage: bench_table.py compare NETTY_ROUND.jsonl... -- OURS_ROUND.jsonl...
        bench_table.py scaling SCALING.jsonl... [--dat FILE]
-compare: one row per (metric, tick_ms): Netty median, wheel median, ratio wheel/Netty, the goal
-of issue 5 and whether it is met, and the heap / libuv medians of the same runs.
-scaling: ns per operation at each pending count for every impl; --dat also writes a gnuplot table.
+compare: one row per (metric, tick_ms, n): Netty median, then the hashed wheel ("wheel") and the
+hierarchical layout ("hier") with their ratios to Netty, the goals and whether they are met, and
+the heap / libuv medians of the same runs.
+scaling: ns per operation and the worker's CPU per tick at each pending count for every impl;
+--dat also writes a gnuplot table.
 """
 import json
 import statistics
@@ -21,6 +23,18 @@ GOALS = {
     ("lateness_max_us", None): ("<= Netty", lambda o, n, t: o <= n),
     ("idle_worker_cpu_ms_per_s", None): ("<= 0.1x Netty", lambda o, n, t: o <= 0.1 * n),
     ("cancel_drain_ms", None): ("<= 1 tick", lambda o, n, t: o <= t),
+    ("long_delay_worker_cpu_ms_per_s", None): ("<= 0.5x Netty", lambda o, n, t: o <= 0.5 * n),
+}
+
+# The hierarchical layout's own goals: (metric, tick) -> (text, check(hier, netty, wheel, tick)),
+# the check skipped when a value it needs is missing.
+HIER_GOALS = {
+    ("long_delay_worker_cpu_ms_per_s", None):
+        ("<= 0.05x Netty", lambda h, n, w, t: h <= 0.05 * n),
+    ("schedule_ops_per_s", None): (">= 0.8x wheel", lambda h, n, w, t: h >= 0.8 * w),
+    ("cancel_ops_per_s", None): (">= 0.8x wheel", lambda h, n, w, t: h >= 0.8 * w),
+    ("upper_lateness_p99_us", 1): ("<= 1 tick + 1 ms wake-up",
+                                   lambda h, n, w, t: h <= t * 1000 + 1000),
 }
 
 
@@ -55,51 +69,86 @@ def fmt(v):
     return f"{v:.3g}"
 
 
+def goal_of(table, metric, tick):
+    return table.get((metric, tick)) or table.get((metric, None))
+
+
+def wheel_goal(metric, tick, n, wv, nv, netty):
+    g = goal_of(GOALS, metric, tick)
+    if not g or wv is None or nv is None:
+        return "", ""
+    if g[1] is not None:
+        return g[0], "yes" if g[1](wv, nv, tick) else "NO"
+    excl = median(netty, ("netty", "bytes_per_pending_timeout", tick, n))
+    return f"{g[0]} ({fmt(excl)})", "yes" if excl is not None and wv <= excl else "NO"
+
+
+def hier_goal(metric, tick, hv, nv, wv):
+    g = goal_of(HIER_GOALS, metric, tick)
+    if not g or hv is None:
+        return "", ""
+    try:
+        return g[0], "yes" if g[1](hv, nv, wv, tick) else "NO"
+    except TypeError:  # a value the check needs (Netty's or the wheel's) is missing
+        return g[0], ""
+
+
 def compare(netty_paths, our_paths):
     netty, netty_order = load(netty_paths)
-    ours, _ = load(our_paths)
-    print("| metric | tick_ms | Netty median | wheel median | wheel / Netty | goal | met | "
-          "heap median | libuv median |")
-    print("|---|---:|---:|---:|---:|---|---|---:|---:|")
-    for (_, metric, tick, n) in netty_order:
+    ours, our_order = load(our_paths)
+    # Rows: every Netty metric, then ours that Netty's harness did not produce.
+    keys = [k[1:] for k in netty_order]
+    for k in our_order:
+        if k[1:] not in keys:
+            keys.append(k[1:])
+    print("| metric | tick_ms | n | Netty | wheel | wheel / Netty | wheel goal | met | "
+          "hier | hier / Netty | hier goal | met | heap | libuv |")
+    print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|---|---:|---:|")
+    for (metric, tick, n) in keys:
         nv = median(netty, ("netty", metric, tick, n))
-        wv = median(ours, ("wheel", metric, tick, n))
-        hv = median(ours, ("heap", metric, tick, n))
-        lv = median(ours, ("libuv", metric, tick, n))
-        ratio = wv / nv if (wv is not None and nv) else None
-        goal, met = "", ""
-        g = GOALS.get((metric, tick)) or GOALS.get((metric, None))
-        if g and wv is not None and nv is not None:
-            goal = g[0]
-            if g[1] is not None:
-                met = "yes" if g[1](wv, nv, tick) else "NO"
-            else:
-                excl = median(netty, ("netty", "bytes_per_pending_timeout", tick, n))
-                goal += f" ({fmt(excl)})"
-                met = "yes" if excl is not None and wv <= excl else "NO"
-        print(f"| {metric} | {tick} | {fmt(nv)} | {fmt(wv)} | "
-              f"{'-' if ratio is None else f'{ratio:.2f}'} | {goal} | {met} | {fmt(hv)} | "
-              f"{fmt(lv)} |")
+        wv, hv, pv, lv = (median(ours, (i, metric, tick, n))
+                          for i in ("wheel", "hier", "heap", "libuv"))
+        wr = wv / nv if (wv is not None and nv) else None
+        hr = hv / nv if (hv is not None and nv) else None
+        wg, wm = wheel_goal(metric, tick, n, wv, nv, netty)
+        hg, hm = hier_goal(metric, tick, hv, nv, wv)
+        print(f"| {metric} | {tick} | {fmt(n)} | {fmt(nv)} | {fmt(wv)} | "
+              f"{'-' if wr is None else f'{wr:.2f}'} | {wg} | {wm} | {fmt(hv)} | "
+              f"{'-' if hr is None else f'{hr:.2f}'} | {hg} | {hm} | {fmt(pv)} | {fmt(lv)} |")
     print(f"\nNetty rounds: {len(netty_paths)}, wheel-bench rounds: {len(our_paths)}; "
-          "medians per (metric, tick_ms).")
+          "medians per (metric, tick_ms, n).")
 
 
 def scaling(paths, dat):
     groups, order = load(paths)
-    impls = [i for i in ("wheel", "heap", "libuv") if any(k[0] == i for k in order)]
+    impls = [i for i in ("netty", "wheel", "hier", "heap", "libuv")
+             if any(k[0] == i for k in order)]
     counts = sorted({k[3] for k in order if k[1].startswith("scaling_")})
     cols = [(m, i) for m in ("schedule", "cancel") for i in impls]
-    print("| pending N | " + " | ".join(f"{m} ns/op {i}" for m, i in cols) + " |")
+    cost_impls = [i for i in impls if any(k[0] == i and k[1] == "scaling_worker_us_per_tick"
+                                          for k in order)]
+    cols += [("worker_us_per_tick", i) for i in cost_impls]
+
+    def metric_of(m):
+        return "scaling_worker_us_per_tick" if m == "worker_us_per_tick" else f"scaling_{m}_ns_per_op"
+
+    def label(m, i):
+        return f"worker us/tick {i}" if m == "worker_us_per_tick" else f"{m} ns/op {i}"
+
+    print("| pending N | " + " | ".join(label(m, i) for m, i in cols) + " |")
     print("|---:|" + "---:|" * len(cols))
     rows = []
     for n in counts:
         vals = []
         for m, i in cols:
-            key = next((k for k in order if k[0] == i and k[1] == f"scaling_{m}_ns_per_op"
-                        and k[3] == n), None)
+            key = next((k for k in order if k[0] == i and k[1] == metric_of(m) and k[3] == n), None)
             vals.append(median(groups, key) if key else None)
         rows.append((n, vals))
         print(f"| {n:,} | " + " | ".join(fmt(v) for v in vals) + " |")
+    tick = next((k[2] for k in order if k[1] == "scaling_worker_us_per_tick"), None)
+    if tick is not None:
+        print(f"\nworker us/tick: worker CPU per tick at tick {tick} ms with N timeouts of "
+              "1 min .. 24 h pending (none expiring).")
     if dat:
         with open(dat, "w") as f:
             f.write("N " + " ".join(f"{m}_{i}" for m, i in cols) + "\n")

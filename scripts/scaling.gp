@@ -6,8 +6,8 @@ set termoption noenhanced
 set logscale xy
 set xrange [*:*] noextend
 set xlabel "pending timeouts N"
-set ylabel "ns per operation (calling thread)"
+set ylabel "ns per operation (calling thread); worker us per tick"
 set key top left
 set grid
-set title "schedule and cancel cost against pending count (cancel in random order)"
+set title "schedule, cancel and worker tick cost against pending count"
 plot for [i=2:*] dat using 1:i with linespoints title columnhead(i)

@@ -1,5 +1,5 @@
-// wheel-bench: measures wheel::HashedWheelTimer, a binary-heap timer and libuv's timers with the
-// method, options and JSON-line output of ../shared/peers/netty/TimerBench.java.
+// wheel-bench: measures wheel::HashedWheelTimer (both layouts), a binary-heap timer and libuv's
+// timers with the method, options and JSON-line output of ../shared/peers/netty/TimerBench.java.
 // JSON lines on stdout, diagnostics on stderr. --help lists the options.
 #include <exception>
 #include <iostream>
@@ -32,10 +32,11 @@ int main(int argc, char** argv) {
   const auto positive = CLI::PositiveNumber;
   app.add_option("--n", o.n, "timeouts for schedule/cancel/expire/memory")->check(positive);
   app.add_option("--metrics", o.metrics,
-                 "schedule,cancel,expire,memory,lateness,idle (default: all six); scaling")
+                 "schedule,cancel,expire,memory,lateness,idle (default: all six); "
+                 "longdelay, upperlateness, scaling")
       ->delimiter(',')
-      ->check(
-          CLI::IsMember({"schedule", "cancel", "expire", "memory", "lateness", "idle", "scaling"}));
+      ->check(CLI::IsMember({"schedule", "cancel", "expire", "memory", "lateness", "idle",
+                             "longdelay", "upperlateness", "scaling"}));
   app.add_option("--ticks", o.ticks, "tick(s) in ms for schedule/cancel/expire/memory")
       ->delimiter(',')
       ->check(positive);
@@ -53,14 +54,42 @@ int main(int argc, char** argv) {
       ->check(positive);
   app.add_option("--idle-secs", o.idle_secs, "seconds per idle-CPU measurement")->check(positive);
   app.add_option("--seed", o.seed, "RNG seed");
-  app.add_option("--impl", o.impls, "wheel,heap,libuv (default wheel)")
+  app.add_option("--impl", o.impls,
+                 "wheel (hashed layout), hier (hierarchical layout), heap, libuv (default wheel)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"wheel", "heap", "libuv"}));
+      ->check(CLI::IsMember({"wheel", "hier", "heap", "libuv"}));
   app.add_option("--scaling-n", o.scaling_n, "pending counts for the scaling metric")
       ->delimiter(',')
       ->check(positive);
   app.add_option("--scaling-tick", o.scaling_tick, "wheel tick in ms for the scaling metric")
       ->check(positive);
+  app.add_option("--scaling-cost-tick", o.scaling_cost_tick,
+                 "tick in ms for the scaling metric's worker cost per tick (default 1)")
+      ->check(CLI::Range(1, 60'000));
+  app.add_option("--scaling-secs", o.scaling_secs,
+                 "seconds of worker CPU measured per pending count in scaling (default 2)")
+      ->check(CLI::Range(0.1, 3600.0));
+  // The longdelay metric, with TimerBench's option names and defaults. Bounds keep seconds * 10^9
+  // far inside 64 bits and the handle array inside memory.
+  app.add_option("--long-n", o.long_n, "pending timeouts in the longdelay test (default 1000000)")
+      ->check(CLI::Range(1, 100'000'000));
+  app.add_option("--long-ticks", o.long_ticks, "tick(s) in ms for the longdelay test (default 1)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 60'000));
+  app.add_option("--long-secs", o.long_secs,
+                 "seconds of worker CPU measured in the longdelay test (default 10)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--long-min-s", o.long_min_s,
+                 "shortest delay in the longdelay test, seconds (default 60)")
+      ->check(CLI::Range(1, 100'000'000));
+  app.add_option("--long-max-s", o.long_max_s,
+                 "longest delay in the longdelay test, seconds (default 86400)")
+      ->check(CLI::Range(1, 100'000'000));
+  app.add_option("--upper-ticks", o.upper_ticks,
+                 "tick(s) in ms for the upperlateness test: delays of 1 to 4 wheel turns "
+                 "(default 1)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1'000));
   app.add_flag("--memory-child", o.memory_child, "internal: measure memory in this process")
       ->group("");
   try {
@@ -68,6 +97,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);                            // prints the help or the error naming the option
     return e.get_exit_code() == 0 ? 0 : 2;  // the project's exit code for command-line errors
+  }
+  if (o.long_max_s < o.long_min_s) {
+    std::cerr << "--long-max-s (" << o.long_max_s << ") must be at least --long-min-s ("
+              << o.long_min_s << ")\n";
+    return 2;
   }
 
   std::ostringstream ticks;
@@ -80,6 +114,7 @@ int main(int argc, char** argv) {
   try {
     for (const auto& impl : o.impls) {
       if (impl == "wheel") wheel::bench::run_all<wheel::bench::WheelImpl>(o);
+      if (impl == "hier") wheel::bench::run_all<wheel::bench::HierImpl>(o);
       if (impl == "heap") wheel::bench::run_all<wheel::bench::HeapImpl>(o);
       if (impl == "libuv") wheel::bench::run_libuv(o);
     }

@@ -1,6 +1,7 @@
-// The two thread-safe timers wheel-bench measures, behind one interface so that every metric
-// runs the same code for both: wheel::HashedWheelTimer ("wheel") and the binary-heap HeapTimer
-// ("heap"). The heap has no ticks; it gets the same options and ignores them.
+// The thread-safe timers wheel-bench measures, behind one adaptor so that every metric runs the
+// same code for each: wheel::HashedWheelTimer in its hashed layout ("wheel", Netty's) and in its
+// hierarchical layout ("hier"), and the binary-heap HeapTimer ("heap").
+// The heap has no ticks; it gets the same options and ignores them.
 #pragma once
 
 #include <chrono>
@@ -14,13 +15,19 @@
 
 namespace wheel::bench {
 
-class WheelImpl {
+// One timer under test. `Kind` names it (kName, the JSON "impl") and builds it (make()); the
+// timer must offer new_timeout(task, delay), pending_timeouts(), start() and stop(), and its
+// handles cancel().
+template <class Kind>
+class BenchTimer {
  public:
-  static constexpr const char* kName = "wheel";
-  using Handle = wheel::TimeoutHandle;
+  static constexpr const char* kName = Kind::kName;
+  using Timer = typename Kind::Timer;
+  using Handle = decltype(std::declval<Timer&>().new_timeout([] {}, std::chrono::nanoseconds{}));
 
-  WheelImpl(std::int64_t tick_ms, std::int64_t buckets, const std::string& thread_name)
-      : timer_(options(tick_ms, buckets, thread_name)) {}
+  // `thread_name` names the worker thread, so that its CPU clock can be found (thread_cpu_ns).
+  BenchTimer(std::int64_t tick_ms, std::int64_t buckets, const std::string& thread_name)
+      : timer_(Kind::make(tick_ms, buckets, thread_name)) {}
   void start() { timer_.start(); }
   template <class F>
   Handle schedule(F&& task, std::chrono::nanoseconds delay) {
@@ -31,35 +38,39 @@ class WheelImpl {
   std::size_t stop() { return timer_.stop().size(); }
 
  private:
+  Timer timer_;
+};
+
+// wheel::HashedWheelTimer in `layout`; `buckets` is the wheel size (per level when hierarchical).
+template <wheel::TimerLayout layout>
+struct WheelKind {
+  static constexpr const char* kName = layout == wheel::TimerLayout::kHashed ? "wheel" : "hier";
+  using Timer = wheel::HashedWheelTimer;
   static wheel::TimerOptions options(std::int64_t tick_ms, std::int64_t buckets,
                                      const std::string& thread_name) {
     wheel::TimerOptions o;
     o.tick_duration = std::chrono::milliseconds(tick_ms);
     o.ticks_per_wheel = static_cast<std::size_t>(buckets);
     o.thread_name = thread_name;
+    o.layout = layout;
     return o;
   }
-  wheel::HashedWheelTimer timer_;
-};
-
-class HeapImpl {
- public:
-  static constexpr const char* kName = "heap";
-  using Handle = HeapTimeoutHandle;
-
-  HeapImpl(std::int64_t /*tick_ms*/, std::int64_t /*buckets*/, const std::string& thread_name)
-      : timer_(thread_name) {}
-  void start() { timer_.start(); }
-  template <class F>
-  Handle schedule(F&& task, std::chrono::nanoseconds delay) {
-    return timer_.new_timeout(std::forward<F>(task), delay);
+  static Timer make(std::int64_t tick_ms, std::int64_t buckets, const std::string& thread_name) {
+    return Timer(options(tick_ms, buckets, thread_name));
   }
-  static bool cancel(const Handle& h) { return h->cancel(); }
-  std::size_t pending() const { return timer_.pending_timeouts(); }
-  std::size_t stop() { return timer_.stop().size(); }
-
- private:
-  HeapTimer timer_;
 };
+
+struct HeapKind {
+  static constexpr const char* kName = "heap";
+  using Timer = HeapTimer;
+  static Timer make(std::int64_t /*tick_ms*/, std::int64_t /*buckets*/,
+                    const std::string& thread_name) {
+    return Timer(thread_name);
+  }
+};
+
+using WheelImpl = BenchTimer<WheelKind<wheel::TimerLayout::kHashed>>;
+using HierImpl = BenchTimer<WheelKind<wheel::TimerLayout::kHierarchical>>;
+using HeapImpl = BenchTimer<HeapKind>;
 
 }  // namespace wheel::bench

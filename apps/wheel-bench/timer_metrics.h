@@ -17,61 +17,10 @@
 #include "bench_options.h"
 #include "bench_report.h"
 #include "fresh_process.h"
+#include "metric_support.h"
+#include "pending_metrics.h"
 
 namespace wheel::bench {
-
-constexpr std::int64_t kMs = 1'000'000;
-constexpr std::int64_t kSec = 1'000 * kMs;
-
-// Counts tasks down; the last one records the time and wakes the waiter.
-class Countdown {
- public:
-  explicit Countdown(std::int64_t count) : left_(count) {}
-  void hit() {
-    if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      done_at_ = now_ns();
-      std::lock_guard lock(mutex_);
-      done_ = true;
-      cv_.notify_all();
-    }
-  }
-  bool wait_for(std::chrono::seconds limit) {
-    std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, limit, [&] { return done_; });
-  }
-  std::int64_t done_at() const { return done_at_; }
-  std::int64_t left() const { return left_.load(); }
-
- private:
-  std::atomic<std::int64_t> left_;
-  std::int64_t done_at_ = 0;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-};
-
-// Polls pending() at ~50 us until it reads 0; the steady time it did, or -1 after `limit_ms`.
-template <class Timer>
-std::int64_t wait_pending_zero(const Timer& t, std::int64_t limit_ms) {
-  const std::int64_t limit = now_ns() + limit_ms * kMs;
-  for (;;) {
-    if (t.pending() == 0) return now_ns();
-    if (now_ns() > limit) return -1;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
-template <class Timer>
-void stop_timer(Timer& t) {
-  if (const std::size_t left = t.stop()) {
-    log_line("stop(): " + std::to_string(left) + " unprocessed timeouts returned");
-  }
-}
-
-inline std::string thread_name(const char* what) {
-  static std::atomic<int> seq{0};
-  return std::string("bench-") + what + "-" + std::to_string(seq.fetch_add(1) + 1);
-}
 
 // Warm-up on a separate timer (tick 1 ms): schedule/cancel rounds and an expiry round.
 template <class Impl>
@@ -203,25 +152,30 @@ inline double percentile_us(const std::vector<std::int64_t>& sorted, double p) {
   return sorted[static_cast<std::size_t>(std::floor(p * double(sorted.size() - 1)))] / 1e3;
 }
 
-inline void emit_lateness(const char* impl, std::vector<std::int64_t> late, std::int64_t tick_ms) {
+// Emits <prefix>_{p50,p99,max,min}_us of the lateness sample.
+inline void emit_lateness(const char* impl, std::vector<std::int64_t> late, std::int64_t tick_ms,
+                          const std::string& prefix = "lateness",
+                          const nlohmann::ordered_json& extra = nlohmann::ordered_json::object()) {
   std::sort(late.begin(), late.end());
   const auto m = static_cast<std::int64_t>(late.size());
-  emit(impl, "lateness_p50_us", m, percentile_us(late, 0.50), "us", tick_ms);
-  emit(impl, "lateness_p99_us", m, percentile_us(late, 0.99), "us", tick_ms);
-  emit(impl, "lateness_max_us", m, late.back() / 1e3, "us", tick_ms);
-  emit(impl, "lateness_min_us", m, late.front() / 1e3, "us", tick_ms);
+  emit(impl, prefix + "_p50_us", m, percentile_us(late, 0.50), "us", tick_ms, extra);
+  emit(impl, prefix + "_p99_us", m, percentile_us(late, 0.99), "us", tick_ms, extra);
+  emit(impl, prefix + "_max_us", m, late.back() / 1e3, "us", tick_ms, extra);
+  emit(impl, prefix + "_min_us", m, late.front() / 1e3, "us", tick_ms, extra);
 }
 
-// (e): m timeouts of 10..2000 ms; fire time - (submit time + delay).
+// m timeouts with delays uniform in [lo_ns, hi_ns]; fire time - (submit time + delay), sorted.
 template <class Impl>
-void lateness(const BenchOptions& o, std::mt19937_64& rng, std::int64_t tick_ms) {
+std::vector<std::int64_t> measure_lateness(const BenchOptions& o, std::mt19937_64& rng,
+                                           std::int64_t tick_ms, std::int64_t lo_ns,
+                                           std::int64_t hi_ns) {
   Impl t(tick_ms, o.wheel, thread_name("late"));
   t.start();
   sleep_ms(50);
   const auto m = static_cast<std::size_t>(o.lateness_n);
   std::vector<std::int64_t> late(m);
   Countdown done(o.lateness_n);
-  const auto d = random_delays(rng, m, 10 * kMs, 2000 * kMs + 1);
+  const auto d = random_delays(rng, m, lo_ns, hi_ns + 1);
   for (std::size_t i = 0; i < m; ++i) {
     const std::int64_t deadline = now_ns() + d[i];
     t.schedule(
@@ -231,9 +185,29 @@ void lateness(const BenchOptions& o, std::mt19937_64& rng, std::int64_t tick_ms)
         },
         std::chrono::nanoseconds(d[i]));
   }
-  if (!done.wait_for(std::chrono::seconds(30))) log_line("lateness: not all fired within 30 s");
+  if (!done.wait_for(std::chrono::seconds(hi_ns / kSec + 30))) {
+    log_line("lateness: not all timeouts fired within 30 s of the longest delay");
+  }
   stop_timer(t);
-  emit_lateness(Impl::kName, std::move(late), tick_ms);
+  return late;
+}
+
+// (e): m timeouts of 10..2000 ms; fire time - (submit time + delay).
+template <class Impl>
+void lateness(const BenchOptions& o, std::mt19937_64& rng, std::int64_t tick_ms) {
+  emit_lateness(Impl::kName, measure_lateness<Impl>(o, rng, tick_ms, 10 * kMs, 2000 * kMs),
+                tick_ms);
+}
+
+// Lateness of timeouts that start beyond one turn of the wheel (on level 1 or higher of the
+// hierarchical layout, with rounds to count in the hashed one): delays uniform in
+// [turn + 1 tick, 4 turns], turn = tick x wheel. Not a TimerBench metric.
+template <class Impl>
+void upper_lateness(const BenchOptions& o, std::mt19937_64& rng, std::int64_t tick_ms) {
+  const std::int64_t turn = tick_ms * kMs * o.wheel;
+  const std::int64_t lo = turn + tick_ms * kMs, hi = 4 * turn;
+  emit_lateness(Impl::kName, measure_lateness<Impl>(o, rng, tick_ms, lo, hi), tick_ms,
+                "upper_lateness", {{"min_delay_ms", lo / kMs}, {"max_delay_ms", hi / kMs}});
 }
 
 // (f): CPU of a started timer with nothing pending, process and worker thread, per second.
@@ -263,48 +237,6 @@ void idle(const BenchOptions& o) {
   }
 }
 
-// Scaling: at each pending count N, after an untimed warm-up round, schedule N timeouts of
-// 1..60 s, let the worker file them, then cancel all N in random order. Cost per operation on the
-// calling thread; drain_ms is the time the worker then needs until pending() reads 0.
-template <class Impl>
-void scaling(const BenchOptions& o, std::mt19937_64& rng) {
-  for (std::int64_t count : o.scaling_n) {
-    const auto n = static_cast<std::size_t>(count);
-    const auto d = random_delays(rng, n, 1 * kSec, 60 * kSec);
-    std::vector<std::uint32_t> order(n);
-    for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
-    std::shuffle(order.begin(), order.end(), rng);
-    std::vector<typename Impl::Handle> refs(n);
-    Impl t(o.scaling_tick, o.wheel, thread_name("scale"));
-    t.start();
-    // Untimed warm-up at the same N: memory first touched, allocator free lists filled, as in
-    // a server that has run for a while (libuv's caller-allocated handles are warm likewise).
-    for (std::size_t i = 0; i < n; ++i) refs[i] = t.schedule([] {}, std::chrono::nanoseconds(d[i]));
-    for (auto& h : refs) Impl::cancel(h);
-    wait_pending_zero(t, 120'000);
-    sleep_ms(100);
-    const std::int64_t s0 = now_ns();
-    for (std::size_t i = 0; i < n; ++i) refs[i] = t.schedule([] {}, std::chrono::nanoseconds(d[i]));
-    const std::int64_t s1 = now_ns();
-    sleep_ms(std::max<std::int64_t>(200, (count / 100'000 + 3) * o.scaling_tick));
-    const std::int64_t c0 = now_ns();
-    for (std::uint32_t i : order) Impl::cancel(refs[i]);
-    const std::int64_t c1 = now_ns();
-    const std::int64_t zero_at = wait_pending_zero(t, 120'000);
-    const double sched_ns = double(s1 - s0) / count, cancel_ns = double(c1 - c0) / count;
-    const nlohmann::ordered_json extra = {{"tick_ms_used", o.scaling_tick},
-                                          {"order", "cancel in random order"}};
-    emit(Impl::kName, "scaling_schedule_ns_per_op", count, sched_ns, "ns", o.scaling_tick, extra);
-    emit(Impl::kName, "scaling_cancel_ns_per_op", count, cancel_ns, "ns", o.scaling_tick, extra);
-    emit(Impl::kName, "scaling_schedule_cancel_ns_per_op", count, sched_ns + cancel_ns, "ns",
-         o.scaling_tick,
-         {{"cancel_drain_ms",
-           zero_at < 0 ? nlohmann::ordered_json(nullptr) : number((zero_at - c1) / 1e6)}});
-    refs.clear();
-    stop_timer(t);
-  }
-}
-
 // Runs the selected metrics in TimerBench's order for one timer implementation.
 template <class Impl>
 void run_all(const BenchOptions& o) {
@@ -328,7 +260,13 @@ void run_all(const BenchOptions& o) {
   if (o.wants("lateness")) {
     for (std::int64_t tick : o.lateness_ticks) lateness<Impl>(o, rng, tick);
   }
+  if (o.wants("upperlateness")) {
+    for (std::int64_t tick : o.upper_ticks) upper_lateness<Impl>(o, rng, tick);
+  }
   if (o.wants("idle")) idle<Impl>(o);
+  if (o.wants("longdelay")) {
+    for (std::int64_t tick : o.long_ticks) long_delay<Impl>(o, rng, tick);
+  }
   if (o.wants("scaling")) scaling<Impl>(o, rng);
 }
 
