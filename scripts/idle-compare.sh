@@ -6,7 +6,7 @@
 # Prints one table; the wheel-load reports stay in build/compare-idle/.
 #
 # Usage: scripts/idle-compare.sh        Env: CONNECTIONS (10000), ORDER (tick1 tick100 netty),
-#        BUILD (build/plain), NETTY (../shared/peers/netty, relative to the repository root)
+#        BUILD (build/plain), SERVER (a wheel-server binary; default BUILD's), NETTY (../shared/peers/netty, relative to the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 connections=${CONNECTIONS:-10000}
@@ -35,7 +35,7 @@ run_one() {
   local name=$1 log="$out/$1.server.log" pid port
   case $name in
     tick1 | tick100)
-      "$build/apps/wheel-server/wheel-server" --host 127.0.0.1 --port 0 --reader-idle 5s \
+      "${SERVER:-$build/apps/wheel-server/wheel-server}" --host 127.0.0.1 --port 0 --reader-idle 5s \
         --tick "${name#tick}ms" --max-connections 20000 --stats-interval 0 --log-level warn \
         >"$log" 2>&1 &
       pid=$!
@@ -65,12 +65,9 @@ run_one() {
 import json, sys
 path, name, cpu, hwm, status = sys.argv[1:]
 r = json.load(open(path))
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p / 100.0 * len(xs)))] if xs else float("nan")
-late = r["idle_lateness_ms"]
-print(f"| {name} | {r['connections_established']} / {r['idle_closed_on_time']} / "
-      f"{r['active_survived']} | {pct(late, 50):.1f} / {pct(late, 99):.1f} / {max(late or [0]):.1f} "
+late = r["idle"]["lateness_ms"]
+print(f"| {name} | {r['connections_established']} / {r['idle']['closed_on_time']} / "
+      f"{r['active']['survived']} | {late['p50']:.1f} / {late['p99']:.1f} / {late['max']:.1f} "
       f"| {cpu} | {hwm} | {status} |")
 PY
 }

@@ -198,7 +198,10 @@ void ServerCore::accept_one() {
   auto* stream = reinterpret_cast<uv_stream_t*>(&c->tcp_);
   int rc = uv_accept(reinterpret_cast<uv_stream_t*>(&listener_), stream);
   if (rc == 0) {
-    uv_tcp_nodelay(&c->tcp_, 1);  // replies are tiny; Nagle would hold them back
+    // Replies are tiny; Nagle would hold them back. Failing to turn it off is not fatal.
+    if (const int nd = uv_tcp_nodelay(&c->tcp_, 1); nd != 0) {
+      spdlog::debug("TcpServer: uv_tcp_nodelay: {}", uv_err_name(nd));
+    }
     rc = uv_read_start(stream, &Connection::on_alloc, &Connection::on_read);
   }
   if (rc != 0) {
