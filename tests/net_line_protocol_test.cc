@@ -1,14 +1,10 @@
-// The line protocol parser of net/ (net/src/line_protocol.h) and the duration syntax of the
-// command line (wheel/net/duration.h).
+// The line protocol parser of net/ (net/src/line_protocol.h).
 #include <gtest/gtest.h>
 
 #include "line_protocol.h"
-#include "wheel/net/duration.h"
 
 namespace wheel::net {
 namespace {
-
-using namespace std::chrono_literals;
 
 TEST(LineProtocol, RecognisesEachCommandExactly) {
   EXPECT_EQ(parse_command("PING").kind, Command::kPing);
@@ -40,30 +36,6 @@ TEST(LineProtocol, DelayOutsideItsRangeOrMalformedIsBad) {
         "DELAY  1 x", "DELAY 18446744073709551617 x"}) {
     EXPECT_EQ(parse_command(line).kind, Command::kBadDelay) << line;
   }
-}
-
-TEST(Duration, ParsesIntegersWithAUnitOrABareZero) {
-  EXPECT_EQ(parse_duration("0"), 0ms);
-  EXPECT_EQ(parse_duration("0s"), 0ms);
-  EXPECT_EQ(parse_duration("250ms"), 250ms);
-  EXPECT_EQ(parse_duration("30s"), 30s);
-  EXPECT_EQ(parse_duration("5m"), 5min);
-  EXPECT_EQ(parse_duration("2h"), 2h);
-}
-
-TEST(Duration, RejectsEverythingElse) {
-  for (const char* text : {"", "30", "s", "1.5s", "-1s", "+1s", " 1s", "1s ", "1 s", "1S", "1d",
-                           "1us", "99999999999999999999ms", "9223372036854775807h"}) {
-    EXPECT_FALSE(parse_duration(text).has_value()) << text;
-  }
-}
-
-TEST(Duration, FormatsTheShortestExactSpelling) {
-  EXPECT_EQ(format_duration(0ms), "0");
-  EXPECT_EQ(format_duration(1500ms), "1500ms");
-  EXPECT_EQ(format_duration(30s), "30s");
-  EXPECT_EQ(format_duration(5min), "5m");
-  EXPECT_EQ(format_duration(2h), "2h");
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "duration.h"
 #include "wheel/load/address_range.h"
-#include "wheel/load/duration.h"
 #include "wheel/load/fanout.h"
 #include "wheel/load/process_plan.h"
 #include "wheel/load/report.h"
@@ -31,7 +31,6 @@ int usage_error(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  using wheel::load::parse_duration;
   CLI::App app{"wheel-load: many long-lived connections against an idle-disconnect line server"};
   std::string host = "127.0.0.1";
   int port = 7000;
@@ -104,11 +103,10 @@ int main(int argc, char** argv) {
       {"--tolerance", {&tolerance, &config.tolerance}},
       {"--duration", {&duration, &config.duration}}};
   for (const auto& [name, target] : durations) {
-    try {
-      *target.second = parse_duration(*target.first);
-    } catch (const std::exception& e) {
-      return usage_error(std::string(name) + ": " + e.what());
-    }
+    const auto parsed = wheel::apps::parse_duration(*target.first);
+    if (!parsed)
+      return usage_error(std::string(name) + ": " + wheel::apps::duration_error(*target.first));
+    *target.second = *parsed;
   }
   if (config.duration.count() == 0) return usage_error("--duration must be more than 0");
   if (config.ping_interval.count() == 0 && active_ratio > 0) {

@@ -1,5 +1,7 @@
 #include "line_protocol.h"
 
+#include "wheel/net/line_framer.h"
+
 namespace wheel::net {
 
 namespace {
@@ -22,7 +24,10 @@ Command parse_delay(std::string_view args) {
 }  // namespace
 
 Command parse_command(std::string_view line) {
-  line = strip_cr(line);
+  return parse_stripped_command(LineFramer::strip_cr(line));
+}
+
+Command parse_stripped_command(std::string_view line) {
   if (line.empty()) return {Command::kEmpty, 0, {}};
   if (line == "PING") return {Command::kPing, 0, {}};
   if (line == "PONG") return {Command::kPong, 0, {}};

@@ -18,15 +18,12 @@ struct Command {
   std::string_view text;       // kDelay only; points into the parsed line
 };
 
-// Parses one line, its "\n" already removed; a trailing "\r" is stripped here. Commands are
-// case-sensitive. "DELAY <ms> <text>": ms is decimal within [kMinDelayMs, kMaxDelayMs], the text
-// is everything after the next space (it may be empty); otherwise kBadDelay.
-Command parse_command(std::string_view line);
+// Parses one line, its "\n" and one trailing "\r" already removed (as LineFramer hands it).
+// Commands are case-sensitive. "DELAY <ms> <text>": ms is decimal within [kMinDelayMs,
+// kMaxDelayMs], the text is everything after the next space (it may be empty); otherwise kBadDelay.
+Command parse_stripped_command(std::string_view line);
 
-// The line without one trailing "\r".
-inline std::string_view strip_cr(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
-}
+// parse_stripped_command() of `line` without one trailing "\r" (a raw line, "\n" removed).
+Command parse_command(std::string_view line);
 
 }  // namespace wheel::net

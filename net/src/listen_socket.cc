@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "wheel/net/socket_address.h"
+
 namespace wheel::net {
 namespace {
 
@@ -21,21 +23,7 @@ namespace {
 }  // namespace
 
 int bind_reuseport_socket(const std::string& host, std::uint16_t port) {
-  sockaddr_storage addr{};
-  socklen_t addr_len = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
-  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    addr_len = sizeof(*v4);
-  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    addr_len = sizeof(*v6);
-  } else {
-    throw std::invalid_argument("not a numeric IPv4 or IPv6 address: '" + host + "'");
-  }
+  const sockaddr_storage addr = resolve_address(host, port);
   const int fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw_errno("socket");
   const int on = 1;
@@ -46,7 +34,7 @@ int bind_reuseport_socket(const std::string& host, std::uint16_t port) {
     errno = saved;
     throw_errno("setsockopt(SO_REUSEPORT)");
   }
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), addr_len) != 0) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), address_length(addr)) != 0) {
     const int saved = errno;
     ::close(fd);
     errno = saved;

@@ -1,22 +1,27 @@
 #include "loop_executor.h"
 
+#include <string>
 #include <system_error>
 
 namespace wheel::net {
 
-LoopExecutor::LoopExecutor(uv_loop_t* loop) {
-  const int rc = uv_async_init(loop, &async_, &LoopExecutor::on_async);
-  if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_async_init");
-  async_.data = this;
+LoopExecutor* LoopExecutor::create(uv_loop_t* loop) {
+  auto* self = new LoopExecutor;
+  const int rc = uv_async_init(loop, &self->async_, &LoopExecutor::on_async);
+  if (rc != 0) {
+    delete self;
+    throw std::system_error(-rc, std::generic_category(),
+                            std::string("uv_async_init (") + uv_err_name(rc) + ")");
+  }
+  self->async_.data = self;
+  return self;
 }
 
 void LoopExecutor::post(TimerJob job) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (closed_) return;  // `job` is destroyed unrun
-    queue_.push_back(std::move(job));
-  }
-  // Outside the lock: the loop may run the batch before we return; that is fine.
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closed_) return;  // `job` is destroyed unrun
+  queue_.push_back(std::move(job));
+  // Under the lock, so that close() cannot free the handle between the check and the send.
   uv_async_send(&async_);
 }
 
@@ -25,20 +30,21 @@ void LoopExecutor::run_pending() {
     std::lock_guard<std::mutex> lock(mutex_);
     running_.swap(queue_);
   }
-  // Jobs may post more (a task scheduling a 0 ms timeout goes through the timer first, so in
-  // practice they do not); those wait for the next wake-up.
+  // Jobs that post more (through the timer) wait for the next wake-up.
   for (TimerJob& job : running_) job();
   running_.clear();
 }
 
 void LoopExecutor::close() {
-  run_pending();
+  std::vector<TimerJob> dropped;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     closed_ = true;
-    queue_.clear();
+    dropped.swap(queue_);
   }
-  uv_close(reinterpret_cast<uv_handle_t*>(&async_), nullptr);
+  dropped.clear();  // destroys the tasks unrun, here on the loop thread
+  uv_close(reinterpret_cast<uv_handle_t*>(&async_),
+           [](uv_handle_t* h) { delete static_cast<LoopExecutor*>(h->data); });
 }
 
 void LoopExecutor::on_async(uv_async_t* async) {

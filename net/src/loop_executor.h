@@ -1,8 +1,9 @@
-// Internal: LoopExecutor, the hand-off from the timer's worker thread to the libuv loop.
+// Internal: LoopExecutor, the hand-off from a timer's worker thread to a libuv loop.
 //
-// The timer's executor option calls post() on the worker thread with each expired task; post()
-// pushes it onto a mutex-protected queue and wakes the loop with uv_async_send (the only libuv
-// call that is safe from another thread). The loop thread then runs every queued job, in order.
+// post() pushes a job onto a mutex-protected queue and wakes the loop with uv_async_send (the
+// only libuv call that is safe from another thread); the loop thread runs the queued jobs in
+// order. The executor lives on the heap and frees itself in its handle's close callback, so its
+// owner may be destroyed as soon as close() returns.
 #pragma once
 
 #include <uv.h>
@@ -16,28 +17,27 @@ namespace wheel::net {
 
 class LoopExecutor {
  public:
-  // Initializes the async handle on `loop`. Throws std::system_error on failure.
-  // Loop thread only (or before the loop runs).
-  explicit LoopExecutor(uv_loop_t* loop);
-  // REQUIRES: close() was called and the loop has run its close callback.
-  ~LoopExecutor() = default;
+  // Creates the executor and its async handle on `loop`. Throws std::system_error when
+  // uv_async_init fails. Loop thread only (or before the loop runs).
+  static LoopExecutor* create(uv_loop_t* loop);
 
   LoopExecutor(const LoopExecutor&) = delete;
   LoopExecutor& operator=(const LoopExecutor&) = delete;
 
-  // Queues `job` to run on the loop thread and wakes the loop. After close(), the job is
+  // Queues `job` to run on the loop thread and wakes the loop. After close(), `job` is
   // destroyed unrun. Safe from any thread.
   void post(TimerJob job);
 
-  // Runs every job queued so far. Loop thread only.
-  void run_pending();
-
-  // Runs what is still queued, then closes the async handle; later posts are dropped.
+  // Destroys every queued job unrun (on this, the loop thread), drops later posts, and closes
+  // the handle; the loop frees the executor when it runs the close callback.
   // REQUIRES: nothing posts any more (the timer is stopped). Loop thread only.
   void close();
 
  private:
+  LoopExecutor() = default;
+  ~LoopExecutor() = default;
   static void on_async(uv_async_t* async);
+  void run_pending();
 
   uv_async_t async_;
   std::mutex mutex_;

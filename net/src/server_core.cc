@@ -4,89 +4,103 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <cassert>
 #include <stdexcept>
 #include <system_error>
 
 #include "wheel/net/listen_socket.h"
+#include "wheel/net/socket_address.h"
 
 namespace wheel::net {
 namespace {
 
 void check_uv(int rc, const char* what) {
-  if (rc != 0)
+  if (rc != 0) {
     throw std::system_error(-rc, std::generic_category(),
                             std::string(what) + " (" + uv_err_name(rc) + ")");
+  }
 }
 
-void validate(const ServerOptions& o) {
-  using std::chrono::milliseconds;
-  if (o.tick < milliseconds(1)) throw std::invalid_argument("tick: must be at least 1ms");
-  if (o.wheel_size == 0 || o.wheel_size > (std::size_t{1} << 30)) {
-    throw std::invalid_argument("wheel_size: must be within 1 ..= 2^30");
-  }
+TcpServerOptions validated(TcpServerOptions o) {
+  if (o.max_connections == 0) throw std::invalid_argument("max_connections: must be positive");
   if (o.max_line == 0) throw std::invalid_argument("max_line: must be positive");
   if (o.max_output == 0) throw std::invalid_argument("max_output: must be positive");
-  if (o.reader_idle.count() < 0 || o.writer_idle.count() < 0 || o.all_idle.count() < 0 ||
-      o.stats_interval.count() < 0) {
-    throw std::invalid_argument("durations must not be negative");
+  if (o.backlog <= 0) throw std::invalid_argument("backlog: must be positive");
+  if (o.shutdown_grace.count() < 0) throw std::invalid_argument("shutdown_grace: negative");
+  for (const auto t : {o.idle.reader, o.idle.writer, o.idle.all}) {
+    if (t.count() < 0 || t > kMaxIdleTime) {
+      throw std::invalid_argument(
+          "idle times must be within 0 ..= " + std::to_string(kMaxIdleTime.count()) + " ms");
+    }
   }
+  return o;
 }
 
 }  // namespace
 
-ServerCore::ServerCore(ServerOptions options)
-    : options_((validate(options), std::move(options))), read_buffer_(new char[kReadBufferSize]) {
-  stats_.worker = options_.worker_index;
-  check_uv(uv_loop_init(&loop_), "uv_loop_init");
-  loop_.data = this;  // Connection finds its server through its handle's loop
-  executor_ = std::make_unique<LoopExecutor>(&loop_);
-  TimerOptions timer_options;
-  timer_options.tick_duration = options_.tick;
-  timer_options.ticks_per_wheel = options_.wheel_size;
-  timer_options.thread_name = "wheel-timer-" + std::to_string(options_.worker_index);
-  timer_options.executor = [executor = executor_.get()](TimerJob job) {
-    executor->post(std::move(job));  // timer thread -> loop thread
-  };
-  timer_ = std::make_unique<HashedWheelTimer>(std::move(timer_options));
-  check_uv(
-      uv_async_init(&loop_, &shutdown_async_,
-                    [](uv_async_t* a) { static_cast<ServerCore*>(a->data)->begin_shutdown(); }),
-      "uv_async_init");
-  shutdown_async_.data = this;
-  shutdown_async_open_ = true;
-  uv_timer_init(&loop_, &stats_timer_);
-  stats_timer_.data = this;
-  uv_timer_init(&loop_, &force_close_timer_);
-  force_close_timer_.data = this;
+ServerCore::ServerCore(uv_loop_t* given_loop, TcpServerOptions options, ConnectionHandler& handler)
+    : options_(validated(std::move(options))),
+      handler_(handler),
+      framer_(options_.max_line),
+      loop_(given_loop),
+      read_buffer_(new char[kReadBufferSize]) {
+  if (loop_ == nullptr) {
+    own_loop_ = std::make_unique<uv_loop_t>();
+    check_uv(uv_loop_init(own_loop_.get()), "uv_loop_init");
+    loop_ = own_loop_.get();
+  }
+  try {
+    timer_ = std::make_unique<LoopTimer>(loop_, options_.timer);
+    detector_ = std::make_unique<IdleDetector>(*timer_, static_cast<IdleDetector::Owner&>(*this),
+                                               IdleDetector::Options{options_.observe_output});
+    watch_idle_ = options_.idle.reader.count() > 0 || options_.idle.writer.count() > 0 ||
+                  options_.idle.all.count() > 0;
+    init_handle(
+        uv_async_init(loop_, &shutdown_async_,
+                      [](uv_async_t* a) { static_cast<ServerCore*>(a->data)->begin_shutdown(); }),
+        "uv_async_init");
+    shutdown_async_.data = this;
+    shutdown_async_open_ = true;
+    init_handle(uv_timer_init(loop_, &force_close_timer_), "uv_timer_init");
+    force_close_timer_.data = this;
+  } catch (...) {
+    if (own_loop_ == nullptr) throw;  // a given loop: its owner runs the closes
+    if (timer_) timer_->close();
+    if (shutdown_async_open_) close_handle(&shutdown_async_);
+    uv_run(loop_, UV_RUN_DEFAULT);
+    uv_loop_close(loop_);
+    throw;
+  }
 }
 
 ServerCore::~ServerCore() {
-  timer_->stop();
-  if (!finished_) {  // run() never ran to its end: close what the constructor opened
-    {
-      std::lock_guard<std::mutex> lock(shutdown_mutex_);
-      shutdown_async_open_ = false;
-    }
-    uv_close(reinterpret_cast<uv_handle_t*>(&shutdown_async_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&stats_timer_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&force_close_timer_), nullptr);
-    if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), nullptr);
-    if (signals_) {
-      uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
-      uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
-    }
-    executor_->close();
-    uv_run(&loop_, UV_RUN_DEFAULT);
+  if (!finished_) {  // the shutdown never completed: close what is open
+    begin_shutdown();
+    force_close_all();
+    finish_shutdown();
   }
-  const int rc = uv_loop_close(&loop_);
-  if (rc != 0) spdlog::error("wheel-server: uv_loop_close: {}", uv_err_name(rc));
+  if (own_loop_ != nullptr) {
+    uv_run(loop_, UV_RUN_DEFAULT);  // runs the close callbacks
+    const int rc = uv_loop_close(loop_);
+    if (rc != 0) spdlog::error("TcpServer: uv_loop_close: {}", uv_err_name(rc));
+  }
+  assert(open_handles_ == 0 && "on a given loop, run it until stopped() before destroying");
+}
+
+void ServerCore::init_handle(int rc, const char* what) {
+  check_uv(rc, what);
+  ++open_handles_;
+}
+
+void ServerCore::close_handle(void* handle) {
+  auto* h = static_cast<uv_handle_t*>(handle);
+  h->data = this;
+  uv_close(h, [](uv_handle_t* closed) { --static_cast<ServerCore*>(closed->data)->open_handles_; });
 }
 
 std::uint16_t ServerCore::listen() {
-  // A write to a reset socket must fail with EPIPE, not kill the process.
-  ::signal(SIGPIPE, SIG_IGN);
-  check_uv(uv_tcp_init(&loop_, &listener_), "uv_tcp_init");
+  ::signal(SIGPIPE, SIG_IGN);  // a write to a reset socket must fail with EPIPE, not kill
+  const sockaddr_storage addr = resolve_address(options_.host, options_.port);
+  init_handle(uv_tcp_init(loop_, &listener_), "uv_tcp_init");
   listener_.data = this;
   listening_ = true;  // from here on the handle needs closing
   if (options_.reuse_port) {
@@ -95,16 +109,10 @@ std::uint16_t ServerCore::listen() {
     if (rc != 0) ::close(fd);
     check_uv(rc, "uv_tcp_open");
   } else {
-    sockaddr_storage addr{};
-    if (uv_ip4_addr(options_.host.c_str(), options_.port, reinterpret_cast<sockaddr_in*>(&addr)) !=
-            0 &&
-        uv_ip6_addr(options_.host.c_str(), options_.port, reinterpret_cast<sockaddr_in6*>(&addr)) !=
-            0) {
-      throw std::invalid_argument("not a numeric IPv4 or IPv6 address: '" + options_.host + "'");
-    }
-    check_uv(uv_tcp_bind(&listener_, reinterpret_cast<sockaddr*>(&addr), 0), "bind");
+    check_uv(uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&addr), 0), "bind");
   }
-  check_uv(uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 1024, &ServerCore::on_connection),
+  check_uv(uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), options_.backlog,
+                     &ServerCore::on_connection),
            "listen");
   sockaddr_storage bound{};
   int len = sizeof(bound);
@@ -114,43 +122,31 @@ std::uint16_t ServerCore::listen() {
                                  ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
                                  : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   port_.store(port, std::memory_order_release);
-  spdlog::info(
-      "worker {}: listening on {}:{} (reader-idle {} ms, writer-idle {} ms, all-idle {} ms, "
-      "tick {} ms, wheel {})",
-      options_.worker_index, options_.host, port, options_.reader_idle.count(),
-      options_.writer_idle.count(), options_.all_idle.count(), options_.tick.count(),
-      timer_->ticks_per_wheel());
   return port;
 }
 
 void ServerCore::handle_signals() {
   const auto on_signal = [](uv_signal_t* s, int signum) {
-    spdlog::info("worker {}: got signal {}, shutting down",
-                 static_cast<ServerCore*>(s->data)->options_.worker_index, signum);
+    spdlog::info("TcpServer: got signal {}, shutting down", signum);
     static_cast<ServerCore*>(s->data)->begin_shutdown();
   };
-  uv_signal_init(&loop_, &sigint_);
-  uv_signal_init(&loop_, &sigterm_);
-  sigint_.data = sigterm_.data = this;
+  init_handle(uv_signal_init(loop_, &sigint_), "uv_signal_init");
+  sigint_.data = this;
+  if (const int rc = uv_signal_init(loop_, &sigterm_); rc != 0) {
+    close_handle(&sigint_);
+    check_uv(rc, "uv_signal_init");
+  }
+  ++open_handles_;
+  sigterm_.data = this;
   signals_ = true;
   check_uv(uv_signal_start(&sigint_, on_signal, SIGINT), "uv_signal_start(SIGINT)");
   check_uv(uv_signal_start(&sigterm_, on_signal, SIGTERM), "uv_signal_start(SIGTERM)");
 }
 
-ServerStats ServerCore::run() {
+void ServerCore::run() {
+  if (own_loop_ == nullptr) throw std::logic_error("TcpServer::run: the loop is the owner's");
   loop_thread_ = std::this_thread::get_id();
-  timer_->start();
-  if (options_.stats_interval.count() > 0) {
-    const auto every = static_cast<std::uint64_t>(options_.stats_interval.count());
-    uv_timer_start(
-        &stats_timer_, [](uv_timer_t* t) { static_cast<ServerCore*>(t->data)->log_stats(); }, every,
-        every);
-  }
-  uv_run(&loop_, UV_RUN_DEFAULT);
-  ServerStats final_stats = snapshot();
-  spdlog::info("worker {}: stopped; final counters: {}", options_.worker_index,
-               final_stats.to_log_string());
-  return final_stats;
+  uv_run(loop_, UV_RUN_DEFAULT);
 }
 
 void ServerCore::request_shutdown() {
@@ -158,42 +154,64 @@ void ServerCore::request_shutdown() {
   if (shutdown_async_open_) uv_async_send(&shutdown_async_);
 }
 
+TcpServerCounters ServerCore::counters() const {
+  TcpServerCounters c = counts_;
+  c.stale_timeouts = detector_->stale_timeouts();
+  return c;
+}
+
 // ---- accepting ---------------------------------------------------------------------------
 
 void ServerCore::on_connection(uv_stream_t* listener, int status) {
   auto* self = static_cast<ServerCore*>(listener->data);
   if (status < 0) {
-    // Rare: libuv handles EMFILE/ENFILE itself (it closes its reserve descriptor, accepts and
-    // closes the waiting clients, reopens it), so the listener does not spin and we are not
-    // called. Anything else is logged at most once a second.
-    self->stats_.accept_errors++;
-    const std::uint64_t now = uv_now(&self->loop_);
+    // Rare: libuv handles EMFILE/ENFILE itself (its reserve descriptor accepts and closes the
+    // waiting clients), so the listener does not spin. Anything else: logged once a second.
+    self->counts_.accept_errors++;
+    const std::uint64_t now = uv_now(self->loop_);
     if (now - self->last_accept_error_log_ms_ >= 1000 || self->last_accept_error_log_ms_ == 0) {
       self->last_accept_error_log_ms_ = now;
-      spdlog::warn("worker {}: accept failed: {} ({} accept errors so far)",
-                   self->options_.worker_index, uv_err_name(status), self->stats_.accept_errors);
+      spdlog::warn("TcpServer: accept failed: {} ({} accept errors so far)", uv_err_name(status),
+                   self->counts_.accept_errors);
     }
     return;
   }
   if (self->shutting_down_) return;
-  if (self->stats_.connections >= self->options_.max_connections) return self->reject_full();
+  if (self->counts_.connections >= self->options_.max_connections) return self->reject_full();
   self->accept_one();
 }
 
 void ServerCore::accept_one() {
   const std::uint64_t id = allocate_slot();
   auto* c = new Connection(this, id);
-  slots_[id & 0xffffffffu] = c;
-  ++allocated_;
-  ++stats_.connections;
-  const int rc = c->start(reinterpret_cast<uv_stream_t*>(&listener_));
-  if (rc != 0) {
-    spdlog::debug("worker {}: accept failed: {}", options_.worker_index, uv_err_name(rc));
-    c->abort();
+  const int init = uv_tcp_init(loop_, &c->tcp_);
+  if (init != 0) {
+    spdlog::warn("TcpServer: uv_tcp_init: {}", uv_err_name(init));
+    free_slots_.push_back(static_cast<std::uint32_t>(id));
+    delete c;
     return;
   }
-  ++stats_.accepted;
-  start_idle_timeouts(c);
+  c->tcp_.data = this;
+  slots_[id & 0xffffffffu] = c;
+  ++allocated_;
+  ++counts_.connections;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&c->tcp_);
+  int rc = uv_accept(reinterpret_cast<uv_stream_t*>(&listener_), stream);
+  if (rc == 0) {
+    // Replies are tiny; Nagle would hold them back. Failing to turn it off is not fatal.
+    if (const int nd = uv_tcp_nodelay(&c->tcp_, 1); nd != 0) {
+      spdlog::debug("TcpServer: uv_tcp_nodelay: {}", uv_err_name(nd));
+    }
+    rc = uv_read_start(stream, &Connection::on_alloc, &Connection::on_read);
+  }
+  if (rc != 0) {
+    spdlog::debug("TcpServer: accept failed: {}", uv_err_name(rc));
+    c->abort(CloseReason::kError);
+    return;
+  }
+  ++counts_.accepted;
+  if (watch_idle_) detector_->watch(id, c->idle_, options_.idle);
+  handler_.on_open(*c);
 }
 
 void ServerCore::reject_full() {
@@ -201,13 +219,20 @@ void ServerCore::reject_full() {
     uv_tcp_t tcp;
   };
   auto* r = new Rejected;
-  uv_tcp_init(&loop_, &r->tcp);
+  if (const int rc = uv_tcp_init(loop_, &r->tcp); rc != 0) {
+    delete r;
+    spdlog::warn("TcpServer: uv_tcp_init: {}", uv_err_name(rc));
+    return;
+  }
   if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_),
                 reinterpret_cast<uv_stream_t*>(&r->tcp)) == 0) {
-    static constexpr char kFull[] = "ERR server full\n";
-    uv_buf_t buf = uv_buf_init(const_cast<char*>(kFull), sizeof(kFull) - 1);
-    uv_try_write(reinterpret_cast<uv_stream_t*>(&r->tcp), &buf, 1);  // best effort
-    ++stats_.rejected_full;
+    const std::string_view line = handler_.reject_line();
+    if (!line.empty()) {
+      uv_buf_t buf =
+          uv_buf_init(const_cast<char*>(line.data()), static_cast<unsigned>(line.size()));
+      uv_try_write(reinterpret_cast<uv_stream_t*>(&r->tcp), &buf, 1);  // best effort
+    }
+    ++counts_.rejected_full;
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&r->tcp),
            [](uv_handle_t* h) { delete reinterpret_cast<Rejected*>(h); });
@@ -227,31 +252,61 @@ std::uint64_t ServerCore::allocate_slot() {
 }
 
 Connection* ServerCore::find(std::uint64_t id) {
-  const std::uint32_t slot = static_cast<std::uint32_t>(id);
+  const auto slot = static_cast<std::uint32_t>(id);
   if (slot >= slots_.size()) return nullptr;
   Connection* c = slots_[slot];
   return c != nullptr && c->id() == id && !c->closing() ? c : nullptr;
 }
 
-void ServerCore::on_closing(Connection* c) {
+IdleWatch* ServerCore::find_watch(std::uint64_t id) {
+  Connection* c = find(id);
+  return c == nullptr ? nullptr : &c->idle_;
+}
+
+void ServerCore::on_idle(std::uint64_t id, IdleEvent event) {
   assert_in_loop_thread();
-  for (TimeoutHandle& handle : c->idle) {
-    // A timeout already expired and queued for the loop cannot be cancelled; its job will not
-    // find this connection id and do nothing.
-    if (handle) handle->cancel();
-    handle.reset();
+  if (Connection* c = find(id)) handler_.on_idle(*c, event);
+}
+
+// ---- reading -----------------------------------------------------------------------------
+
+void ServerCore::dispatch(Connection* c, std::string_view bytes) {
+  dispatching_ = c;
+  if (options_.framing == Framing::kBytes) {
+    handler_.on_data(*c, bytes);
+  } else {
+    const auto result = framer_.feed(c->partial_, bytes, [this, c](std::string_view line) {
+      handler_.on_line(*c, line);
+      return !c->closing();
+    });
+    if (result == LineFramer::Result::kLineTooLong) {
+      spdlog::debug("TcpServer: connection {:#x}: line longer than {} bytes", c->id(),
+                    options_.max_line);
+      local_reason_ = CloseReason::kLineTooLong;
+      handler_.on_line_too_long(*c);
+      local_reason_ = CloseReason::kLocal;
+      if (!c->closing()) c->close_with({}, CloseReason::kLineTooLong);
+    }
   }
-  if (c->delayed) {
-    for (TimeoutHandle& handle : *c->delayed) handle->cancel();
-    stats_.delayed_pending -= c->delayed->size();
-    c->delayed.reset();
+  dispatching_ = nullptr;
+  if (!batch_.empty()) {
+    if (!c->closing()) c->write_now(batch_);
+    batch_.clear();
   }
-  assert(stats_.connections > 0);
-  --stats_.connections;
+}
+
+void ServerCore::on_closing(Connection* c, CloseReason reason) {
+  assert_in_loop_thread();
+  detector_->unwatch(c->idle_);
+  if (dispatching_ == c) batch_.clear();
+  assert(counts_.connections > 0);
+  --counts_.connections;
+  if (reason == CloseReason::kSlowConsumer) ++counts_.slow_consumers;
+  handler_.on_close(*c, reason);
 }
 
 void ServerCore::on_closed(std::uint64_t id) {
-  const std::uint32_t slot = static_cast<std::uint32_t>(id);
+  const auto slot = static_cast<std::uint32_t>(id);
   assert(slot < slots_.size() && slots_[slot] != nullptr);
   slots_[slot] = nullptr;
   free_slots_.push_back(slot);
@@ -259,48 +314,41 @@ void ServerCore::on_closed(std::uint64_t id) {
   if (shutting_down_ && allocated_ == 0) finish_shutdown();
 }
 
-// ---- stats and shutdown ------------------------------------------------------------------
-
-ServerStats ServerCore::snapshot() {
-  stats_.worker = options_.worker_index;
-  stats_.pid = static_cast<std::int64_t>(::getpid());
-  return stats_;
-}
-
-void ServerCore::log_stats() {
-  spdlog::info("worker {}: stats {} pending_timeouts={}", options_.worker_index,
-               snapshot().to_log_string(), timer_->pending_timeouts());
-}
+// ---- shutdown ----------------------------------------------------------------------------
 
 void ServerCore::begin_shutdown() {
   assert_in_loop_thread();
   if (shutting_down_) return;
   shutting_down_ = true;
-  spdlog::info("worker {}: shutting down: {} connections", options_.worker_index,
-               stats_.connections);
-  if (listening_) uv_close(reinterpret_cast<uv_handle_t*>(&listener_), nullptr);
+  spdlog::info("TcpServer: shutting down: {} connections", counts_.connections);
+  if (listening_) close_handle(&listener_);
   listening_ = false;
   if (signals_) {
-    uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
+    close_handle(&sigint_);
+    close_handle(&sigterm_);
     signals_ = false;
   }
-  uv_timer_stop(&stats_timer_);
+  handler_.on_shutdown();
+  const std::string goodbye(handler_.goodbye());
   for (Connection* c : slots_) {
-    if (c != nullptr && !c->closing()) c->close_with("BYE shutdown\n");
+    if (c != nullptr && !c->closing()) c->close_with(goodbye, CloseReason::kShutdown);
   }
   if (allocated_ == 0) return finish_shutdown();
-  // Clients that do not take their last words in time are cut off: exit within 2 s.
-  uv_timer_start(
+  // Clients that do not take their last words in time are cut off.
+  const auto grace = static_cast<std::uint64_t>(options_.shutdown_grace.count());
+  const int rc = uv_timer_start(
       &force_close_timer_,
-      [](uv_timer_t* t) { static_cast<ServerCore*>(t->data)->force_close_all(); }, 1000, 0);
+      [](uv_timer_t* t) { static_cast<ServerCore*>(t->data)->force_close_all(); }, grace, 0);
+  if (rc != 0) force_close_all();
 }
 
 void ServerCore::force_close_all() {
-  spdlog::warn("worker {}: {} connections still closing after 1 s, closing them now",
-               options_.worker_index, allocated_);
+  if (allocated_ > 0) {
+    spdlog::warn("TcpServer: {} connections still closing after the grace period, closing them",
+                 allocated_);
+  }
   for (Connection* c : slots_) {
-    if (c != nullptr) c->abort();
+    if (c != nullptr) c->abort(CloseReason::kShutdown);
   }
 }
 
@@ -308,15 +356,13 @@ void ServerCore::finish_shutdown() {
   assert_in_loop_thread();
   if (finished_) return;
   finished_ = true;
-  timer_->stop();      // joins the worker: nothing posts to the executor any more
-  executor_->close();  // runs the jobs still queued (they find no connection), then closes
+  timer_->close();  // joins the worker; tasks not run are destroyed here, unrun
   {
     std::lock_guard<std::mutex> lock(shutdown_mutex_);
     shutdown_async_open_ = false;
   }
-  uv_close(reinterpret_cast<uv_handle_t*>(&shutdown_async_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&stats_timer_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&force_close_timer_), nullptr);
+  close_handle(&shutdown_async_);
+  close_handle(&force_close_timer_);
 }
 
 }  // namespace wheel::net

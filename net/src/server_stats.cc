@@ -3,42 +3,44 @@
 #include <nlohmann/json.hpp>
 
 namespace wheel::net {
+namespace {
+
+// The one list of the counters, in the order STATS and the log line print them.
+template <class Visit>
+void for_each_counter(const ServerStats& s, Visit&& visit) {
+  visit("worker", static_cast<std::int64_t>(s.worker));
+  visit("pid", s.pid);
+  visit("connections", s.connections);
+  visit("accepted", s.accepted);
+  visit("rejected_full", s.rejected_full);
+  visit("accept_errors", s.accept_errors);
+  visit("idle_closed", s.idle_closed);
+  visit("pings", s.pings);
+  visit("heartbeats", s.heartbeats);
+  visit("delayed_pending", s.delayed_pending);
+  visit("delayed_sent", s.delayed_sent);
+  visit("errors", s.errors);
+  visit("slow_consumers", s.slow_consumers);
+  visit("stale_timeouts", s.stale_timeouts);
+  visit("bytes_in", s.bytes_in);
+  visit("bytes_out", s.bytes_out);
+}
+
+}  // namespace
 
 std::string ServerStats::to_json() const {
-  const nlohmann::json j = {
-      {"worker", worker},
-      {"pid", pid},
-      {"connections", connections},
-      {"accepted", accepted},
-      {"rejected_full", rejected_full},
-      {"accept_errors", accept_errors},
-      {"idle_closed", idle_closed},
-      {"pings", pings},
-      {"heartbeats", heartbeats},
-      {"delayed_pending", delayed_pending},
-      {"delayed_sent", delayed_sent},
-      {"errors", errors},
-      {"slow_consumers", slow_consumers},
-      {"stale_timeouts", stale_timeouts},
-      {"stale_timeouts", stale_timeouts},
-      {"bytes_in", bytes_in},
-      {"bytes_out", bytes_out},
-  };
+  nlohmann::json j = nlohmann::json::object();  // keys sorted, as STATS always printed them
+  for_each_counter(*this, [&j](const char* key, auto value) { j[key] = value; });
   return j.dump();
 }
 
 std::string ServerStats::to_log_string() const {
-  return "worker=" + std::to_string(worker) + " pid=" + std::to_string(pid) +
-         " connections=" + std::to_string(connections) + " accepted=" + std::to_string(accepted) +
-         " rejected_full=" + std::to_string(rejected_full) +
-         " accept_errors=" + std::to_string(accept_errors) +
-         " idle_closed=" + std::to_string(idle_closed) + " pings=" + std::to_string(pings) +
-         " heartbeats=" + std::to_string(heartbeats) +
-         " delayed_pending=" + std::to_string(delayed_pending) +
-         " delayed_sent=" + std::to_string(delayed_sent) + " errors=" + std::to_string(errors) +
-         " slow_consumers=" + std::to_string(slow_consumers) +
-         " stale_timeouts=" + std::to_string(stale_timeouts) +
-         " bytes_in=" + std::to_string(bytes_in) + " bytes_out=" + std::to_string(bytes_out);
+  std::string out;
+  for_each_counter(*this, [&out](const char* key, auto value) {
+    if (!out.empty()) out += ' ';
+    out.append(key).append("=").append(std::to_string(value));
+  });
+  return out;
 }
 
 }  // namespace wheel::net

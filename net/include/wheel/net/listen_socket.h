@@ -7,11 +7,11 @@
 
 namespace wheel::net {
 
-// Creates a non-blocking, close-on-exec TCP socket for `host` (numeric IPv4 or IPv6) with
+// Creates a non-blocking, close-on-exec TCP socket for `host` (see resolve_address()) with
 // SO_REUSEADDR and SO_REUSEPORT, and binds it to `port` (0: a free port). Does not listen: a
 // bound socket that is not listening receives no clients, so a supervisor can hold the port.
 // Returns the descriptor, owned by the caller. Throws std::system_error naming the step that
-// failed, std::invalid_argument for a host that is not a numeric address.
+// failed, std::invalid_argument for a host that does not resolve.
 // Safe from any thread.
 int bind_reuseport_socket(const std::string& host, std::uint16_t port);
 

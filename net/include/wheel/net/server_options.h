@@ -10,7 +10,7 @@
 namespace wheel::net {
 
 struct ServerOptions {
-  // Numeric IPv4 or IPv6 address to listen on. Loopback by default.
+  // IPv4 or IPv6 address or host name to listen on. Loopback by default.
   std::string host = "127.0.0.1";
   // 0 picks a free port; Server::port() tells which.
   std::uint16_t port = 7000;
@@ -26,7 +26,7 @@ struct ServerOptions {
   // Neither received nor written for this long: "BYE idle", close.
   std::chrono::milliseconds all_idle{0};
 
-  // The hashed wheel: resolution (>= 1 ms) and bucket count.
+  // The hashed wheel: resolution and bucket count (validated by the timer's own rule).
   std::chrono::milliseconds tick = std::chrono::milliseconds(100);
   std::size_t wheel_size = 512;
 

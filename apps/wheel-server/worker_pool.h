@@ -1,11 +1,11 @@
-// run_workers: the pre-fork supervisor behind `wheel-server --workers N`. One machine goes past
-// the per-process open-file limit by running N processes, each a full Server (own loop, own
-// timer), all accepting on one port through SO_REUSEPORT.
+// Internal to wheel-server: run_workers, the pre-fork supervisor behind `--workers N`. One machine
+// goes past the per-process open-file limit by running N processes, each a full Server (own loop,
+// own timer), all accepting on one port through SO_REUSEPORT.
 #pragma once
 
 #include "wheel/net/server_options.h"
 
-namespace wheel::net {
+namespace wheel::server {
 
 // Binds options.host:options.port itself first (so that port 0 resolves once and every worker
 // shares it; the bound socket is not listening and receives no clients), forks `workers`
@@ -15,6 +15,6 @@ namespace wheel::net {
 // Returns the process exit code: 0 after a signal made every worker exit cleanly, 1 when a
 // worker could not start or did not exit cleanly.
 // REQUIRES: called from a single-threaded process (it forks), with workers >= 1.
-int run_workers(ServerOptions options, int workers);
+int run_workers(net::ServerOptions options, int workers);
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -1,18 +1,19 @@
-#include "wheel/net/duration.h"
+#include "duration.h"
 
 #include <cstdint>
 #include <limits>
 
-namespace wheel::net {
+namespace wheel::apps {
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   if (text == "0") return std::chrono::milliseconds(0);
+  // The largest count of milliseconds that still fits in nanoseconds.
+  constexpr std::int64_t kMaxMs = std::chrono::nanoseconds::max().count() / 1'000'000;
   std::size_t digits = 0;
   std::int64_t value = 0;
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
     const int d = text[digits] - '0';
-    if (value > (kMax - d) / 10) return std::nullopt;
+    if (value > (kMaxMs - d) / 10) return std::nullopt;
     value = value * 10 + d;
     ++digits;
   }
@@ -30,8 +31,12 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   } else {
     return std::nullopt;
   }
-  if (value > kMax / scale) return std::nullopt;
+  if (value > kMaxMs / scale) return std::nullopt;
   return std::chrono::milliseconds(value * scale);
+}
+
+std::string duration_error(std::string_view text) {
+  return "expected a duration such as 500ms, 30s, 5m, 1h, or 0, got '" + std::string(text) + "'";
 }
 
 std::string format_duration(std::chrono::milliseconds d) {
@@ -43,4 +48,4 @@ std::string format_duration(std::chrono::milliseconds d) {
   return std::to_string(ms) + "ms";
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::apps

@@ -1,4 +1,4 @@
-#include "wheel/net/worker_pool.h"
+#include "worker_pool.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -20,8 +20,16 @@
 
 #include "wheel/net/listen_socket.h"
 #include "wheel/net/server.h"
+#include "wheel/net/socket_address.h"
 
-namespace wheel::net {
+namespace wheel::server {
+
+using net::bind_reuseport_socket;
+using net::bound_port;
+using net::format_host_port;
+using net::Server;
+using net::ServerOptions;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -133,9 +141,10 @@ int run_workers(ServerOptions options, int workers) {
     ::close(held_fd);
     return 1;
   }
-  std::printf("listening on %s:%u\n", options.host.c_str(), static_cast<unsigned>(options.port));
+  std::printf("listening on %s\n", format_host_port(options.host, options.port).c_str());
   std::fflush(stdout);
-  spdlog::info("wheel-server: {} workers listening on {}:{}", workers, options.host, options.port);
+  spdlog::info("wheel-server: {} workers listening on {}", workers,
+               format_host_port(options.host, options.port));
 
   bool stopping = false;
   bool clean = true;
@@ -206,4 +215,4 @@ int run_workers(ServerOptions options, int workers) {
   return clean ? 0 : 1;
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -1,0 +1,106 @@
+// Connection: one accepted TCP client of a TcpServer, as its ConnectionHandler sees it.
+//
+// Lifetime: the server creates it on accept and destroys it after it closed; the handler's
+// on_close() is the last call that names it. Hold its id(), not a pointer, across loop turns
+// (TcpServer::find(id) returns nullptr once it is gone). Everything here is loop thread only.
+//
+// Memory: one allocation per connection (uv_tcp_t inside); reads land in the server's shared
+// buffer and only an incomplete line is copied (LineBuffer). Output the kernel does not take
+// at once is queued; past TcpServerOptions::max_output the client is a slow consumer and closed.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "wheel/net/idle_watch.h"
+#include "wheel/net/line_framer.h"
+
+namespace wheel::net {
+
+class ServerCore;
+
+// Why a connection closed, as on_close() reports it.
+enum class CloseReason : std::uint8_t {
+  kLocal,         // the handler called close(), close_with() or abort()
+  kPeerClosed,    // the client closed (EOF) or reset the connection
+  kError,         // a read or write failed
+  kSlowConsumer,  // queued output exceeded max_output
+  kLineTooLong,   // a line exceeded max_line (after on_line_too_long())
+  kShutdown,      // the server shut down
+};
+
+// "local", "peer closed", "error", "slow consumer", "line too long" or "shutdown".
+const char* to_string(CloseReason reason);
+
+class Connection {
+ public:
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // The server-wide id: unique among open connections and, for 2^30 reuses of a slot, among
+  // all. Below 2^62.
+  std::uint64_t id() const { return id_and_closing_ & kIdMask; }
+
+  // The client's address, "1.2.3.4:5678" or "[::1]:5678"; "?" when the socket cannot tell.
+  std::string peer() const;
+
+  // Writes `bytes` (copied if the kernel does not take them at once) and records write
+  // activity. During on_data/on_line, replies are gathered and written once after the read.
+  // Past max_output queued bytes the connection closes as a slow consumer. A no-op once closing.
+  void send(std::string_view bytes);
+
+  // Sends `last_words`, then closes once everything queued is written: the client sees the
+  // words, then EOF. The handler's on_close(kLocal) runs at once. Idempotent.
+  void close_with(std::string_view last_words);
+  // close_with("").
+  void close() { close_with({}); }
+  // Closes at once, dropping queued output. Idempotent.
+  void abort();
+
+  // True once a close began; send() then does nothing.
+  bool closing() const { return (id_and_closing_ & kClosingBit) != 0; }
+
+  // The handler's per-connection pointer; nullptr at first. The server never reads it: free
+  // what it points to in on_close().
+  void* context() const { return context_; }
+  void set_context(void* context) { context_ = context; }
+
+  // Output bytes queued in libuv, not yet taken by the kernel.
+  std::size_t queued_output() const { return tcp_.write_queue_size; }
+
+  // The idle state (read and write activity is recorded by the server itself).
+  const IdleWatch& idle() const { return idle_; }
+
+ private:
+  friend class ServerCore;
+  struct WriteRequest;
+  static constexpr std::uint64_t kClosingBit = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t kIdMask = (std::uint64_t{1} << 62) - 1;
+
+  Connection(ServerCore* core, std::uint64_t id);
+  ~Connection() = default;
+
+  static void on_alloc(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf);
+  static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void on_write(uv_write_t* req, int status);
+  static void on_shutdown(uv_shutdown_t* req, int status);
+  static void on_closed(uv_handle_t* handle);
+  static Connection* of(uv_handle_t* handle);
+
+  ServerCore* core() const { return static_cast<ServerCore*>(tcp_.data); }
+  void write_now(std::string_view bytes);
+  void begin_close(CloseReason reason);
+  void close_with(std::string_view last_words, CloseReason reason);
+  void abort(CloseReason reason);
+
+  uv_tcp_t tcp_;  // data: the ServerCore (one pointer less per connection)
+  IdleWatch idle_;
+  std::uint64_t id_and_closing_;
+  LineBuffer partial_;
+  void* context_ = nullptr;
+};
+
+}  // namespace wheel::net

@@ -1,0 +1,52 @@
+// Construction options of a TcpServer: where to listen, limits, idle detection, framing and
+// the timer. Plain data; validated by TcpServer's constructor.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "wheel/net/idle_watch.h"
+#include "wheel/timer_options.h"
+
+namespace wheel::net {
+
+// How the bytes of a connection reach the handler.
+enum class Framing : std::uint8_t {
+  kBytes,  // ConnectionHandler::on_data, as read
+  kLines,  // ConnectionHandler::on_line, through a LineFramer with max_line
+};
+
+struct TcpServerOptions {
+  // IPv4 or IPv6 address, or a host name (see resolve_address()).
+  std::string host = "127.0.0.1";
+  // 0 picks a free port; TcpServer::port() tells which.
+  std::uint16_t port = 0;
+  // Bind with SO_REUSEPORT so that several processes can accept on one port.
+  bool reuse_port = false;
+  int backlog = 1024;
+
+  // Past this many open connections a new client gets the handler's reject_line() and is
+  // closed. REQUIRES >= 1.
+  std::size_t max_connections = 10'000;
+  // Idle detection of every connection; all 0 (the default) watches nothing.
+  IdleTimes idle;
+  // netty#8912: output still draining to a slow reader is write activity.
+  bool observe_output = false;
+
+  Framing framing = Framing::kLines;
+  // Longest line without "\r\n" (kLines). REQUIRES >= 1.
+  std::size_t max_line = 4096;
+  // Output queued beyond what the kernel took; past it the client is a slow consumer: closed.
+  // REQUIRES >= 1.
+  std::size_t max_output = std::size_t{64} * 1024;
+  // A graceful shutdown aborts the connections still closing after this long.
+  std::chrono::milliseconds shutdown_grace = std::chrono::seconds(1);
+
+  // The server's LoopTimer (validated by the timer; its executor is replaced). The library
+  // default tick is the timer's, 100 ms, as Netty's.
+  TimerOptions timer;
+};
+
+}  // namespace wheel::net

@@ -1,0 +1,62 @@
+// Internal: LineProtocolHandler, wheel-server's protocol (PING/PONG/DELAY/STATS/QUIT, idle
+// closes and heartbeats; see the README) as a ConnectionHandler, built only on the public
+// pieces: TcpServer, Connection, LoopTimer, the idle events. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+#include "wheel/net/connection_handler.h"
+#include "wheel/net/server_stats.h"
+#include "wheel/net/tcp_server.h"
+#include "wheel/timeout.h"
+
+namespace wheel::net {
+
+class LineProtocolHandler final : public ConnectionHandler {
+ public:
+  LineProtocolHandler(int worker_index, std::chrono::milliseconds stats_interval);
+  LineProtocolHandler(const LineProtocolHandler&) = delete;
+  LineProtocolHandler& operator=(const LineProtocolHandler&) = delete;
+
+  // Binds the handler to its server and starts the periodic stats line. Throws
+  // std::system_error when the libuv timer cannot start. Call once, before the loop runs.
+  void attach(TcpServer& server);
+
+  // This worker's counters: the server's and the protocol's. Loop thread only.
+  ServerStats snapshot() const;
+
+  void on_line(Connection& c, std::string_view line) override;
+  void on_line_too_long(Connection& c) override;
+  void on_idle(Connection& c, IdleEvent event) override;
+  void on_close(Connection& c, CloseReason reason) override;
+  std::string_view reject_line() override { return "ERR server full\n"; }
+  std::string_view goodbye() override { return "BYE shutdown\n"; }
+  void on_shutdown() override;
+
+ private:
+  struct Pending;  // a connection's DELAY messages (its context, made on the first DELAY)
+  struct DelayedTask;
+
+  void schedule_delayed(Connection& c, std::uint64_t delay_ms, std::string_view text);
+  void on_delayed(std::uint64_t id, const Timeout* fired, std::string_view text);
+  void log_stats() const;
+
+  const int worker_index_;
+  const std::chrono::milliseconds stats_interval_;
+  TcpServer* server_ = nullptr;
+  uv_timer_t stats_timer_;
+  bool stats_timer_open_ = false;
+  std::uint64_t idle_closed_ = 0;
+  std::uint64_t pings_ = 0;
+  std::uint64_t heartbeats_ = 0;
+  std::uint64_t delayed_pending_ = 0;
+  std::uint64_t delayed_sent_ = 0;
+  std::uint64_t errors_ = 0;
+  std::uint64_t stale_delayed_ = 0;
+};
+
+}  // namespace wheel::net

@@ -1,0 +1,101 @@
+// apps/common: the one duration syntax of wheel-server and wheel-load, and the check of the
+// wheel options against the timer's own rule.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "duration.h"
+#include "wheel/hashed_wheel_timer.h"
+#include "wheel_options.h"
+
+namespace wheel::apps {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Duration, ParsesIntegersWithAUnitOrABareZero) {
+  EXPECT_EQ(parse_duration("0"), 0ms);
+  EXPECT_EQ(parse_duration("0s"), 0ms);
+  EXPECT_EQ(parse_duration("250ms"), 250ms);
+  EXPECT_EQ(parse_duration("30s"), 30s);
+  EXPECT_EQ(parse_duration("5m"), 5min);
+  EXPECT_EQ(parse_duration("2m"), 2min);
+  EXPECT_EQ(parse_duration("2h"), 2h);
+}
+
+TEST(Duration, RejectsEverythingElse) {
+  for (const char* text : {"", "30", "s", "1.5s", "-1s", "+1s", " 1s", "1s ", "1 s", "1S", "1d",
+                           "5sec", "1us", "99999999999999999999ms", "9223372036854775807h"}) {
+    EXPECT_FALSE(parse_duration(text).has_value()) << text;
+  }
+}
+
+TEST(Duration, AcceptsExactlyWhatFitsInNanoseconds) {
+  const std::int64_t max_ms = std::chrono::nanoseconds::max().count() / 1'000'000;
+  EXPECT_EQ(parse_duration(std::to_string(max_ms) + "ms"), std::chrono::milliseconds(max_ms));
+  EXPECT_FALSE(parse_duration(std::to_string(max_ms + 1) + "ms").has_value());
+  // 2562047 h fit (292 years), 2562048 h do not; a millisecond count would, nanoseconds not.
+  EXPECT_TRUE(parse_duration("2562047h").has_value());
+  EXPECT_FALSE(parse_duration("2562048h").has_value());
+  EXPECT_FALSE(parse_duration("9223372036854775ms").has_value());
+  for (const char* text : {"2562047h", "153722867m", "9223372036s"}) {
+    const auto d = parse_duration(text);
+    ASSERT_TRUE(d.has_value()) << text;
+    EXPECT_LE(d->count(), std::chrono::nanoseconds::max().count() / 1'000'000) << text;
+  }
+}
+
+TEST(Duration, ErrorNamesTheExpectedForm) {
+  const std::string message = duration_error("5x");
+  EXPECT_NE(message.find("5x"), std::string::npos);
+  EXPECT_NE(message.find("30s"), std::string::npos);
+}
+
+TEST(Duration, FormatsTheShortestExactSpelling) {
+  EXPECT_EQ(format_duration(0ms), "0");
+  EXPECT_EQ(format_duration(1500ms), "1500ms");
+  EXPECT_EQ(format_duration(30s), "30s");
+  EXPECT_EQ(format_duration(120s), "2m");
+  EXPECT_EQ(format_duration(2h), "2h");
+}
+
+TEST(WheelOptions, AcceptsAndRejectsInPlainNumbers) {
+  EXPECT_EQ(check_wheel_options(1ms, 512), "");
+  EXPECT_EQ(check_wheel_options(100ms, std::size_t{1} << 30), "");
+  EXPECT_NE(check_wheel_options(0ms, 512).find("--tick"), std::string::npos);
+  EXPECT_NE(check_wheel_options(1ms, 0).find("1073741824"), std::string::npos);
+  EXPECT_NE(check_wheel_options(1ms, (std::size_t{1} << 30) + 1).find("--wheel-size"),
+            std::string::npos);
+  // 2^30 buckets of a 9,000 s tick: the product does not fit in nanoseconds.
+  EXPECT_NE(check_wheel_options(9000s, std::size_t{1} << 30).find("292 years"), std::string::npos);
+}
+
+// The same verdict as HashedWheelTimer's constructor (small wheels only: it allocates them).
+TEST(WheelOptions, AgreesWithTheTimersOwnRule) {
+  const std::int64_t max = std::chrono::nanoseconds::max().count();
+  for (const std::size_t wheel : {std::size_t{1}, std::size_t{3}, std::size_t{512}}) {
+    const auto buckets = static_cast<std::int64_t>(std::bit_ceil(wheel));
+    for (const std::chrono::nanoseconds tick :
+         {std::chrono::nanoseconds(0), std::chrono::nanoseconds(-1), std::chrono::nanoseconds(1),
+          std::chrono::nanoseconds(1ms), std::chrono::nanoseconds(max / buckets - 1),
+          std::chrono::nanoseconds(max / buckets), std::chrono::nanoseconds(max)}) {
+      TimerOptions options;
+      options.tick_duration = tick;
+      options.ticks_per_wheel = wheel;
+      bool timer_accepts = true;
+      try {
+        HashedWheelTimer timer(options);
+      } catch (const std::invalid_argument&) {
+        timer_accepts = false;
+      }
+      EXPECT_EQ(check_wheel_options(tick, wheel).empty(), timer_accepts)
+          << "tick " << tick.count() << "ns, wheel " << wheel;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wheel::apps
