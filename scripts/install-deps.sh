@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [extra-package ...]
 set -euo pipefail
 packages=(g++ cmake make pkg-config libuv1-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
-          libcli11-dev nlohmann-json3-dev libbenchmark-dev "$@")
+          libcli11-dev nlohmann-json3-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

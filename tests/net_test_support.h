@@ -24,6 +24,9 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
 namespace wheel::net::testing {
 
 using Clock = std::chrono::steady_clock;
@@ -252,5 +255,30 @@ class Client {
   int fd_ = -1;
   std::string buffer_;
 };
+
+// ---- helpers of the wheel-server tests --------------------------------------------------
+
+// The common flags of a test server: port 0, no stats line, a fine tick.
+inline std::vector<std::string> server_args(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"--port", "0", "--stats-interval", "0", "--tick", "10ms"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Stops the server and checks a clean, prompt exit (a sanitizer report makes it non-zero).
+inline void expect_clean_exit(ServerProcess& server) {
+  const auto start = Clock::now();
+  const std::optional<int> status = server.stop(SIGTERM);
+  ASSERT_TRUE(status.has_value()) << "the server did not exit";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "wait status " << *status;
+  EXPECT_LT(ms_since(start), 2000);
+}
+
+inline nlohmann::json stats_of(Client& c) {
+  c.send("STATS\n");
+  const std::string line = c.read_line();
+  EXPECT_EQ(line.rfind("STATS {", 0), 0u) << line;
+  return nlohmann::json::parse(line.substr(6));
+}
 
 }  // namespace wheel::net::testing

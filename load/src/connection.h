@@ -3,6 +3,8 @@
 
 #include <uv.h>
 
+#include "wheel/net/line_framer.h"
+
 #include <cstdint>
 #include <string>
 
@@ -29,8 +31,8 @@ struct Connection {
   // when the server could first accept; on_connect may run much later on a busy loop, and
   // measuring from it would make a punctual server look early.
   double connect_ms = 0;
-  double ping_sent_ms = -1;  // send time of the oldest unanswered PING still timed, or -1
-  std::string partial;       // an incomplete line from the server
+  double ping_sent_ms = -1;        // send time of the oldest unanswered PING still timed, or -1
+  wheel::net::LineBuffer partial;  // an incomplete line from the server
 };
 
 }  // namespace wheel::load

@@ -175,26 +175,13 @@ class RunnerCore {
     Connection& c = conn_of(s);
     RunnerCore& self = *c.runner;
     if (nread > 0) {
-      std::string_view data(buf->base, static_cast<std::size_t>(nread));
-      while (!data.empty() && c.state != ConnState::kClosed) {
-        const auto nl = data.find('\n');
-        if (nl == std::string_view::npos) {
-          c.partial.append(data);
-          if (c.partial.size() > kMaxLine) {
-            self.unexpected_line(c.partial.substr(0, 80));
-            c.partial.clear();
-          }
-          break;
-        }
-        std::string_view line = data.substr(0, nl);
-        data.remove_prefix(nl + 1);
-        if (!c.partial.empty()) {
-          c.partial.append(line);
-          self.on_line(c, c.partial);
-          c.partial.clear();
-        } else {
-          self.on_line(c, line);
-        }
+      const std::string_view data(buf->base, static_cast<std::size_t>(nread));
+      const auto result = self.framer_.feed(c.partial, data, [&](std::string_view line) {
+        self.on_line(c, line);
+        return c.state != ConnState::kClosed;
+      });
+      if (result == wheel::net::LineFramer::Result::kLineTooLong) {
+        self.unexpected_line("(a line longer than " + std::to_string(kMaxLine) + " bytes)");
       }
     } else if (nread < 0) {
       self.server_closed(c, nread == UV_EOF ? 0 : static_cast<int>(nread));
@@ -403,6 +390,7 @@ class RunnerCore {
   bool finished_ = false;
   LoadResult result_;
   char read_buffer_[64 * 1024];
+  const wheel::net::LineFramer framer_{kMaxLine};  // shared with net/ and the line server
 };
 
 LoadRunner::LoadRunner(LoadConfig config, ProgressCallback on_progress)

@@ -254,7 +254,10 @@ void ServerCore::accept_one(int fd) {
   if (rc != 0) {
     ::close(fd);
   } else {
-    uv_tcp_nodelay(&c->tcp_, 1);  // replies are tiny; Nagle would hold them back
+    // Replies are tiny; Nagle would hold them back. Failing to turn it off is not fatal.
+    if (const int nd = uv_tcp_nodelay(&c->tcp_, 1); nd != 0) {
+      spdlog::debug("TcpServer: uv_tcp_nodelay: {}", uv_err_name(nd));
+    }
     rc = uv_read_start(stream, &Connection::on_alloc, &Connection::on_read);
   }
   if (rc != 0) {

@@ -14,15 +14,18 @@
 #include <string>
 #include <string_view>
 
+#include "wheel/net/line_framer.h"
+
 namespace {
 
 std::uint64_t g_idle_ms = 0;
 char g_buffer[65536];
+const wheel::net::LineFramer g_framer(4096);  // the framer of net/ and wheel-load
 
 struct Client {
   uv_tcp_t tcp;
   uv_timer_t idle;
-  std::string partial;
+  wheel::net::LineBuffer partial;
   int open_handles = 2;
 };
 
@@ -68,15 +71,16 @@ void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
   auto* c = static_cast<Client*>(s->data);
   if (n < 0) return close_client(c);
   if (g_idle_ms > 0) uv_timer_again(&c->idle);
-  c->partial.append(buf->base, static_cast<std::size_t>(n));
-  std::size_t nl;
-  while ((nl = c->partial.find('\n')) != std::string::npos) {
-    std::string_view line(c->partial.data(), nl);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const std::string_view bytes(buf->base, static_cast<std::size_t>(n));
+  const auto result = g_framer.feed(c->partial, bytes, [&](std::string_view line) {
     const bool quit = line == "QUIT";
     reply(c, line == "PING" ? "PONG\n" : quit ? "BYE\n" : "ERR unknown command\n", quit);
-    c->partial.erase(0, nl + 1);
-    if (quit) return uv_read_stop(s), void();
+    if (quit) uv_read_stop(s);
+    return !quit;
+  });
+  if (result == wheel::net::LineFramer::Result::kLineTooLong) {
+    reply(c, "ERR line too long\n", true);
+    uv_read_stop(s);
   }
 }
 

@@ -1,0 +1,59 @@
+// wheel-server over loopback, wheel::net::Server run in-process on its own thread.
+// The tests run the real wheel-server binary as a child process (a sanitizer report in it
+// fails the test through its exit status) unless they say otherwise.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "net_test_support.h"
+#include "wheel/net/server.h"
+
+namespace wheel::net::testing {
+namespace {
+
+TEST(NetServerInProcess, RunsOnItsThreadAndShutsDownFromAnother) {
+  ServerOptions options;
+  options.port = 0;
+  options.tick = 5ms;
+  options.reader_idle = 200ms;
+  options.stats_interval = 0ms;
+  Server server(options);
+  const std::uint16_t port = server.listen();
+  ASSERT_NE(port, 0);
+  ServerStats final_stats;
+  std::thread loop([&] { final_stats = server.run(); });
+  {
+    Client c(port);
+    c.send("PING\nDELAY 20 soon\n");
+    EXPECT_EQ(c.read_line(), "PONG");
+    EXPECT_EQ(c.read_line(), "OK");
+    EXPECT_EQ(c.read_line(), "DELAYED soon");
+    EXPECT_EQ(c.read_line(), "BYE idle");
+  }
+  Client open(port);
+  open.send("DELAY 60000 never\n");
+  EXPECT_EQ(open.read_line(), "OK");
+  server.shutdown();
+  server.shutdown();  // a second request is harmless
+  loop.join();
+  EXPECT_EQ(open.read_line(), "BYE shutdown");
+  EXPECT_EQ(final_stats.accepted, 2u);
+  EXPECT_EQ(final_stats.idle_closed, 1u);
+  EXPECT_EQ(final_stats.pings, 1u);
+  EXPECT_EQ(final_stats.delayed_sent, 1u);
+  EXPECT_EQ(final_stats.connections, 0u);
+  EXPECT_EQ(final_stats.delayed_pending, 0u);
+  server.shutdown();  // after run() returned: a no-op
+}
+
+TEST(NetServerInProcess, InvalidOptionsThrow) {
+  ServerOptions options;
+  options.tick = 0ms;
+  EXPECT_THROW(Server{options}, std::invalid_argument);
+  options = ServerOptions{};
+  options.max_line = 0;
+  EXPECT_THROW(Server{options}, std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace wheel::net::testing

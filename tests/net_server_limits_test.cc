@@ -1,0 +1,121 @@
+// wheel-server over loopback, the limits: max connections, max line, slow consumers, descriptors.
+// The tests run the real wheel-server binary as a child process (a sanitizer report in it
+// fails the test through its exit status) unless they say otherwise.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "net_test_support.h"
+#include "wheel/net/server.h"
+
+namespace wheel::net::testing {
+namespace {
+
+TEST(NetServerLimits, ClientPastMaxConnectionsGetsServerFull) {
+  ServerProcess server(server_args({"--max-connections", "3"}));
+  std::vector<Client> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.emplace_back(server.port());
+    clients.back().send("PING\n");
+    ASSERT_EQ(clients.back().read_line(), "PONG");
+  }
+  Client extra(server.port());
+  EXPECT_EQ(extra.read_line(), "ERR server full");
+  EXPECT_EQ(extra.read_line(), "<eof>");
+  clients[0].send("QUIT\n");
+  EXPECT_EQ(clients[0].read_line(), "BYE");
+  EXPECT_EQ(clients[0].read_line(), "<eof>");
+  Client again(server.port());  // a slot is free again
+  again.send("PING\n");
+  EXPECT_EQ(again.read_line(), "PONG");
+  EXPECT_EQ(stats_of(again)["rejected_full"], 1);
+  expect_clean_exit(server);
+}
+
+TEST(NetServerLimits, LineOverMaxLineGetsErrAndClose) {
+  ServerProcess server(server_args({"--max-line", "16"}));
+  Client exact(server.port());
+  exact.send(std::string(16, 'a') + "\r\n");  // 16 bytes is allowed, "\r\n" not counted
+  EXPECT_EQ(exact.read_line(), "ERR unknown command");
+  Client over(server.port());
+  over.send(std::string(17, 'a') + "\n");
+  EXPECT_EQ(over.read_line(), "ERR line too long");
+  EXPECT_EQ(over.read_line(), "<eof>");
+  Client no_newline(server.port());  // detected before any newline, across reads
+  no_newline.send(std::string(10, 'b'));
+  std::this_thread::sleep_for(50ms);
+  no_newline.send(std::string(10, 'b'));
+  EXPECT_EQ(no_newline.read_line(), "ERR line too long");
+  EXPECT_EQ(no_newline.read_line(), "<eof>");
+  expect_clean_exit(server);
+}
+
+TEST(NetServerLimits, DefaultMaxLineIs4096) {
+  ServerProcess server(server_args({}));
+  Client ok(server.port());
+  ok.send("DELAY 1 " + std::string(4096 - 8, 'x') + "\n");
+  EXPECT_EQ(ok.read_line(), "OK");
+  EXPECT_EQ(ok.read_line(), "DELAYED " + std::string(4096 - 8, 'x'));
+  Client over(server.port());
+  over.send(std::string(4097, 'x') + "\n");
+  EXPECT_EQ(over.read_line(), "ERR line too long");
+  expect_clean_exit(server);
+}
+
+TEST(NetServerLimits, ClientThatNeverReadsIsClosedAsASlowConsumer) {
+  ServerProcess server(server_args({"--max-output", "4096"}));
+  Client slow(server.port(), 4096);
+  const std::string batch = [] {
+    std::string b;
+    for (int i = 0; i < 10000; ++i) b += "PING\n";
+    return b;
+  }();
+  // Never read: the kernel buffers fill, then the server's queue passes 4 KiB.
+  bool failed = false;
+  ::fcntl(slow.fd(), F_SETFL, O_NONBLOCK);
+  const auto start = Clock::now();
+  std::size_t sent = 0;
+  while (!failed && ms_since(start) < 20000 && sent < (std::size_t{256} << 20)) {
+    const ssize_t n = ::send(slow.fd(), batch.data(), batch.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+    } else if (errno == EAGAIN) {
+      Client probe(server.port());
+      if (stats_of(probe)["slow_consumers"] == 1) break;
+      std::this_thread::sleep_for(10ms);
+    } else {
+      failed = true;  // reset by the server
+    }
+  }
+  Client probe(server.port());
+  EXPECT_EQ(stats_of(probe)["slow_consumers"], 1);
+  probe.send("PING\n");
+  EXPECT_EQ(probe.read_line(), "PONG");
+  expect_clean_exit(server);
+}
+
+TEST(NetServerLimits, RunningOutOfFileDescriptorsNeitherSpinsNorStopsAccepting) {
+  // 24 descriptors: the loop's own plus a few clients; the rest hit EMFILE.
+  ServerProcess server(server_args({"--reader-idle", "0"}), 24);
+  std::vector<Client> clients;
+  for (int i = 0; i < 60; ++i) clients.emplace_back(server.port());
+  std::this_thread::sleep_for(200ms);
+  const long cpu_before = server.cpu_ms();
+  std::this_thread::sleep_for(1000ms);
+  const long cpu_used = server.cpu_ms() - cpu_before;
+  EXPECT_LT(cpu_used, 300) << "the server spins on EMFILE";
+  // The spare descriptor accepted the clients past the limit, told them and closed them:
+  // they do not wait forever in the backlog.
+  int closed = 0;
+  for (auto& c : clients) closed += c.read_line(100ms) == "ERR server full" ? 1 : 0;
+  EXPECT_GE(closed, 1);
+  clients.clear();
+  std::this_thread::sleep_for(200ms);
+  Client later(server.port());
+  later.send("PING\n");
+  EXPECT_EQ(later.read_line(), "PONG");
+  expect_clean_exit(server);
+}
+
+}  // namespace
+}  // namespace wheel::net::testing

@@ -1,0 +1,208 @@
+// wheel-server over loopback, the program: shutdown, signals, stats line, listening line, options,
+// workers. The tests run the real wheel-server binary as a child process (a sanitizer report in it
+// fails the test through its exit status) unless they say otherwise.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "net_test_support.h"
+#include "wheel/net/server.h"
+
+namespace wheel::net::testing {
+namespace {
+
+TEST(NetServerProgram, ShutdownSaysByeToEveryClientAndExitsZeroWithinTwoSeconds) {
+  ServerProcess server(server_args({}));
+  std::vector<Client> clients;
+  for (int i = 0; i < 5; ++i) {
+    clients.emplace_back(server.port());
+    clients.back().send("DELAY 60000 never\n");
+    ASSERT_EQ(clients.back().read_line(), "OK");
+  }
+  Client never_reads(server.port(), 4096);  // its output may not fit: cut off, still in time
+  never_reads.send("PING\n");
+  expect_clean_exit(server);
+  for (auto& c : clients) {
+    EXPECT_EQ(c.read_line(), "BYE shutdown");
+    EXPECT_EQ(c.read_line(), "<eof>");
+  }
+  EXPECT_EQ(server.rest_of_stdout(), "") << "the listening line must be the only stdout";
+}
+
+TEST(NetServerProgram, SigintAlsoShutsDownGracefully) {
+  ServerProcess server(server_args({}));
+  Client c(server.port());
+  c.send("PING\n");
+  ASSERT_EQ(c.read_line(), "PONG");
+  const std::optional<int> status = server.stop(SIGINT);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  EXPECT_EQ(c.read_line(), "BYE shutdown");
+}
+
+TEST(NetServerProgram, LogsAStatsLineEveryStatsInterval) {
+  const std::string log =
+      ::testing::TempDir() + "/wheel-server-stats-" + std::to_string(::getpid()) + ".log";
+  ServerProcess server({"--port", "0", "--stats-interval", "100ms"}, 0, log);
+  Client c(server.port());
+  c.send("PING\n");
+  ASSERT_EQ(c.read_line(), "PONG");
+  std::this_thread::sleep_for(550ms);
+  expect_clean_exit(server);
+  FILE* f = std::fopen(log.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  std::remove(log.c_str());
+  int stats_lines = 0;
+  for (size_t at = 0; (at = text.find("stats worker=0", at)) != std::string::npos; ++at)
+    ++stats_lines;
+  EXPECT_GE(stats_lines, 3) << text;  // 5 expected; a noisy machine may delay some
+  EXPECT_LE(stats_lines, 7) << text;
+  EXPECT_NE(text.find("pings=1"), std::string::npos) << text;
+  EXPECT_NE(text.find("final counters"), std::string::npos) << text;
+}
+
+TEST(NetServerProgram, ListeningLineNamesHostAndPort) {
+  ServerProcess server(server_args({"--host", "127.0.0.1"}));
+  EXPECT_EQ(server.first_line(), "listening on 127.0.0.1:" + std::to_string(server.port()));
+  expect_clean_exit(server);
+}
+
+// Runs wheel-server with `args`; returns {exit status, stderr}.
+std::pair<int, std::string> run_to_exit(std::vector<std::string> args) {
+  int err[2];
+  EXPECT_EQ(::pipe(err), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(err[1], STDERR_FILENO);
+    ::dup2(err[1], STDOUT_FILENO);
+    std::vector<char*> argv;
+    std::string binary = WHEEL_SERVER_PATH;
+    argv.push_back(binary.data());
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(err[1]);
+  std::string text;
+  char buf[1024];
+  ssize_t n;
+  while ((n = ::read(err[0], buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
+  ::close(err[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+TEST(NetServerProgram, ListensOnIpv6AndHostNames) {
+  {
+    ServerProcess server(server_args({"--host", "::1"}));
+    EXPECT_EQ(server.first_line(), "listening on [::1]:" + std::to_string(server.port()));
+    const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in6 addr{};
+    addr.sin6_family = AF_INET6;
+    addr.sin6_port = htons(server.port());
+    addr.sin6_addr = in6addr_loopback;
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    ::close(fd);
+    expect_clean_exit(server);
+  }
+  ServerProcess server(server_args({"--host", "localhost"}));
+  EXPECT_EQ(server.first_line(), "listening on localhost:" + std::to_string(server.port()));
+  expect_clean_exit(server);
+}
+
+TEST(NetServerProgram, AHostThatDoesNotResolveExitsTwo) {
+  for (const char* workers : {"1", "2"}) {
+    const auto [code, text] =
+        run_to_exit({"--host", "no-such-host.invalid", "--workers", workers, "--port", "0"});
+    EXPECT_EQ(code, 2) << text;
+    EXPECT_NE(text.find("--host"), std::string::npos) << text;
+    EXPECT_NE(text.find("no-such-host.invalid"), std::string::npos) << text;
+  }
+}
+
+TEST(NetServerProgram, WheelOptionsFollowTheTimersRule) {
+  const auto [code, text] = run_to_exit({"--tick", "2562047h", "--wheel-size", "1024"});
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("--tick"), std::string::npos) << text;
+  const auto [code2, text2] = run_to_exit({"--reader-idle", "2000h"});
+  EXPECT_EQ(code2, 2) << text2;
+  EXPECT_NE(text2.find("4294967295"), std::string::npos) << text2;
+}
+
+TEST(NetServerProgram, BadOptionValuesExitTwoNamingTheOption) {
+  for (const auto& [option, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--reader-idle", "30"},
+                                                        {"--writer-idle", "5x"},
+                                                        {"--all-idle", "-1s"},
+                                                        {"--tick", "0"},
+                                                        {"--stats-interval", "1.5s"},
+                                                        {"--port", "70000"},
+                                                        {"--workers", "0"},
+                                                        {"--log-level", "loud"},
+                                                        {"--max-line", "0"}}) {
+    const auto [code, text] = run_to_exit({option, value});
+    EXPECT_EQ(code, 2) << option << " " << value << ": " << text;
+    EXPECT_NE(text.find(option), std::string::npos) << text;
+  }
+  const auto [code, text] = run_to_exit({"--reader-idle", "30"});
+  EXPECT_NE(text.find("30s"), std::string::npos) << "names the expected form: " << text;
+}
+
+TEST(NetServerProgram, TwoWorkersShareOnePortAndBothAccept) {
+  ServerProcess server(server_args({"--workers", "2"}));
+  std::set<int> workers;
+  std::set<long long> pids;
+  for (int i = 0; i < 200 && workers.size() < 2; ++i) {
+    Client c(server.port());
+    const nlohmann::json stats = stats_of(c);
+    workers.insert(stats["worker"].get<int>());
+    pids.insert(stats["pid"].get<long long>());
+  }
+  EXPECT_EQ(workers, (std::set<int>{0, 1}));
+  EXPECT_EQ(pids.size(), 2u);
+  EXPECT_EQ(pids.count(server.pid()), 0u) << "workers are child processes";
+  Client held(server.port());
+  held.send("PING\n");
+  ASSERT_EQ(held.read_line(), "PONG");
+  expect_clean_exit(server);
+  EXPECT_EQ(held.read_line(), "BYE shutdown");
+  EXPECT_EQ(server.rest_of_stdout(), "") << "the parent prints the listening line once";
+}
+
+TEST(NetServerProgram, DeadWorkerIsRestarted) {
+  ServerProcess server(server_args({"--workers", "2"}));
+  long long victim = 0;
+  {
+    Client c(server.port());
+    victim = stats_of(c)["pid"].get<long long>();
+  }
+  ::kill(static_cast<pid_t>(victim), SIGKILL);
+  std::set<long long> pids;
+  const auto start = Clock::now();
+  while (pids.size() < 2 && ms_since(start) < 10000) {
+    try {  // a client queued at the killed worker sees a reset: just try again
+      Client c(server.port());
+      c.send("STATS\n");
+      const std::string line = c.read_line();
+      if (line.rfind("STATS {", 0) == 0) {
+        const long long pid = nlohmann::json::parse(line.substr(6))["pid"].get<long long>();
+        if (pid != victim) pids.insert(pid);
+      }
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(pids.size(), 2u) << "a new worker replaced the killed one";
+  expect_clean_exit(server);
+}
+
+}  // namespace
+}  // namespace wheel::net::testing
