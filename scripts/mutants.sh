@@ -76,11 +76,13 @@ for m in "${mutants[@]}"; do
       results+=("$name: SURVIVED ($test $filter)")
       survived=$((survived + 1))
     else
-      results+=("$name: killed ($test $filter: $(grep -c '^\[  FAILED  \] .*(' "$scratch/test.log") failed)")
+      failed=$(grep -c '^\[  FAILED  \] .*(' "$scratch/test.log" || true)
+      results+=("$name: killed ($test $filter: ${failed:-0} tests failed or timed out)")
     fi
   fi
   mv "$scratch/$file.orig" "$scratch/$file"
   touch "$scratch/$file"
+  echo "mutants: ${results[-1]}" >&2  # as it happens: a long run may be cut short
 done
 printf '%s\n' "${results[@]}"
 echo "mutants: $survived survived, $broken broke the build, ${#results[@]} tried" >&2

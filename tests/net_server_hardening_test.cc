@@ -369,9 +369,11 @@ TEST(NetServerHardening, ClientsRefusedForLackOfDescriptorsAreToldCountedAndLogg
     if (line == "ERR server full") {
       ++told;
       EXPECT_EQ(c.read_line(), "<eof>");
-    } else {
-      EXPECT_EQ(line, "PONG");
+    } else if (line == "PONG") {
       ++served;
+    } else {
+      ADD_FAILURE() << "neither served nor told: " << line;
+      break;  // one is enough: do not wait for every other one
     }
   }
   EXPECT_GE(told, 20) << "24 descriptors cannot hold 60 clients";

@@ -41,9 +41,11 @@ TEST(NetServerLimits, LineOverMaxLineGetsErrAndClose) {
   over.send(std::string(17, 'a') + "\n");
   EXPECT_EQ(over.read_line(), "ERR line too long");
   EXPECT_EQ(over.read_line(), "<eof>");
-  Client no_newline(server.port());  // detected before any newline, across reads
+  Client no_newline(server.port());  // detected before any newline, across two reads
+  ServerReadWatcher watcher(server.port());
+  const std::uint64_t before = 18 + 18;  // what `exact` and `over` sent
   no_newline.send(std::string(10, 'b'));
-  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(watcher.wait_for(before + 10));
   no_newline.send(std::string(10, 'b'));
   EXPECT_EQ(no_newline.read_line(), "ERR line too long");
   EXPECT_EQ(no_newline.read_line(), "<eof>");
