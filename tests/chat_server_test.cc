@@ -125,11 +125,8 @@ TEST(ChatServer, BadOptionsExitTwo) {
     if (pid == 0) {
       const int null = ::open("/dev/null", O_WRONLY);
       ::dup2(null, STDERR_FILENO);
-      std::vector<char*> argv{const_cast<char*>(WHEEL_SERVER_PATH)};
-      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      ::execv(WHEEL_SERVER_PATH, argv.data());
-      ::_exit(127);
+      std::vector<std::string> mine = args;
+      exec_server(mine);
     }
     int status = 0;
     ::waitpid(pid, &status, 0);

@@ -86,13 +86,7 @@ std::pair<int, std::string> run_to_exit(std::vector<std::string> args) {
   if (pid == 0) {
     ::dup2(err[1], STDERR_FILENO);
     ::dup2(err[1], STDOUT_FILENO);
-    std::vector<char*> argv;
-    std::string binary = WHEEL_SERVER_PATH;
-    argv.push_back(binary.data());
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
+    exec_server(args);
   }
   ::close(err[1]);
   std::string text;

@@ -37,6 +37,17 @@ inline long long ms_since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
 
+// In a forked child: runs the server binary (WHEEL_SERVER_PATH) with `args`; never returns.
+[[noreturn]] inline void exec_server(std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  std::string binary = WHEEL_SERVER_PATH;
+  argv.push_back(binary.data());
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(binary.c_str(), argv.data());
+  ::_exit(127);
+}
+
 // A wheel-server child process started with `args` (after the binary). Waits for its
 // "listening on HOST:PORT" line. The destructor kills it if the test did not stop it.
 class ServerProcess {
@@ -59,13 +70,7 @@ class ServerProcess {
         rlimit limit{open_files_limit, open_files_limit};
         ::setrlimit(RLIMIT_NOFILE, &limit);
       }
-      std::vector<char*> argv;
-      std::string binary = WHEEL_SERVER_PATH;
-      argv.push_back(binary.data());
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(binary.c_str(), argv.data());
-      ::_exit(127);
+      exec_server(args);
     }
     ::close(out[1]);
     out_fd_ = out[0];
