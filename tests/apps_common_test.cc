@@ -8,6 +8,7 @@
 #include <string>
 
 #include "duration.h"
+#include "option_checks.h"
 #include "wheel/hashed_wheel_timer.h"
 #include "wheel_options.h"
 
@@ -95,6 +96,39 @@ TEST(WheelOptions, AgreesWithTheTimersOwnRule) {
           << "tick " << tick.count() << "ns, wheel " << wheel;
     }
   }
+}
+
+// issue 12 defect 3: these reached the timer as a negative or wrapped nanosecond count.
+TEST(Duration, RefusesTicksThatOverflowNanoseconds) {
+  EXPECT_FALSE(parse_duration("18446744073710ms").has_value());
+  EXPECT_FALSE(parse_duration("9300000000000ms").has_value());
+  EXPECT_NE(check_duration("18446744073710ms", 1ms, 1h).find("from 1ms to 1h"), std::string::npos);
+  EXPECT_NE(check_duration("9300000000000ms", 1ms, 1h).find("from 1ms to 1h"), std::string::npos);
+}
+
+TEST(OptionChecks, WholeNumbersWithinTheRangeOnly) {
+  EXPECT_EQ(check_whole_number("1", 1, 10), "");
+  EXPECT_EQ(check_whole_number("10", 1, 10), "");
+  EXPECT_EQ(check_whole_number("0", 0, 0), "");
+  EXPECT_EQ(check_whole_number("18446744073709551615", 0, UINT64_MAX), "");
+  for (const char* text :
+       {"0", "11", "", "-1", "+1", " 1", "1 ", "1.0", "1e3", "0x5", "abc", "18446744073709551615",
+        "18446744073709551616", "99999999999999999999999"}) {
+    const std::string message = check_whole_number(text, 1, 10);
+    EXPECT_EQ(message, "must be a whole number from 1 to 10, got '" + std::string(text) + "'");
+  }
+  EXPECT_NE(check_whole_number("18446744073709551616", 0, UINT64_MAX), "");
+}
+
+TEST(OptionChecks, DurationsWithinTheRangeOnly) {
+  EXPECT_EQ(check_duration("0", 0ms, 1h), "");
+  EXPECT_EQ(check_duration("1h", 0ms, 1h), "");
+  EXPECT_EQ(check_duration("3600000ms", 1ms, 1h), "");
+  EXPECT_EQ(check_duration("3600001ms", 1ms, 1h),
+            "must be a duration from 1ms to 1h, got '3600001ms'");
+  EXPECT_EQ(check_duration("0", 1ms, 1h), "must be a duration from 1ms to 1h, got '0'");
+  EXPECT_EQ(check_duration("30", 1ms, 1h), duration_error("30"));  // malformed: names the form
+  EXPECT_EQ(check_duration("1.5s", 1ms, 1h), duration_error("1.5s"));
 }
 
 }  // namespace

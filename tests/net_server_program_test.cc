@@ -69,7 +69,12 @@ TEST(NetServerProgram, LogsAStatsLineEveryStatsInterval) {
 
 TEST(NetServerProgram, ListeningLineNamesHostAndPort) {
   ServerProcess server(server_args({"--host", "127.0.0.1"}));
+  // The port is parsed from this very line: prove it is the real one by being served there.
   EXPECT_EQ(server.first_line(), "listening on 127.0.0.1:" + std::to_string(server.port()));
+  EXPECT_NE(server.port(), 0);
+  Client c(server.port());
+  c.send("PING\n");
+  EXPECT_EQ(c.read_line(), "PONG");
   expect_clean_exit(server);
 }
 

@@ -43,12 +43,14 @@ TEST(NetServerProtocol, ManyCommandsInOneSegmentAreAllAnswered) {
 TEST(NetServerProtocol, LineSplitAcrossReadsIsJoined) {
   ServerProcess server(server_args({}));
   Client c(server.port());
+  ServerReadWatcher watcher(server.port());
+  // Each piece is read by the server before the next is sent: four reads, never coalesced.
   c.send("PI");
-  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(watcher.wait_for(2));
   c.send("N");
-  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(watcher.wait_for(3));
   c.send("G\r");
-  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(watcher.wait_for(5));
   c.send("\nPING\n");
   EXPECT_EQ(c.read_line(), "PONG");
   EXPECT_EQ(c.read_line(), "PONG");

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -285,5 +286,28 @@ inline nlohmann::json stats_of(Client& c) {
   EXPECT_EQ(line.rfind("STATS {", 0), 0u) << line;
   return nlohmann::json::parse(line.substr(6));
 }
+
+// Proves that the server has read a number of bytes from the other clients of its worker, so
+// that a piece sent next arrives in a read of its own even where the kernel would coalesce
+// it: polls STATS bytes_in from its own connection, less its own "STATS\n" requests.
+class ServerReadWatcher {
+ public:
+  explicit ServerReadWatcher(std::uint16_t port) : observer_(port) {}
+  // True once the others' bytes read reach `bytes`; false after `timeout`.
+  bool wait_for(std::uint64_t bytes, std::chrono::milliseconds timeout = 10s) {
+    const auto start = Clock::now();
+    for (;;) {
+      const nlohmann::json stats = stats_of(observer_);
+      own_ += 6;  // this request, read before the reply was built
+      if (stats["bytes_in"].get<std::uint64_t>() >= own_ + bytes) return true;
+      if (Clock::now() - start > timeout) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+
+ private:
+  Client observer_;
+  std::uint64_t own_ = 0;
+};
 
 }  // namespace wheel::net::testing

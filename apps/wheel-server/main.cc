@@ -6,11 +6,13 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "duration.h"
+#include "option_checks.h"
 #include "wheel/net/idle_watch.h"
 #include "wheel/net/server.h"
 #include "wheel/net/server_options.h"
@@ -20,25 +22,52 @@
 
 namespace {
 
+using std::chrono::milliseconds;
+using wheel::apps::check_duration;
+using wheel::apps::check_whole_number;
+using wheel::apps::format_duration;
 using wheel::apps::parse_duration;
 
-// A CLI11 option holding a duration such as 250ms, 30s, 5m, 1h, or 0, at most `max`.
-CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds* out,
-                          const std::string& help,
-                          std::chrono::milliseconds max = std::chrono::milliseconds::max()) {
+// The bounds of the options (stated in --help; out of range exits 2 naming the option).
+// A line, the output queue and the DELAY text are held in memory per connection; the bounds
+// keep a careless value from committing absurd amounts of it (and keep size arithmetic far from
+// overflow).
+constexpr std::uint64_t kMaxLine = std::uint64_t{1} << 20;          // 1 MiB
+constexpr std::uint64_t kMaxOutput = std::uint64_t{1} << 30;        // 1 GiB
+constexpr std::uint64_t kMaxConnections = 1'000'000;                // per worker
+constexpr std::uint64_t kMaxDelayedBytes = std::uint64_t{1} << 40;  // 1 TiB
+constexpr int kMaxWorkers = 256;
+// 16 B of bucket per slot committed up front: 2^20 buckets = 16 MiB per worker, which at the
+// 1 ms tick already spans 17 minutes per turn (longer delays take rounds).
+constexpr std::uint64_t kMaxServerWheelSize = std::uint64_t{1} << 20;
+// A tick longer than an hour is of no use to idle detection; with the wheel bound above it
+// also keeps tick x wheel size far inside the timer's 292-year limit.
+constexpr milliseconds kMaxTick = std::chrono::hours(1);
+constexpr milliseconds kMaxStatsInterval = std::chrono::hours(24);
+
+// A CLI11 option holding a duration such as 250ms, 30s, 5m, 1h, or 0, within lo ..= hi.
+CLI::Option* add_duration(CLI::App& app, const std::string& name, milliseconds* out,
+                          const std::string& help, milliseconds lo, milliseconds hi) {
   return app
       .add_option_function<std::string>(
           name, [out](const std::string& text) { *out = *parse_duration(text); },
-          help + " (default " + wheel::apps::format_duration(*out) + ")")
+          help + ", " + format_duration(lo) + " to " + format_duration(hi) + " (default " +
+              format_duration(*out) + ")")
       ->type_name("DURATION")
+      ->check(
+          CLI::Validator([lo, hi](std::string& text) { return check_duration(text, lo, hi); }, ""));
+}
+
+// A CLI11 option holding a whole number within lo ..= hi, checked on its text (so that a
+// huge value is refused, never saturated).
+template <class T>
+CLI::Option* add_count(CLI::App& app, const std::string& name, T* out, const std::string& help,
+                       std::uint64_t lo, std::uint64_t hi) {
+  return app.add_option(name, *out, help + ", " + std::to_string(lo) + " to " + std::to_string(hi))
+      ->type_name("N")
       ->check(CLI::Validator(
-          [max](std::string& text) -> std::string {
-            const auto d = parse_duration(text);
-            if (!d) return wheel::apps::duration_error(text);
-            if (*d > max) return "must be at most " + std::to_string(max.count()) + "ms";
-            return {};
-          },
-          ""));
+          [lo, hi](std::string& text) { return check_whole_number(text, lo, hi); }, ""))
+      ->capture_default_str();
 }
 
 // Exit 2 with `message` on stderr, like CLI11's own errors.
@@ -58,39 +87,37 @@ int run_server(int argc, char** argv) {
       "connections with a hashed wheel timer"};
   app.add_option("--host", options.host, "IPv4 or IPv6 address or host name to listen on")
       ->capture_default_str();
-  app.add_option("--port", options.port, "TCP port; 0 picks a free one")->capture_default_str();
+  add_count(app, "--port", &options.port, "TCP port; 0 picks a free one", 0, 65535);
   const auto max_idle = wheel::net::kMaxIdleTime;
   add_duration(app, "--reader-idle", &options.reader_idle, "close after this long without input",
-               max_idle);
+               milliseconds(0), max_idle);
   add_duration(app, "--writer-idle", &options.writer_idle,
-               "send PING after this long without output", max_idle);
+               "send PING after this long without output", milliseconds(0), max_idle);
   add_duration(app, "--all-idle", &options.all_idle,
-               "close after this long without input or output", max_idle);
-  add_duration(app, "--tick", &options.tick, "timer wheel resolution, at least 1ms")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            const auto d = parse_duration(text);
-            return d && d->count() >= 1 ? std::string() : "must be at least 1ms";
-          },
-          ""));
-  app.add_option("--wheel-size", options.wheel_size, "timer wheel buckets (power of two)")
-      ->check(CLI::Range(std::size_t{1}, wheel::apps::kMaxWheelSize))
-      ->capture_default_str();
-  app.add_option("--max-connections", options.max_connections, "open connections per worker")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--workers", workers, "worker processes sharing the port (SO_REUSEPORT)")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  app.add_option("--max-line", options.max_line, "longest accepted line in bytes")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--max-output", options.max_output,
-                 "output bytes queued per connection before "
-                 "it is closed as a slow consumer")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  add_duration(app, "--stats-interval", &options.stats_interval, "period of the stats log line");
+               "close after this long without input or output", milliseconds(0), max_idle);
+  add_duration(app, "--tick", &options.tick, "timer wheel resolution", milliseconds(1), kMaxTick);
+  add_count(app, "--wheel-size", &options.wheel_size,
+            "timer wheel buckets, rounded up to a power of two; 16 bytes each, committed "
+            "up front",
+            1, kMaxServerWheelSize);
+  add_count(app, "--max-connections", &options.max_connections, "open connections per worker", 1,
+            kMaxConnections);
+  add_count(app, "--workers", &workers, "worker processes sharing the port (SO_REUSEPORT)", 1,
+            kMaxWorkers);
+  add_count(app, "--max-line", &options.max_line, "longest accepted line in bytes", 1, kMaxLine);
+  add_count(app, "--max-output", &options.max_output,
+            "output bytes queued per connection before it is closed as a slow consumer", 1,
+            kMaxOutput);
+  add_count(app, "--max-connection-delayed-bytes", &options.max_connection_delayed_bytes,
+            "text bytes of one connection's pending DELAY messages; past it "
+            "\"ERR delayed bytes limit\"",
+            1, kMaxDelayedBytes);
+  add_count(app, "--max-delayed-bytes", &options.max_delayed_bytes,
+            "text bytes of all pending DELAY messages of a worker; past it "
+            "\"ERR delayed bytes limit\"",
+            1, kMaxDelayedBytes);
+  add_duration(app, "--stats-interval", &options.stats_interval,
+               "period of the stats log line; 0 disables it", milliseconds(0), kMaxStatsInterval);
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
@@ -120,7 +147,14 @@ int run_server(int argc, char** argv) {
   if (workers > 1) return wheel::server::run_workers(std::move(options), workers);
   try {
     wheel::net::Server server(options);
-    const std::uint16_t port = server.listen();
+    std::uint16_t port = 0;
+    try {
+      port = server.listen();
+    } catch (const std::exception& e) {  // e.g. "listen (EADDRINUSE): Address already in use"
+      spdlog::error("wheel-server: cannot listen on {}: {}",
+                    wheel::net::format_host_port(options.host, options.port), e.what());
+      return 1;
+    }
     server.handle_signals();
     std::printf("listening on %s\n", wheel::net::format_host_port(options.host, port).c_str());
     std::fflush(stdout);

@@ -9,10 +9,15 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <system_error>
@@ -61,12 +66,13 @@ int worker_main(ServerOptions options, int ready_fd) {
 }
 
 // Forks worker `index`; in the child, never returns. `ready_fd` as for worker_main.
-pid_t spawn(const ServerOptions& options, int index, int held_fd, int ready_read_fd, int ready_fd,
-            const sigset_t& old_mask) {
+pid_t spawn(const ServerOptions& options, int index, int held_fd, int claim_fd, int ready_read_fd,
+            int ready_fd, const sigset_t& old_mask) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;            // parent (or -1)
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an orphaned worker shuts down gracefully
   ::close(held_fd);
+  ::close(claim_fd);  // the claim lives exactly as long as the supervisor
   if (ready_read_fd >= 0) ::close(ready_read_fd);
   // The supervisor is single-threaded (see run_workers), so these process-wide calls are safe.
   ::signal(SIGINT, SIG_DFL);                       // NOLINT(concurrency-mt-unsafe)
@@ -76,6 +82,33 @@ pid_t spawn(const ServerOptions& options, int index, int held_fd, int ready_read
   mine.worker_index = index;
   mine.reuse_port = true;
   ::_exit(worker_main(std::move(mine), ready_fd));  // _exit: never flush the parent's stdio
+}
+
+// Claims `addr` for this supervisor, or returns -1 with errno EADDRINUSE when another
+// wheel-server supervisor holds it. Why: the workers bind with SO_REUSEPORT, and Linux lets any
+// process of the same user join a SO_REUSEPORT group, so a second multi-worker server on a busy
+// port would bind without error and silently take half of the new connections. (A plain bind
+// cannot prove the port free: the first server's own bound sockets and TIME_WAIT connections
+// make it fail or pass for reasons of its own.) The claim is an abstract-namespace Unix socket
+// named after the address: the kernel refuses a second bind of the name, it needs no file, and
+// it vanishes with the process (even after kill -9), so a stale claim cannot outlive its server.
+// A single-worker server binds without SO_REUSEPORT and so already conflicts with either kind.
+int claim_address(const std::string& addr) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_un name{};
+  name.sun_family = AF_UNIX;
+  const std::string label = "wheel-server " + addr;  // sun_path[0] = 0: the abstract namespace
+  const std::size_t length = std::min(label.size(), sizeof(name.sun_path) - 1);
+  std::memcpy(name.sun_path + 1, label.data(), length);
+  const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + length);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&name), size) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
 }
 
 std::string describe(int status) {
@@ -100,8 +133,28 @@ int run_workers(ServerOptions options, int workers) {
   try {
     held_fd = bind_reuseport_socket(options.host, options.port);
     options.port = bound_port(held_fd);
+  } catch (const std::system_error& e) {
+    spdlog::error("wheel-server: cannot listen on {}: {} ({})",
+                  format_host_port(options.host, options.port), e.code().message(),
+                  e.code().value() == EADDRINUSE ? "EADDRINUSE" : e.what());
+    return 1;
   } catch (const std::exception& e) {
-    spdlog::error("wheel-server: cannot bind {}:{}: {}", options.host, options.port, e.what());
+    spdlog::error("wheel-server: cannot listen on {}: {}",
+                  format_host_port(options.host, options.port), e.what());
+    return 1;
+  }
+  sockaddr_storage bound{};
+  socklen_t bound_length = sizeof(bound);
+  ::getsockname(held_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length);
+  const int claim_fd =
+      claim_address(net::format_address(reinterpret_cast<const sockaddr*>(&bound)));
+  if (claim_fd < 0) {
+    const int error = errno;
+    spdlog::error("wheel-server: cannot listen on {}: {} ({}: another wheel-server listens there)",
+                  format_host_port(options.host, options.port),
+                  std::generic_category().message(error),
+                  error == EADDRINUSE ? "EADDRINUSE" : "claim");
+    ::close(held_fd);
     return 1;
   }
 
@@ -115,7 +168,7 @@ int run_workers(ServerOptions options, int workers) {
       failed = true;
       break;
     }
-    pool[i].pid = spawn(options, static_cast<int>(i), held_fd, fds[0], fds[1], old_mask);
+    pool[i].pid = spawn(options, static_cast<int>(i), held_fd, claim_fd, fds[0], fds[1], old_mask);
     pool[i].started = Clock::now();
     ::close(fds[1]);
     ready[i] = fds[0];
@@ -139,6 +192,7 @@ int run_workers(ServerOptions options, int workers) {
       if (w.pid > 0) ::waitpid(w.pid, nullptr, 0);
     }
     ::close(held_fd);
+    ::close(claim_fd);
     return 1;
   }
   std::printf("listening on %s\n", format_host_port(options.host, options.port).c_str());
@@ -190,7 +244,7 @@ int run_workers(ServerOptions options, int workers) {
         if (!w.restart_due || now - w.started < std::chrono::seconds(1)) continue;
         w.restart_due = false;
         w.started = now;
-        w.pid = spawn(options, static_cast<int>(i), held_fd, -1, -1, old_mask);
+        w.pid = spawn(options, static_cast<int>(i), held_fd, claim_fd, -1, -1, old_mask);
         if (w.pid < 0) {
           spdlog::error("wheel-server: fork: {}", std::generic_category().message(errno));
           w.restart_due = true;
@@ -211,6 +265,7 @@ int run_workers(ServerOptions options, int workers) {
     }
   }
   ::close(held_fd);
+  ::close(claim_fd);
   spdlog::info("wheel-server: all workers stopped");
   return clean ? 0 : 1;
 }

@@ -14,6 +14,7 @@ namespace wheel::net {
 
 struct LineProtocolHandler::Pending {
   std::vector<TimeoutHandle> timeouts;
+  std::size_t bytes = 0;  // text of `timeouts`
 };
 
 // Names its connection by id: harmless if that connection closed before the job ran.
@@ -24,8 +25,9 @@ struct LineProtocolHandler::DelayedTask {
   void operator()(Timeout& self) const { handler->on_delayed(id, &self, text); }
 };
 
-LineProtocolHandler::LineProtocolHandler(int worker_index, std::chrono::milliseconds stats_interval)
-    : worker_index_(worker_index), stats_interval_(stats_interval) {}
+LineProtocolHandler::LineProtocolHandler(int worker_index, std::chrono::milliseconds stats_interval,
+                                         DelayLimits delay_limits)
+    : worker_index_(worker_index), stats_interval_(stats_interval), delay_limits_(delay_limits) {}
 
 void LineProtocolHandler::attach(TcpServer& server) {
   server_ = &server;
@@ -51,6 +53,7 @@ ServerStats LineProtocolHandler::snapshot() const {
     s.connections = c.connections;
     s.accepted = c.accepted;
     s.rejected_full = c.rejected_full;
+    s.rejected_emfile = c.rejected_emfile;
     s.accept_errors = c.accept_errors;
     s.slow_consumers = c.slow_consumers;
     s.stale_timeouts = c.stale_timeouts;
@@ -62,6 +65,8 @@ ServerStats LineProtocolHandler::snapshot() const {
   s.heartbeats = heartbeats_;
   s.delayed_pending = delayed_pending_;
   s.delayed_sent = delayed_sent_;
+  s.delayed_bytes = delayed_bytes_;
+  s.delayed_refused = delayed_refused_;
   s.errors = errors_;
   s.stale_timeouts += stale_delayed_;
   return s;
@@ -124,6 +129,7 @@ void LineProtocolHandler::on_close(Connection& c, CloseReason) {
   if (pending == nullptr) return;
   for (TimeoutHandle& h : pending->timeouts) server_->timer().cancel(h);
   delayed_pending_ -= pending->timeouts.size();
+  delayed_bytes_ -= pending->bytes;
   delete pending;
   c.set_context(nullptr);
 }
@@ -141,16 +147,27 @@ void LineProtocolHandler::schedule_delayed(Connection& c, std::uint64_t delay_ms
     pending = new Pending;
     c.set_context(pending);
   }
-  if (pending->timeouts.size() >= kMaxDelayedPerConnection) {
-    ++errors_;
-    c.send("ERR too many delayed messages\n");
-    return;
+  if (pending->timeouts.size() >= delay_limits_.count_per_connection) {
+    return refuse_delay(c, "ERR too many delayed messages\n");
+  }
+  // Sizes of objects in memory: neither sum can overflow.
+  if (pending->bytes + text.size() > delay_limits_.bytes_per_connection ||
+      delayed_bytes_ + text.size() > delay_limits_.bytes_per_worker) {
+    return refuse_delay(c, "ERR delayed bytes limit\n");
   }
   // The job runs on this (the loop) thread, so it cannot fire before push_back below.
   pending->timeouts.push_back(server_->timer().new_timeout(
       DelayedTask{this, c.id(), std::string(text)}, std::chrono::milliseconds(delay_ms)));
   ++delayed_pending_;
+  pending->bytes += text.size();
+  delayed_bytes_ += text.size();
   c.send("OK\n");
+}
+
+void LineProtocolHandler::refuse_delay(Connection& c, std::string_view why) {
+  ++errors_;
+  ++delayed_refused_;
+  c.send(why);
 }
 
 void LineProtocolHandler::on_delayed(std::uint64_t id, const Timeout* fired,
@@ -167,6 +184,8 @@ void LineProtocolHandler::on_delayed(std::uint64_t id, const Timeout* fired,
   if (it == timeouts.end()) return;
   *it = std::move(timeouts.back());
   timeouts.pop_back();
+  pending->bytes -= text.size();
+  delayed_bytes_ -= text.size();
   --delayed_pending_;
   ++delayed_sent_;
   std::string message;

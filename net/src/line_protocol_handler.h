@@ -6,6 +6,7 @@
 #include <uv.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -16,9 +17,17 @@
 
 namespace wheel::net {
 
+// Bounds of the DELAY messages not yet delivered; over any of them a DELAY is refused.
+struct DelayLimits {
+  std::size_t count_per_connection = 1000;                  // "ERR too many delayed messages"
+  std::size_t bytes_per_connection = std::size_t{1} << 20;  // "ERR delayed bytes limit"
+  std::size_t bytes_per_worker = std::size_t{256} << 20;    // "ERR delayed bytes limit"
+};
+
 class LineProtocolHandler final : public ConnectionHandler {
  public:
-  LineProtocolHandler(int worker_index, std::chrono::milliseconds stats_interval);
+  LineProtocolHandler(int worker_index, std::chrono::milliseconds stats_interval,
+                      DelayLimits delay_limits = {});
   LineProtocolHandler(const LineProtocolHandler&) = delete;
   LineProtocolHandler& operator=(const LineProtocolHandler&) = delete;
 
@@ -43,10 +52,12 @@ class LineProtocolHandler final : public ConnectionHandler {
 
   void schedule_delayed(Connection& c, std::uint64_t delay_ms, std::string_view text);
   void on_delayed(std::uint64_t id, const Timeout* fired, std::string_view text);
+  void refuse_delay(Connection& c, std::string_view why);
   void log_stats() const;
 
   const int worker_index_;
   const std::chrono::milliseconds stats_interval_;
+  const DelayLimits delay_limits_;
   TcpServer* server_ = nullptr;
   uv_timer_t stats_timer_;
   bool stats_timer_open_ = false;
@@ -55,6 +66,8 @@ class LineProtocolHandler final : public ConnectionHandler {
   std::uint64_t heartbeats_ = 0;
   std::uint64_t delayed_pending_ = 0;
   std::uint64_t delayed_sent_ = 0;
+  std::uint64_t delayed_bytes_ = 0;  // text of the pending DELAYs, every connection
+  std::uint64_t delayed_refused_ = 0;
   std::uint64_t errors_ = 0;
   std::uint64_t stale_delayed_ = 0;
 };

@@ -5,10 +5,12 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 
 #include "wheel/net/socket_address.h"
@@ -23,12 +25,16 @@ namespace {
 }  // namespace
 
 int bind_reuseport_socket(const std::string& host, std::uint16_t port) {
+  return bind_tcp_socket(host, port, true);
+}
+
+int bind_tcp_socket(const std::string& host, std::uint16_t port, bool reuse_port) {
   const sockaddr_storage addr = resolve_address(host, port);
   const int fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw_errno("socket");
   const int on = 1;
   if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
-      ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) {
+      (reuse_port && ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0)) {
     const int saved = errno;
     ::close(fd);
     errno = saved;
@@ -38,7 +44,8 @@ int bind_reuseport_socket(const std::string& host, std::uint16_t port) {
     const int saved = errno;
     ::close(fd);
     errno = saved;
-    throw_errno("bind");
+    throw std::system_error(saved, std::generic_category(),
+                            std::string("bind (") + uv_err_name(-saved) + ")");
   }
   return fd;
 }

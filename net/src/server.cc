@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "line_protocol.h"
 #include "line_protocol_handler.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
@@ -16,6 +17,9 @@ TcpServerOptions tcp_options(const ServerOptions& o) {
   if (o.reader_idle.count() < 0 || o.writer_idle.count() < 0 || o.all_idle.count() < 0 ||
       o.stats_interval.count() < 0) {
     throw std::invalid_argument("durations must not be negative");
+  }
+  if (o.max_connection_delayed_bytes == 0 || o.max_delayed_bytes == 0) {
+    throw std::invalid_argument("delayed bytes limits must be positive");
   }
   TcpServerOptions t;
   t.host = o.host;
@@ -37,7 +41,11 @@ TcpServerOptions tcp_options(const ServerOptions& o) {
 // The handler before the server: the server's destructor still calls it.
 struct Server::Parts {
   explicit Parts(const ServerOptions& o)
-      : options(o), handler(o.worker_index, o.stats_interval), server(tcp_options(o), handler) {
+      : options(o),
+        handler(o.worker_index, o.stats_interval,
+                DelayLimits{kMaxDelayedPerConnection, o.max_connection_delayed_bytes,
+                            o.max_delayed_bytes}),
+        server(tcp_options(o), handler) {
     handler.attach(server);
   }
   ServerOptions options;

@@ -1,9 +1,12 @@
 #include "server_core.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <stdexcept>
 #include <system_error>
 
@@ -99,28 +102,25 @@ void ServerCore::close_handle(void* handle) {
 
 std::uint16_t ServerCore::listen() {
   ::signal(SIGPIPE, SIG_IGN);  // a write to a reset socket must fail with EPIPE, not kill
-  const sockaddr_storage addr = resolve_address(options_.host, options_.port);
-  init_handle(uv_tcp_init(loop_, &listener_), "uv_tcp_init");
-  listener_.data = this;
-  listening_ = true;  // from here on the handle needs closing
-  if (options_.reuse_port) {
-    const int fd = bind_reuseport_socket(options_.host, options_.port);
-    const int rc = uv_tcp_open(&listener_, fd);
-    if (rc != 0) ::close(fd);
-    check_uv(rc, "uv_tcp_open");
-  } else {
-    check_uv(uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&addr), 0), "bind");
+  const int fd = bind_tcp_socket(options_.host, options_.port, options_.reuse_port);
+  if (::listen(fd, options_.backlog) != 0) {
+    const int error = errno;
+    ::close(fd);
+    throw std::system_error(error, std::generic_category(),
+                            std::string("listen (") + uv_err_name(-error) + ")");
   }
-  check_uv(uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), options_.backlog,
-                     &ServerCore::on_connection),
-           "listen");
-  sockaddr_storage bound{};
-  int len = sizeof(bound);
-  check_uv(uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr*>(&bound), &len),
-           "getsockname");
-  const std::uint16_t port = bound.ss_family == AF_INET6
-                                 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                                 : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  if (const int rc = uv_poll_init_socket(loop_, &listener_, fd); rc != 0) {
+    ::close(fd);
+    check_uv(rc, "uv_poll_init_socket");
+  }
+  ++open_handles_;
+  listener_.data = this;
+  listen_fd_ = fd;
+  listening_ = true;  // from here on the handle needs closing
+  spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  check_uv(uv_poll_start(&listener_, UV_READABLE, &ServerCore::on_listener_readable),
+           "uv_poll_start");
+  const std::uint16_t port = bound_port(fd);
   port_.store(port, std::memory_order_release);
   return port;
 }
@@ -162,26 +162,79 @@ TcpServerCounters ServerCore::counters() const {
 
 // ---- accepting ---------------------------------------------------------------------------
 
-void ServerCore::on_connection(uv_stream_t* listener, int status) {
-  auto* self = static_cast<ServerCore*>(listener->data);
-  if (status < 0) {
-    // Rare: libuv handles EMFILE/ENFILE itself (its reserve descriptor accepts and closes the
-    // waiting clients), so the listener does not spin. Anything else: logged once a second.
-    self->counts_.accept_errors++;
-    const std::uint64_t now = uv_now(self->loop_);
-    if (now - self->last_accept_error_log_ms_ >= 1000 || self->last_accept_error_log_ms_ == 0) {
-      self->last_accept_error_log_ms_ = now;
-      spdlog::warn("TcpServer: accept failed: {} ({} accept errors so far)", uv_err_name(status),
-                   self->counts_.accept_errors);
+void ServerCore::on_listener_readable(uv_poll_t* poll, int status, int) {
+  auto* self = static_cast<ServerCore*>(poll->data);
+  if (status < 0) return self->log_accept_trouble("poll", status);
+  // A bounded batch per wakeup keeps a connect storm from starving the open connections; the
+  // poll is level-triggered, so the rest comes on the next turn of the loop.
+  for (int i = 0; i < 256 && !self->shutting_down_; ++i) {
+    const int fd = ::accept4(self->listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      if (self->counts_.connections >= self->options_.max_connections) {
+        self->reject_full(fd);
+      } else {
+        self->accept_one(fd);
+      }
+      continue;
     }
-    return;
+    const int error = errno;
+    if (error == EAGAIN || error == EWOULDBLOCK) return;
+    if (error == EINTR || error == ECONNABORTED) continue;
+    if (error == EMFILE || error == ENFILE) return self->reject_for_descriptors();
+    ++self->counts_.accept_errors;
+    return self->log_accept_trouble("accept", -error);
   }
-  if (self->shutting_down_) return;
-  if (self->counts_.connections >= self->options_.max_connections) return self->reject_full();
-  self->accept_one();
 }
 
-void ServerCore::accept_one() {
+void ServerCore::log_accept_trouble(const char* what, int error) {
+  // At most one line a second: a storm of failures must not become a storm of log lines.
+  const std::uint64_t now = uv_now(loop_);
+  if (accept_error_logged_ && now - last_accept_error_log_ms_ < 1000) return;
+  accept_error_logged_ = true;
+  last_accept_error_log_ms_ = now;
+  spdlog::warn(
+      "TcpServer: {} failed: {} ({} refused for lack of descriptors, {} other accept "
+      "errors so far)",
+      what, uv_err_name(error), counts_.rejected_emfile, counts_.accept_errors);
+}
+
+void ServerCore::reject_for_descriptors() {
+  // Out of descriptors: give up the spare one to accept each waiting client, tell it why, and
+  // close it; then take the spare back. Without this the clients would wait in the backlog
+  // (and the level-triggered poll would spin) or, with libuv's own trick, get a bare EOF.
+  const std::string_view line = handler_.reject_line();
+  while (spare_fd_ >= 0) {
+    ::close(spare_fd_);
+    spare_fd_ = -1;
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      if (!line.empty()) (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      ::close(fd);
+      ++counts_.rejected_emfile;
+    }
+    spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) break;  // EAGAIN: the backlog is empty
+  }
+  log_accept_trouble("accept", UV_EMFILE);
+  if (spare_fd_ < 0) {
+    // No spare (another thread took the descriptor): stop polling for a moment rather than spin.
+    ++counts_.accept_errors;
+    uv_poll_stop(&listener_);
+    const int rc = uv_timer_start(
+        &force_close_timer_,
+        [](uv_timer_t* t) {
+          auto* self = static_cast<ServerCore*>(t->data);
+          if (self->spare_fd_ < 0) self->spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+          if (self->listening_ && !self->shutting_down_) {
+            uv_poll_start(&self->listener_, UV_READABLE, &ServerCore::on_listener_readable);
+          }
+        },
+        100, 0);
+    if (rc != 0) uv_poll_start(&listener_, UV_READABLE, &ServerCore::on_listener_readable);
+  }
+}
+
+void ServerCore::accept_one(int fd) {
   const std::uint64_t id = allocate_slot();
   auto* c = new Connection(this, id);
   const int init = uv_tcp_init(loop_, &c->tcp_);
@@ -189,6 +242,7 @@ void ServerCore::accept_one() {
     spdlog::warn("TcpServer: uv_tcp_init: {}", uv_err_name(init));
     free_slots_.push_back(static_cast<std::uint32_t>(id));
     delete c;
+    ::close(fd);
     return;
   }
   c->tcp_.data = this;
@@ -196,8 +250,10 @@ void ServerCore::accept_one() {
   ++allocated_;
   ++counts_.connections;
   auto* stream = reinterpret_cast<uv_stream_t*>(&c->tcp_);
-  int rc = uv_accept(reinterpret_cast<uv_stream_t*>(&listener_), stream);
-  if (rc == 0) {
+  int rc = uv_tcp_open(&c->tcp_, fd);
+  if (rc != 0) {
+    ::close(fd);
+  } else {
     // Replies are tiny; Nagle would hold them back. Failing to turn it off is not fatal.
     if (const int nd = uv_tcp_nodelay(&c->tcp_, 1); nd != 0) {
       spdlog::debug("TcpServer: uv_tcp_nodelay: {}", uv_err_name(nd));
@@ -214,28 +270,12 @@ void ServerCore::accept_one() {
   handler_.on_open(*c);
 }
 
-void ServerCore::reject_full() {
-  struct Rejected {
-    uv_tcp_t tcp;
-  };
-  auto* r = new Rejected;
-  if (const int rc = uv_tcp_init(loop_, &r->tcp); rc != 0) {
-    delete r;
-    spdlog::warn("TcpServer: uv_tcp_init: {}", uv_err_name(rc));
-    return;
-  }
-  if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_),
-                reinterpret_cast<uv_stream_t*>(&r->tcp)) == 0) {
-    const std::string_view line = handler_.reject_line();
-    if (!line.empty()) {
-      uv_buf_t buf =
-          uv_buf_init(const_cast<char*>(line.data()), static_cast<unsigned>(line.size()));
-      uv_try_write(reinterpret_cast<uv_stream_t*>(&r->tcp), &buf, 1);  // best effort
-    }
-    ++counts_.rejected_full;
-  }
-  uv_close(reinterpret_cast<uv_handle_t*>(&r->tcp),
-           [](uv_handle_t* h) { delete reinterpret_cast<Rejected*>(h); });
+void ServerCore::reject_full(int fd) {
+  const std::string_view line = handler_.reject_line();
+  // Best effort, never blocking: the socket is new, its send buffer empty.
+  if (!line.empty()) (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::close(fd);
+  ++counts_.rejected_full;
 }
 
 std::uint64_t ServerCore::allocate_slot() {
@@ -321,8 +361,18 @@ void ServerCore::begin_shutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
   spdlog::info("TcpServer: shutting down: {} connections", counts_.connections);
-  if (listening_) close_handle(&listener_);
+  if (listening_) {
+    listener_.data = this;
+    uv_close(reinterpret_cast<uv_handle_t*>(&listener_), [](uv_handle_t* h) {
+      auto* self = static_cast<ServerCore*>(h->data);
+      ::close(self->listen_fd_);  // only now: libuv no longer watches it
+      self->listen_fd_ = -1;
+      --self->open_handles_;
+    });
+  }
   listening_ = false;
+  if (spare_fd_ >= 0) ::close(spare_fd_);
+  spare_fd_ = -1;
   if (signals_) {
     close_handle(&sigint_);
     close_handle(&sigterm_);

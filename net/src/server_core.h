@@ -63,9 +63,11 @@ class ServerCore final : private IdleDetector::Owner {
   IdleWatch* find_watch(std::uint64_t id) override;
   void on_idle(std::uint64_t id, IdleEvent event) override;
 
-  static void on_connection(uv_stream_t* listener, int status);
-  void accept_one();
-  void reject_full();
+  static void on_listener_readable(uv_poll_t* poll, int status, int events);
+  void accept_one(int fd);
+  void reject_full(int fd);
+  void reject_for_descriptors();
+  void log_accept_trouble(const char* what, int error);
   std::uint64_t allocate_slot();
   void init_handle(int rc, const char* what);  // counts an open handle or throws
   void close_handle(void* handle);
@@ -85,7 +87,11 @@ class ServerCore final : private IdleDetector::Owner {
   std::unique_ptr<IdleDetector> detector_;
   bool watch_idle_ = false;
 
-  uv_tcp_t listener_;
+  // The listening socket is the server's own (accept4 on a uv_poll_t), not a uv_tcp_t: libuv's
+  // reserve-descriptor trick would close the clients it cannot accept without a word.
+  uv_poll_t listener_;
+  int listen_fd_ = -1;
+  int spare_fd_ = -1;  // given up to accept one client at EMFILE and tell it "server full"
   bool listening_ = false;
   uv_signal_t sigint_, sigterm_;
   bool signals_ = false;
@@ -114,6 +120,7 @@ class ServerCore final : private IdleDetector::Owner {
   CloseReason local_reason_ = CloseReason::kLocal;
   TcpServerCounters counts_;
   std::uint64_t last_accept_error_log_ms_ = 0;
+  bool accept_error_logged_ = false;
 };
 
 }  // namespace wheel::net

@@ -13,12 +13,15 @@ void for_each_counter(const ServerStats& s, Visit&& visit) {
   visit("connections", s.connections);
   visit("accepted", s.accepted);
   visit("rejected_full", s.rejected_full);
+  visit("rejected_emfile", s.rejected_emfile);
   visit("accept_errors", s.accept_errors);
   visit("idle_closed", s.idle_closed);
   visit("pings", s.pings);
   visit("heartbeats", s.heartbeats);
   visit("delayed_pending", s.delayed_pending);
   visit("delayed_sent", s.delayed_sent);
+  visit("delayed_bytes", s.delayed_bytes);
+  visit("delayed_refused", s.delayed_refused);
   visit("errors", s.errors);
   visit("slow_consumers", s.slow_consumers);
   visit("stale_timeouts", s.stale_timeouts);

@@ -22,7 +22,8 @@ class Server {
  public:
   // Creates the loop and the timer; does not listen yet. Throws std::invalid_argument naming
   // an invalid option (the timer's rule for tick and wheel_size; max_line, max_output or
-  // max_connections 0; a negative duration; an idle time over kMaxIdleTime).
+  // max_connections or a delayed-bytes limit 0; a negative duration; an idle time over
+  // kMaxIdleTime).
   explicit Server(ServerOptions options);
   // REQUIRES: run() is not running (it has returned, or never started).
   ~Server();

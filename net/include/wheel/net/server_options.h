@@ -36,6 +36,10 @@ struct ServerOptions {
   std::size_t max_line = 4096;
   // Output queued beyond what the kernel took; past it the client is a slow consumer: closed.
   std::size_t max_output = std::size_t{64} * 1024;
+  // Text of the DELAY messages not yet delivered (their bytes, without the "DELAYED " prefix):
+  // past either bound a DELAY gets "ERR delayed bytes limit". REQUIRES >= 1.
+  std::size_t max_connection_delayed_bytes = std::size_t{1} << 20;  // per connection
+  std::size_t max_delayed_bytes = std::size_t{256} << 20;           // per worker, all connections
   // Interval of the periodic stats log line; 0 disables it.
   std::chrono::milliseconds stats_interval = std::chrono::seconds(10);
 
