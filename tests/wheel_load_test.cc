@@ -24,6 +24,28 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A hang must fail the test in seconds, not burn ctest's 300 s: every child gets this long
+// (generous: sanitizer builds on a loaded machine) beyond what its run should take.
+constexpr std::chrono::seconds kExitGrace{30};
+
+// Waits for `pid` to exit until `deadline`; then SIGKILLs it and reaps it.
+// Returns its exit status (128 + signal when killed by one), or -1 when it had to be killed.
+int wait_with_deadline(pid_t pid, Clock::time_point deadline) {
+  int status = 0;
+  while (true) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (r < 0) return -1;
+    if (Clock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "child " << pid << " did not exit in time; killed it";
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 pid_t spawn(const std::vector<std::string>& args, int stdout_fd) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -64,8 +86,7 @@ class ServerProcess {
   ~ServerProcess() {
     if (pid_ <= 0) return;
     kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
+    wait_with_deadline(pid_, Clock::now() + kExitGrace);
   }
   int port() const { return port_; }
 
@@ -79,8 +100,10 @@ struct LoadRun {
   nlohmann::json report;
 };
 
-// Runs wheel-load to completion with `args` and reads its --json report.
-LoadRun run_wheel_load(std::vector<std::string> args) {
+// Runs wheel-load to completion with `args` and reads its --json report. A run that does not
+// end within `expected` (its --duration and start-up) plus kExitGrace is killed and fails.
+LoadRun run_wheel_load(std::vector<std::string> args,
+                       std::chrono::seconds expected = std::chrono::seconds(10)) {
   static int counter = 0;
   const std::string json_path = testing::TempDir() + "wheel_load_" + std::to_string(getpid()) +
                                 "_" + std::to_string(counter++) + ".json";
@@ -90,9 +113,7 @@ LoadRun run_wheel_load(std::vector<std::string> args) {
   LoadRun run;
   const pid_t pid = spawn(args, -1);
   if (pid <= 0) return run;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.exit_status = wait_with_deadline(pid, Clock::now() + expected + kExitGrace);
   std::ifstream in(json_path);
   if (in) run.report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   std::remove(json_path.c_str());
@@ -188,6 +209,23 @@ TEST(WheelLoad, ServerThatClosesTooSoonIsReportedEarlyAndFails) {
   EXPECT_EQ(run.exit_status, 1);
   EXPECT_EQ(run.report["idle"]["closed_early"], 50);
   EXPECT_LT(run.report["idle"]["lateness_ms"]["max"].get<double>(), -500);
+}
+
+// M8 of issue 12: a close past --tolerance must fail the run, not pass as on time.
+TEST(WheelLoad, ServerThatClosesTooLateIsReportedLateAndFails) {
+  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "2000"});
+  ASSERT_GT(server.port(), 0);
+  auto args = load_args(server.port(), "100", "1s", "4500ms");
+  args.insert(args.end(), {"--tolerance", "300ms"});
+  const LoadRun run = run_wheel_load(args);
+  ASSERT_TRUE(run.report.is_object());
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_FALSE(run.report["ok"].get<bool>());
+  EXPECT_EQ(run.report["idle"]["closed_late"], 50);
+  EXPECT_EQ(run.report["idle"]["closed_on_time"], 0);
+  EXPECT_EQ(run.report["idle"]["never_closed"], 0);
+  EXPECT_GT(run.report["idle"]["lateness_ms"]["min"].get<double>(), 300);
+  EXPECT_EQ(run.report["active"]["survived"], 50);  // only the idle expectation broke
 }
 
 TEST(WheelLoad, ExpectIdleCloseZeroHoldsEveryConnection) {
