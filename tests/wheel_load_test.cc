@@ -183,6 +183,64 @@ TEST(WheelLoad, AgainstWheelServerIdleClosedOnTimeAndActiveSurvive) {
 }
 #endif
 
+#ifdef WHEEL_SERVER_PATH
+// The soak's client mix, short: DELAY senders, slow readers, garbage senders and churn, each
+// checked against what wheel-server must answer.
+TEST(WheelLoad, MixedClientsAgainstWheelServerAllHold) {
+  ServerProcess server({WHEEL_SERVER_PATH, "--host", "127.0.0.1", "--port", "0", "--reader-idle",
+                        "1s", "--tick", "10ms", "--log-level", "warn"});
+  ASSERT_GT(server.port(), 0);
+  auto args = load_args(server.port(), "200", "1s", "4s");
+  args.insert(args.end(),
+              {"--delay-share", "0.3", "--delay", "300ms", "--slow-share", "0.2", "--slow-burst",
+               "16", "--garbage-share", "0.2", "--churn", "4", "--churn-rate", "40"});
+  const LoadRun run = run_wheel_load(args);
+  ASSERT_TRUE(run.report.is_object());
+  const auto& r = run.report;
+  EXPECT_EQ(run.exit_status, 0) << r.dump(2);
+  EXPECT_EQ(r["unexpected_lines"], 0);
+  EXPECT_GT(r["delay"]["on_time"].get<long>(), 50);
+  EXPECT_EQ(r["delay"]["acknowledged"], r["delay"]["sent"]);
+  EXPECT_EQ(r["delay"]["on_time"].get<long>() + r["delay"]["not_yet_due"].get<long>(),
+            r["delay"]["sent"].get<long>());
+  EXPECT_GT(r["garbage"]["sent"].get<long>(), 50);
+  EXPECT_EQ(r["garbage"]["rejected"], r["garbage"]["sent"]);
+  EXPECT_GT(r["slow_readers"]["pings_sent"].get<long>(), 500);
+  EXPECT_EQ(r["slow_readers"]["pongs_received"], r["slow_readers"]["pings_sent"]);
+  EXPECT_GT(r["churn"]["completed"].get<long>(), 40);
+  EXPECT_EQ(r["churn"]["failed"], 0);
+  EXPECT_EQ(r["active"]["survived"], r["active"]["count"]);
+  EXPECT_EQ(r["idle"]["closed_on_time"], r["idle"]["count"]);
+}
+#endif
+
+TEST(WheelLoad, DelayedDeliveredTooLateIsReportedAndFails) {
+  ServerProcess server(
+      {LINE_SERVER_PATH, "--port", "0", "--idle-ms", "1000", "--delay-lag-ms", "1000"});
+  ASSERT_GT(server.port(), 0);
+  auto args = load_args(server.port(), "100", "1s", "3s");
+  args.insert(args.end(), {"--delay-share", "1", "--delay", "200ms", "--tolerance", "300ms"});
+  const LoadRun run = run_wheel_load(args);
+  ASSERT_TRUE(run.report.is_object());
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_GT(run.report["delay"]["late"].get<long>(), 0);
+  EXPECT_EQ(run.report["delay"]["on_time"], 0);
+  EXPECT_EQ(run.report["delay"]["early"], 0);
+  EXPECT_GT(run.report["delay"]["lateness_ms"]["min"].get<double>(), 300);
+}
+
+TEST(WheelLoad, DelayedOnTimeFromSecondServerHolds) {
+  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "1000"});
+  ASSERT_GT(server.port(), 0);
+  auto args = load_args(server.port(), "100", "1s", "3s");
+  args.insert(args.end(), {"--delay-share", "1", "--delay", "200ms"});
+  const LoadRun run = run_wheel_load(args);
+  ASSERT_TRUE(run.report.is_object());
+  EXPECT_EQ(run.exit_status, 0) << run.report.dump(2);
+  EXPECT_GT(run.report["delay"]["on_time"].get<long>(), 100);
+  EXPECT_EQ(run.report["delay"]["late"], 0);
+}
+
 TEST(WheelLoad, AgainstSecondServerIdleClosedOnTimeAndActiveSurvive) {
   ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "1000"});
   ASSERT_GT(server.port(), 0);
@@ -249,9 +307,13 @@ TEST(WheelLoad, SplitsAcrossProcessesAndMergesOneReport) {
 }
 
 TEST(WheelLoad, RefusedConnectionsAreCountedNotFatal) {
-  const LoadRun run = run_wheel_load(load_args(unused_port(), "50", "1s", "1s"));
+  auto args = load_args(unused_port(), "50", "1s", "1s");
+  args.insert(args.end(), {"--churn", "2", "--churn-rate", "20"});
+  const LoadRun run = run_wheel_load(args);
   ASSERT_TRUE(run.report.is_object());
   EXPECT_EQ(run.exit_status, 1);
+  EXPECT_GT(run.report["churn"]["failed"].get<long>(), 0);
+  EXPECT_EQ(run.report["churn"]["completed"], 0);
   EXPECT_EQ(run.report["connections_established"], 0);
   EXPECT_EQ(run.report["connect_errors"], 50);
   EXPECT_EQ(run.report["connect_errors_by_kind"]["ECONNREFUSED"], 50);

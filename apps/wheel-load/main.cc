@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
   std::string json_path;
   std::string log_level = "info";
   std::uint64_t seed = 1;
+  double delay_share = 0, slow_share = 0, garbage_share = 0;
+  std::string delay = "500ms";
+  std::size_t slow_burst = 32, churn = 0;
+  double churn_rate = 0;
   app.add_option("--host", host, "server IPv4 address")->capture_default_str();
   app.add_option("--port", port, "server port")->check(CLI::Range(1, 65535))->capture_default_str();
   app.add_option("--connections", connections, "connections to open")
@@ -70,6 +74,33 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--json", json_path, "write the report as JSON to this file");
   app.add_option("--seed", seed, "seed of the PING jitter")->capture_default_str();
+  app.add_option("--delay-share", delay_share,
+                 "share of active connections that send DELAY instead of PING and check that "
+                 "DELAYED comes back on time (0..1)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--delay", delay, "the delay of their DELAY commands")->capture_default_str();
+  app.add_option("--slow-share", slow_share,
+                 "share of active connections that send bursts of PINGs and read the PONGs "
+                 "slowly (about 5 KB/s) (0..1)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--slow-burst", slow_burst, "PINGs per burst of a slow reader")
+      ->check(CLI::Range(std::size_t{1}, wheel::load::kMaxSlowBurst))
+      ->capture_default_str();
+  app.add_option("--garbage-share", garbage_share,
+                 "share of active connections that send unknown commands and expect 'ERR "
+                 "unknown command' (0..1)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--churn", churn,
+                 "short connections open at a time, each cycling connect, PING, QUIT (every "
+                 "4th: reset) for the whole run; 0: none")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{10'000}))
+      ->capture_default_str();
+  app.add_option("--churn-rate", churn_rate, "churn cycles per second at most")
+      ->check(CLI::Range(0.0, 100'000.0))
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
@@ -98,11 +129,22 @@ int main(int argc, char** argv) {
   config.active_ratio = active_ratio;
   config.connect_rate = connect_rate;
   config.seed = seed;
+  config.delay_share = delay_share;
+  config.slow_share = slow_share;
+  config.garbage_share = garbage_share;
+  config.slow_burst = slow_burst;
+  config.churn = churn;
+  config.churn_rate = churn_rate;
+  if (delay_share + slow_share + garbage_share > 1.0) {
+    return usage_error("--delay-share, --slow-share and --garbage-share add up to more than 1");
+  }
+  if (churn > 0 && churn_rate <= 0) return usage_error("--churn needs a --churn-rate above 0");
   const std::pair<const char*, std::pair<std::string*, std::chrono::milliseconds*>> durations[] = {
       {"--ping-interval", {&ping_interval, &config.ping_interval}},
       {"--expect-idle-close", {&expect_idle_close, &config.expect_idle_close}},
       {"--tolerance", {&tolerance, &config.tolerance}},
-      {"--duration", {&duration, &config.duration}}};
+      {"--duration", {&duration, &config.duration}},
+      {"--delay", {&delay, &config.delay}}};
   for (const auto& [name, target] : durations) {
     try {
       *target.second = parse_duration(*target.first);
@@ -137,7 +179,7 @@ int main(int argc, char** argv) {
   const std::uint64_t fd_limit = wheel::load::raise_open_file_limit();
   wheel::load::ProcessPlan plan;
   try {
-    plan = wheel::load::plan_processes(connections, requested, fd_limit);
+    plan = wheel::load::plan_processes(connections + churn, requested, fd_limit);
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
