@@ -12,6 +12,7 @@
 #include <cassert>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string_view>
@@ -140,23 +141,26 @@ class RunnerCore {
     // The socket is made here, not by libuv, to set IP_BIND_ADDRESS_NO_PORT before bind: the
     // port is then chosen at connect time per (source, destination) pair, so each source address
     // offers its whole ephemeral range to every server port instead of once in all.
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const int family = cfg_.host.ipv6 ? AF_INET6 : AF_INET;
+    const int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return uv_translate_sys_error(errno);
-    const int one = 1;
-    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
     if (c.role == Role::kSlowReader) {
       // A small receive buffer, so the server's output backs up after a little, not megabytes.
       const int rcvbuf = 4096;
       setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     }
-    sockaddr_in src{};
-    src.sin_family = AF_INET;
-    src.sin_addr.s_addr =
-        htonl(cfg_.source_addresses[address_index % cfg_.source_addresses.size()]);
-    if (bind(fd, reinterpret_cast<const sockaddr*>(&src), sizeof src) != 0) {
-      const int err = uv_translate_sys_error(errno);
-      ::close(fd);
-      return err;
+    if (!cfg_.host.ipv6 && !cfg_.source_addresses.empty()) {
+      const int one = 1;
+      setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+      sockaddr_in src{};
+      src.sin_family = AF_INET;
+      src.sin_addr.s_addr =
+          htonl(cfg_.source_addresses[address_index % cfg_.source_addresses.size()]);
+      if (bind(fd, reinterpret_cast<const sockaddr*>(&src), sizeof src) != 0) {
+        const int err = uv_translate_sys_error(errno);
+        ::close(fd);
+        return err;
+      }
     }
     uv_tcp_init(&loop_, &c.tcp);
     c.handle_open = true;
@@ -165,10 +169,18 @@ class RunnerCore {
       return e;
     }
     uv_tcp_nodelay(&c.tcp, 1);
-    sockaddr_in dst{};
-    dst.sin_family = AF_INET;
-    dst.sin_port = htons(cfg_.port);
-    dst.sin_addr.s_addr = htonl(cfg_.host);
+    sockaddr_storage dst{};
+    if (cfg_.host.ipv6) {
+      auto& d6 = reinterpret_cast<sockaddr_in6&>(dst);
+      d6.sin6_family = AF_INET6;
+      d6.sin6_port = htons(cfg_.port);
+      std::memcpy(&d6.sin6_addr, cfg_.host.v6.data(), 16);
+    } else {
+      auto& d4 = reinterpret_cast<sockaddr_in&>(dst);
+      d4.sin_family = AF_INET;
+      d4.sin_port = htons(cfg_.port);
+      d4.sin_addr.s_addr = htonl(cfg_.host.v4);
+    }
     if (int e = uv_tcp_connect(&c.connect_req, &c.tcp, reinterpret_cast<const sockaddr*>(&dst),
                                &RunnerCore::on_connect)) {
       return e;

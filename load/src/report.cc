@@ -146,7 +146,7 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
   j["duration_s"] = std::round(r.duration_s * 1000.0) / 1000.0;
   j["ok"] = failures.empty();
   j["failures"] = failures;
-  j["settings"] = {{"host", format_ipv4(config.host)},
+  j["settings"] = {{"host", config.host.to_string()},
                    {"port", config.port},
                    {"active_ratio", config.active_ratio},
                    {"ping_interval_ms", config.ping_interval.count()},
@@ -170,11 +170,14 @@ std::string format_summary(const nlohmann::json& j) {
   const auto& a = j["active"];
   const auto& i = j["idle"];
   std::string out = fmt::format(
-      "wheel-load report: {}:{}, {} connections ({:g}% active) from {} process(es) over {} "
-      "source address(es), {:.1f} s\n",
+      "wheel-load report: {}:{}, {} connections ({:g}% active) from {} process(es) over {}, "
+      "{:.1f} s\n",
       s["host"].get<std::string>(), s["port"].get<int>(), j["connections_requested"].get<long>(),
       s["active_ratio"].get<double>() * 100, s["processes"].get<int>(),
-      s["source_addresses"].get<long>(), j["duration_s"].get<double>());
+      s["source_addresses"].get<long>() == 0
+          ? std::string("source addresses the kernel chose")
+          : fmt::format("{} source address(es)", s["source_addresses"].get<long>()),
+      j["duration_s"].get<double>());
   out += fmt::format(
       "  connections: {} established, {} connect errors, peak {} open at once; connect {}\n",
       j["connections_established"].get<long>(), j["connect_errors"].get<long>(),

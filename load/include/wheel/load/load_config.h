@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "wheel/load/address_range.h"
+#include "wheel/load/host_address.h"
 
 namespace wheel::load {
 
 struct LoadConfig {
-  Ipv4 host = 0x7f000001;  // 127.0.0.1
+  HostAddress host;  // 127.0.0.1 unless set
   std::uint16_t port = 7000;
   // Connections of the whole run; this process opens [first_index, first_index + share).
   std::size_t connections = 10'000;
@@ -25,6 +26,7 @@ struct LoadConfig {
   std::chrono::milliseconds tolerance{1000};  // how late an idle close may be
   std::chrono::milliseconds duration{20'000};
   double connect_rate = 5000;  // connections opened per second by this process
+  // Local IPv4 addresses to bind, in turn; empty: let the kernel choose (always for IPv6).
   std::vector<Ipv4> source_addresses{0x7f000001};
   std::uint64_t seed = 1;  // for the ping jitter
   unsigned processes = 1;  // how many processes share the run (for the report)
