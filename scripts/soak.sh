@@ -3,12 +3,15 @@
 # that nothing grew or leaked and that the server's counters agree with what the clients saw.
 #
 # Load: back-to-back wheel-load rounds of ROUND seconds (default 30), each 1,000 connections:
-# 40% idle (the server must close each after --reader-idle 5s, within 1 s), and of the active
+# 40% idle (the server must close each after --reader-idle 5s, at most TOLERANCE late), and of
+# the active
 # 60%: DELAY senders (a 2 s DELAY each second; each DELAYED must come back on time), slow
 # readers (bursts of 32 PINGs read at ~5 KB/s through a 4 KB receive buffer), garbage senders
 # (unknown commands; each must get "ERR unknown command") and PING senders; plus 20 churn slots
 # cycling connect / PING / QUIT (every 4th: reset) at 100 cycles/s. Every round must pass
-# wheel-load's own checks (exit 0).
+# wheel-load's own checks (exit 0). TOLERANCE (default 3s) is how late an idle close or a
+# DELAYED line may be: generous, because this machine is shared and a soak checks endurance;
+# the tests check timing. A failed round is reported and the soak goes on to the end.
 #
 # Checks at the end (any failure: exit 1):
 #   rss        the server's RSS (supervisor + workers), sampled in the middle of each round (all
@@ -24,8 +27,8 @@
 #   logs       no warning, error or critical line in the server's log
 #
 # Usage: scripts/soak.sh [minutes]   (default 1; CI runs 1)
-# Environment: BUILD (build/plain), ROUND (30, seconds), RSS_SLACK_PCT (25), KEEP (a directory
-# to keep the logs and reports in; default: a temporary one, removed on success)
+# Environment: BUILD (build/plain), ROUND (30, seconds), TOLERANCE (3s), RSS_SLACK_PCT (25),
+# KEEP (a directory to keep the logs and reports in; default: a temporary one, removed on success)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-1}
@@ -34,6 +37,7 @@ minutes=${1:-1}
 build=${BUILD:-build/plain}
 round_s=${ROUND:-30}
 slack_pct=${RSS_SLACK_PCT:-25}
+tolerance=${TOLERANCE:-3s}
 server_bin=$build/apps/wheel-server/wheel-server
 load_bin=$build/apps/wheel-load/wheel-load
 command -v jq >/dev/null || scripts/install-deps.sh jq
@@ -82,9 +86,10 @@ echo "soak: $minutes min = $rounds rounds of ${round_s}s against port $port; ser
   "($workers workers); $fds_before descriptors; RSS $(($(rss_kib) / 1024)) MiB; logs in $dir" >&2
 
 : >"$dir/rss.txt"
+failed_rounds=()
 for ((r = 1; r <= rounds; r++)); do
   "$load_bin" --host 127.0.0.1 --port "$port" --connections 1000 --active-ratio 0.6 \
-    --ping-interval 1s --expect-idle-close 5s --tolerance 1s --duration "${round_s}s" \
+    --ping-interval 1s --expect-idle-close 5s --tolerance "$tolerance" --duration "${round_s}s" \
     --connect-rate 500 --delay-share 0.25 --delay 2s --slow-share 0.15 --slow-burst 32 \
     --garbage-share 0.15 --churn 20 --churn-rate 100 --json "$dir/round-$r.json" \
     --log-level warn >"$dir/round-$r.txt" 2>"$dir/round-$r.log" &
@@ -94,14 +99,14 @@ for ((r = 1; r <= rounds; r++)); do
   echo "$r $rss" >>"$dir/rss.txt"
   status=0
   wait "$load_pid" || status=$?
-  summary=$(jq -r '"\(.connections_established) conns, churn \(.churn.completed), DELAY \(.delay.on_time)/\(.delay.sent), ok \(.ok)"' \
+  summary=$(jq -r '"\(.connections_established) conns, churn \(.churn.completed), DELAY \(.delay.on_time)/\(.delay.sent) (max \(.delay.lateness_ms.max) ms late), idle close max \(.idle.lateness_ms.max) ms late, ok \(.ok)"' \
     "$dir/round-$r.json" 2>/dev/null || echo "no report")
   echo "soak: round $r/$rounds: exit $status, $summary; server RSS $((rss / 1024)) MiB," \
     "$(fd_count) descriptors" >&2
   if ((status != 0)); then
-    echo "soak: FAILED: wheel-load round $r exited $status:" >&2
-    cat "$dir/round-$r.txt" "$dir/round-$r.log" >&2
-    exit 1
+    echo "soak: round $r FAILED: wheel-load exited $status:" >&2
+    cat "$dir/round-$r.txt" >&2
+    failed_rounds+=("$r")
   fi
 done
 
@@ -116,6 +121,8 @@ sleep 2.5
 rss_end=$(rss_kib)
 
 failures=()
+((${#failed_rounds[@]} == 0)) ||
+  failures+=("rounds: ${#failed_rounds[@]} failed their own checks (${failed_rounds[*]})")
 # rss: warm-up is the first round's sample, the end the last round's.
 rss_warm=$(awk 'NR == 1 {print $2}' "$dir/rss.txt")
 rss_last=$(awk 'END {print $2}' "$dir/rss.txt")
@@ -136,7 +143,10 @@ read -r -a sums < <(jq -s -r '[
     (map(.churn.interrupted) | add),
     (map(.churn.completed) | add),
     (map(.delay.sent) | add),
-    (map(.slow_readers.pongs_received) | add)] | @tsv' "$dir"/round-*.json)
+    (map(.slow_readers.pongs_received) | add),
+    (map(.delay.lateness_ms.max // 0) | max),
+    (map(.idle.lateness_ms.max // 0) | max),
+    (map(.rtt_ms.p99 // 0) | max)] | @tsv' "$dir"/round-*.json)
 client_established=${sums[0]} client_pongs=${sums[1]} client_garbage=${sums[2]}
 client_delayed=${sums[3]} client_bye_idle=${sums[4]} churn_interrupted=${sums[5]}
 declare -A server=()
@@ -188,7 +198,8 @@ echo "soak: figures: rounds $rounds; server RSS warm-up $((rss_warm / 1024)) MiB
   "accepted ${server[accepted]} (clients established $client_established, churn cycles" \
   "${sums[6]}), open 0; PINGs ${server[pings]} (slow readers' PONGs ${sums[8]}); DELAYED" \
   "${server[delayed_sent]} of ${sums[7]} sent; unknown commands ${server[errors]}; idle closes" \
-  "${server[idle_closed]}; stale_timeouts ${server[stale_timeouts]}" >&2
+  "${server[idle_closed]}; stale_timeouts ${server[stale_timeouts]}; worst round: DELAYED" \
+  "${sums[9]} ms late, idle close ${sums[10]} ms late, PING rtt p99 ${sums[11]} ms" >&2
 if ((${#failures[@]} > 0)); then
   echo "soak: FAILED (logs and reports kept in $dir):" >&2
   printf '  - %s\n' "${failures[@]}" >&2
