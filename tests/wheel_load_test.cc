@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -363,13 +364,19 @@ TEST(WheelLoad, DefaultsAgreeWithWheelServerDefaults) {
   const auto line_at = help.find("--reader-idle");
   ASSERT_NE(line_at, std::string::npos) << help;
   const std::string line = help.substr(line_at, help.find('\n', line_at) - line_at);
-  const auto default_at = line.find("default ");
+  // "... (default 30s)", "default: 30s", "[default 30000ms]": the first number after "default".
+  const auto default_at = line.find("default");
   ASSERT_NE(default_at, std::string::npos) << line;
+  const auto number_at = line.find_first_of("0123456789", default_at);
+  ASSERT_NE(number_at, std::string::npos) << line;
   std::size_t digits = 0;
-  const long value = std::stol(line.substr(default_at + 8), &digits);
-  const std::string unit = line.substr(default_at + 8 + digits, 1);
-  ASSERT_EQ(unit, "s") << line;
-  const long server_reader_idle_ms = value * 1000;
+  const long value = std::stol(line.substr(number_at), &digits);
+  const std::string unit = line.substr(
+      number_at + digits, line.find_first_not_of("hmns", number_at + digits) - number_at - digits);
+  const std::map<std::string, long> unit_ms = {
+      {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}};
+  ASSERT_TRUE(unit_ms.contains(unit)) << line;
+  const long server_reader_idle_ms = value * unit_ms.at(unit);
 
   ServerProcess server({WHEEL_SERVER_PATH, "--port", "0"});  // every other option: default
   ASSERT_GT(server.port(), 0);
