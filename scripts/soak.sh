@@ -99,7 +99,7 @@ for ((r = 1; r <= rounds; r++)); do
   echo "$r $rss" >>"$dir/rss.txt"
   status=0
   wait "$load_pid" || status=$?
-  summary=$(jq -r '"\(.connections_established) conns, churn \(.churn.completed), DELAY \(.delay.on_time)/\(.delay.sent) (max \(.delay.lateness_ms.max) ms late), idle close max \(.idle.lateness_ms.max) ms late, ok \(.ok)"' \
+  summary=$(jq -r '"\(.connections_established) conns, churn \(.churn.completed), DELAY \(.delay.on_time)/\(.delay.sent) (max \(.delay.lateness_ms.max) ms late), idle close max \(.idle.lateness_ms.max) ms late, client stall \(.max_loop_stall_ms) ms, ok \(.ok)"' \
     "$dir/round-$r.json" 2>/dev/null || echo "no report")
   echo "soak: round $r/$rounds: exit $status, $summary; server RSS $((rss / 1024)) MiB," \
     "$(fd_count) descriptors" >&2

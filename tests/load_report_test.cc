@@ -221,6 +221,15 @@ TEST(LoadReport, ChurnThatNeverCompletesFails) {
   EXPECT_EQ(failed_expectations(r, config).size(), 1u);
 }
 
+TEST(LoadReport, SummaryNotesALongClientStall) {
+  LoadResult r = good_result();
+  EXPECT_EQ(format_summary(make_report(r, LoadConfig{})).find("stalled"), std::string::npos);
+  r.max_loop_stall_ms = 4600;
+  const auto j = make_report(r, LoadConfig{});
+  EXPECT_EQ(j["max_loop_stall_ms"].get<double>(), 4600);
+  EXPECT_NE(format_summary(j).find("loop stalled for up to 4600 ms"), std::string::npos);
+}
+
 TEST(LoadReport, SummarySaysOkOrListsFailures) {
   EXPECT_NE(format_summary(make_report(good_result(), LoadConfig{})).find("result: OK"),
             std::string::npos);

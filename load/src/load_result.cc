@@ -48,6 +48,7 @@ void merge(LoadResult& into, const LoadResult& other) {
   into.rtt_ms.insert(into.rtt_ms.end(), other.rtt_ms.begin(), other.rtt_ms.end());
   into.connect_ms.insert(into.connect_ms.end(), other.connect_ms.begin(), other.connect_ms.end());
   into.duration_s = std::max(into.duration_s, other.duration_s);
+  into.max_loop_stall_ms = std::max(into.max_loop_stall_ms, other.max_loop_stall_ms);
 }
 
 // Every field, by name: a child's result must arrive whole at its parent.
@@ -93,6 +94,7 @@ void to_json(nlohmann::json& j, const LoadResult& r) {
   j["churn_interrupted"] = r.churn_interrupted;
   j["delayed_lateness_ms"] = r.delayed_lateness_ms;
   j["duration_s"] = r.duration_s;
+  j["max_loop_stall_ms"] = r.max_loop_stall_ms;
   j["processes"] = r.processes;
 }
 
@@ -137,6 +139,7 @@ void from_json(const nlohmann::json& j, LoadResult& r) {
   j.at("churn_interrupted").get_to(r.churn_interrupted);
   j.at("delayed_lateness_ms").get_to(r.delayed_lateness_ms);
   j.at("duration_s").get_to(r.duration_s);
+  j.at("max_loop_stall_ms").get_to(r.max_loop_stall_ms);
   j.at("processes").get_to(r.processes);
 }
 

@@ -560,6 +560,10 @@ class RunnerCore {
 
   static void on_progress_tick(uv_timer_t* t) {
     auto* self = static_cast<RunnerCore*>(t->data);
+    const double now = self->now_ms();
+    self->result_.max_loop_stall_ms =
+        std::max(self->result_.max_loop_stall_ms, now - self->last_progress_ms_ - 1000);
+    self->last_progress_ms_ = now;
     if (self->on_progress_) self->on_progress_(self->progress());
   }
 
@@ -691,6 +695,7 @@ class RunnerCore {
   std::size_t next_to_open_ = 0;
   PingRing pings_{cfg_.ping_interval, kPingTick};
   std::uint64_t start_ns_ = 0;
+  double last_progress_ms_ = 0;
   std::uint64_t active_open_ = 0;
   std::uint64_t idle_open_ = 0;
   std::uint64_t closed_by_server_ = 0;

@@ -10,6 +10,9 @@
 namespace wheel::load {
 namespace {
 
+// A client stall this long is worth a line in the summary.
+constexpr double kStallWorthSayingMs = 500;
+
 nlohmann::json percentiles_json(const std::vector<double>& samples) {
   const auto s = summarize(samples);
   if (!s) {
@@ -144,6 +147,7 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
   j["io_errors"] = r.io_errors;
   j["peak_open"] = r.peak_open;
   j["duration_s"] = std::round(r.duration_s * 1000.0) / 1000.0;
+  j["max_loop_stall_ms"] = std::round(r.max_loop_stall_ms);
   j["ok"] = failures.empty();
   j["failures"] = failures;
   j["settings"] = {{"host", config.host.to_string()},
@@ -225,6 +229,12 @@ std::string format_summary(const nlohmann::json& j) {
   out += fmt::format("  server lines: {} BYE idle, {} unexpected; {} I/O errors\n",
                      j["bye_idle_received"].get<long>(), j["unexpected_lines"].get<long>(),
                      j["io_errors"].get<long>());
+  if (j["max_loop_stall_ms"].get<double>() >= kStallWorthSayingMs) {
+    out += fmt::format(
+        "  note: this client's own loop stalled for up to {:.0f} ms (an overloaded machine?): "
+        "lateness and closes of active connections in this run may be the client's doing\n",
+        j["max_loop_stall_ms"].get<double>());
+  }
   if (j["ok"].get<bool>()) {
     out += "  result: OK\n";
   } else {

@@ -77,6 +77,10 @@ struct LoadResult {
   std::vector<double> delayed_lateness_ms;
 
   double duration_s = 0;
+  // The longest time this client's own loop did not run beyond its 1 s progress tick (ms): a
+  // stalled client sends late and reads late, so its lateness figures are its own, not the
+  // server's.
+  double max_loop_stall_ms = 0;
   unsigned processes = 1;
 };
 
