@@ -139,6 +139,11 @@ TEST(LoadReport, MergeAddsCountersAndSamples) {
 TEST(LoadReport, ResultSurvivesJsonRoundTrip) {
   LoadResult r = good_result();
   r.connect_errors_by_kind["ECONNRESET"] = 1;
+  r.idle_not_yet_due = 2;
+  r.delays_sent = 9;
+  r.delayed_lateness_ms = {1.5};
+  r.churn_completed = 4;
+  r.slow_pongs_received = 3;
   const LoadResult back = nlohmann::json(r).get<LoadResult>();
   EXPECT_EQ(nlohmann::json(back), nlohmann::json(r));
 }
@@ -155,6 +160,74 @@ TEST(LoadReport, ActiveConnectionsAreSpreadEvenly) {
   EXPECT_EQ(first_half, 50u);
   EXPECT_FALSE(wheel::load::is_active(3, 0.0));
   EXPECT_TRUE(wheel::load::is_active(3, 1.0));
+}
+
+TEST(LoadReport, IdleNotYetDueIsNoFailureAndTheSummarySaysSo) {
+  LoadResult r = good_result();
+  r.idle_closed_on_time = 0;
+  r.idle_not_yet_due = 6;
+  EXPECT_TRUE(failed_expectations(r, LoadConfig{}).empty());
+  const auto text = format_summary(make_report(r, LoadConfig{}));
+  EXPECT_NE(text.find("6 idle connections were not yet due"), std::string::npos) << text;
+  EXPECT_NE(text.find("result: OK"), std::string::npos);
+}
+
+// A run of the mix where everything held: 5 DELAYs (4 delivered, 1 not yet due), 6 unknown
+// commands rejected, 64 slow PINGs answered, 10 churn cycles.
+LoadResult good_mix() {
+  LoadResult r = good_result();
+  r.delays_sent = r.delays_acknowledged = 5;
+  r.delayed_on_time = 4;
+  r.delayed_not_yet_due = 1;
+  r.garbage_sent = r.garbage_rejected = 6;
+  r.slow_pings_sent = r.slow_pongs_received = 64;
+  r.churn_started = r.churn_established = r.churn_completed = 10;
+  return r;
+}
+
+TEST(LoadReport, MixThatHeldHasNoFailures) {
+  LoadConfig config;
+  config.churn = 2;
+  config.churn_rate = 10;
+  EXPECT_TRUE(failed_expectations(good_mix(), config).empty());
+  const auto text = format_summary(make_report(good_mix(), config));
+  EXPECT_NE(text.find("DELAY: 5 sent, 5 OK, 4 delivered on time"), std::string::npos) << text;
+  EXPECT_NE(text.find("churn: 10 cycles started"), std::string::npos) << text;
+}
+
+TEST(LoadReport, EachBrokenMixExpectationFails) {
+  const auto fails = [](auto&& spoil) {
+    LoadResult r = good_mix();
+    spoil(r);
+    return failed_expectations(r, LoadConfig{});
+  };
+  EXPECT_EQ(fails([](LoadResult& r) { ++r.delayed_early, --r.delayed_on_time; }).size(), 1u);
+  EXPECT_EQ(fails([](LoadResult& r) { ++r.delayed_late, --r.delayed_on_time; }).size(), 1u);
+  EXPECT_EQ(fails([](LoadResult& r) { ++r.delayed_missing, --r.delayed_not_yet_due; }).size(), 1u);
+  EXPECT_EQ(fails([](LoadResult& r) { --r.delays_acknowledged; }).size(), 1u);
+  EXPECT_EQ(fails([](LoadResult& r) { --r.garbage_rejected; }).size(), 1u);
+  EXPECT_EQ(fails([](LoadResult& r) { --r.slow_pongs_received; }).size(), 1u);
+  EXPECT_EQ(fails([](LoadResult& r) { ++r.churn_failed, --r.churn_completed; }).size(), 1u);
+  EXPECT_EQ(fails([](LoadResult& r) { ++r.unexpected_lines; }).size(), 1u);
+  const auto late = fails([](LoadResult& r) { ++r.delayed_late, --r.delayed_on_time; });
+  EXPECT_NE(late[0].find("1 of 5 DELAY messages were delivered late"), std::string::npos);
+}
+
+TEST(LoadReport, ChurnThatNeverCompletesFails) {
+  LoadConfig config;
+  config.churn = 2;
+  config.churn_rate = 10;
+  LoadResult r = good_result();  // no cycle at all
+  EXPECT_EQ(failed_expectations(r, config).size(), 1u);
+}
+
+TEST(LoadReport, SummaryNotesALongClientStall) {
+  LoadResult r = good_result();
+  EXPECT_EQ(format_summary(make_report(r, LoadConfig{})).find("stalled"), std::string::npos);
+  r.max_loop_stall_ms = 4600;
+  const auto j = make_report(r, LoadConfig{});
+  EXPECT_EQ(j["max_loop_stall_ms"].get<double>(), 4600);
+  EXPECT_NE(format_summary(j).find("loop stalled for up to 4600 ms"), std::string::npos);
 }
 
 TEST(LoadReport, SummarySaysOkOrListsFailures) {

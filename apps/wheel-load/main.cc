@@ -3,19 +3,24 @@
 // time. Option parsing and wiring only; the logic is in wheel::load (load/).
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
-#include <CLI/CLI.hpp>
 
+#include <CLI/CLI.hpp>
+#include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 
+#include "cli_style.h"
 #include "duration.h"
 #include "wheel/load/address_range.h"
 #include "wheel/load/fanout.h"
+#include "wheel/load/host_address.h"
 #include "wheel/load/process_plan.h"
 #include "wheel/load/report.h"
 
@@ -28,98 +33,169 @@ int usage_error(const std::string& message) {
   return kExitUsage;
 }
 
+// A duration option (500ms, 5s, 2m, 1h, 0) stored in `out`, at most `max`; checked while
+// parsing, so a bad value exits 2 naming the option.
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds* out,
+                          const std::string& help, std::chrono::milliseconds max) {
+  using wheel::apps::format_duration;
+  using wheel::apps::parse_duration;
+  return app
+      .add_option_function<std::string>(
+          name, [out](const std::string& text) { *out = parse_duration(text).value(); }, help)
+      ->type_name(wheel::cli::kTypeDuration)
+      ->default_str(format_duration(*out))
+      ->check(CLI::Validator(
+          [max](std::string& text) -> std::string {
+            if (const auto parsed = parse_duration(text); parsed && *parsed <= max) return {};
+            return "must be a duration such as 500ms, 5s, 2m or 1h (or 0), at most " +
+                   format_duration(max) + ", got '" + text + "'";
+          },
+          ""));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  using namespace std::chrono_literals;
+  using wheel::cli::integer_range;
+  using wheel::cli::number_range;
   CLI::App app{"wheel-load: many long-lived connections against an idle-disconnect line server"};
+  wheel::cli::apply_style(app);
+  wheel::load::LoadConfig config;
+  // The defaults agree with wheel-server's: it closes a silent connection after --reader-idle
+  // 30s, so that is what is expected, and the run is long enough to see it (connect 2 s +
+  // 30 s + tolerance 1 s < 35 s).
+  config.expect_idle_close = 30s;
+  config.duration = 35s;
   std::string host = "127.0.0.1";
   int port = 7000;
   std::size_t connections = 10'000;
-  double active_ratio = 0.5;
-  std::string ping_interval = "1s", expect_idle_close = "5s", tolerance = "1s", duration = "20s";
-  double connect_rate = 5000;
   std::string source_addresses = "127.0.0.1-127.0.0.8";
   std::string processes = "auto";
   std::string json_path;
   std::string log_level = "info";
-  std::uint64_t seed = 1;
-  app.add_option("--host", host, "server IPv4 address")->capture_default_str();
-  app.add_option("--port", port, "server port")->check(CLI::Range(1, 65535))->capture_default_str();
-  app.add_option("--connections", connections, "connections to open")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}))
+  app.add_option("--host", host,
+                 "server: a host name (resolved; its IPv4 address first) or a numeric IPv4 or "
+                 "IPv6 address (::1 or [::1])")
+      ->type_name(wheel::cli::kTypeAddress)
       ->capture_default_str();
-  app.add_option("--active-ratio", active_ratio, "share of connections that send PING (0..1)")
-      ->check(CLI::Range(0.0, 1.0))
+  app.add_option("--port", port, "server port")
+      ->check(integer_range(1, 65535))
       ->capture_default_str();
-  app.add_option("--ping-interval", ping_interval, "PING period of active connections, e.g. 1s")
+  app.add_option("--connections", connections, "long-lived connections to open")
+      ->check(integer_range(1, 10'000'000))
       ->capture_default_str();
-  app.add_option("--expect-idle-close", expect_idle_close,
-                 "when the server should close a silent connection; 0: never")
+  app.add_option("--active-ratio", config.active_ratio,
+                 "share of connections that are active (send PING, or the mix below)")
+      ->check(number_range(0, 1))
       ->capture_default_str();
-  app.add_option("--tolerance", tolerance, "how late an idle close may be")->capture_default_str();
-  app.add_option("--duration", duration, "length of the run")->capture_default_str();
-  app.add_option("--connect-rate", connect_rate, "connections opened per second (whole run)")
-      ->check(CLI::PositiveNumber)
+  add_duration(app, "--ping-interval", &config.ping_interval,
+               "period of an active connection's PING (or DELAY, burst, unknown command)", 1h);
+  add_duration(app, "--expect-idle-close", &config.expect_idle_close,
+               "when the server should close a silent connection; 0: never. The default is "
+               "wheel-server's default --reader-idle, so the two agree",
+               24h);
+  add_duration(app, "--tolerance", &config.tolerance,
+               "how late an idle close or a DELAYED line may be", 1h);
+  add_duration(app, "--duration", &config.duration,
+               "length of the run; idle connections whose close is not yet due at its end are "
+               "reported as not yet due, not as failures",
+               24h);
+  app.add_option("--connect-rate", config.connect_rate, "connections opened per second")
+      ->check(wheel::cli::positive_number(1'000'000))
       ->capture_default_str();
   app.add_option("--source-addresses", source_addresses,
-                 "local IPv4 addresses to bind: a range A-B or a comma list (default for a "
-                 "non-loopback --host: 0.0.0.0, any)")
+                 "local IPv4 addresses to bind, a range A-B or a comma list; for a non-loopback "
+                 "or IPv6 --host the default is whatever address the kernel picks")
+      ->type_name(wheel::cli::kTypeAddress)
       ->capture_default_str();
   app.add_option("--processes", processes, "processes to split the run over: a number or auto")
+      ->type_name(wheel::cli::kTypeText)
       ->capture_default_str();
-  app.add_option("--json", json_path, "write the report as JSON to this file");
-  app.add_option("--seed", seed, "seed of the PING jitter")->capture_default_str();
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+  app.add_option("--json", json_path,
+                 "write the report as JSON to this file (checked before the run starts)")
+      ->type_name(wheel::cli::kTypeFile);
+  app.add_option("--seed", config.seed, "seed of the PING jitter")
+      ->check(integer_range(0, std::numeric_limits<std::int64_t>::max()))
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
+  app.add_option("--delay-share", config.delay_share,
+                 "share of active connections that send DELAY and check that DELAYED comes back "
+                 "on time")
+      ->check(number_range(0, 1))
+      ->capture_default_str();
+  add_duration(app, "--delay", &config.delay, "the delay of their DELAY commands", 24h)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (const auto parsed = wheel::apps::parse_duration(text); parsed && parsed->count() > 0)
+              return {};
+            return "must be above 0";
+          },
+          ""));
+  app.add_option("--slow-share", config.slow_share,
+                 "share of active connections that send bursts of PINGs and read the PONGs "
+                 "slowly (about 5 KB/s)")
+      ->check(number_range(0, 1))
+      ->capture_default_str();
+  app.add_option("--slow-burst", config.slow_burst, "PINGs per burst of a slow reader")
+      ->check(integer_range(1, wheel::load::kMaxSlowBurst))
+      ->capture_default_str();
+  app.add_option("--garbage-share", config.garbage_share,
+                 "share of active connections that send unknown commands and expect 'ERR "
+                 "unknown command'")
+      ->check(number_range(0, 1))
+      ->capture_default_str();
+  app.add_option("--churn", config.churn,
+                 "short connections at a time, each cycling connect, PING, QUIT (every 4th: "
+                 "reset) for the whole run; 0: none")
+      ->check(integer_range(0, 10'000))
+      ->capture_default_str();
+  app.add_option("--churn-rate", config.churn_rate, "churn cycles per second at most")
+      ->check(number_range(0, 100'000))
+      ->capture_default_str();
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
+      ->type_name(wheel::cli::kTypeLevel)
+      ->check(wheel::cli::one_of({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-load")) {
+    return *exit_status;
   }
 
   auto logger = spdlog::stderr_color_mt("wheel-load");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(log_level));
 
-  wheel::load::LoadConfig config;
   try {
-    config.host = wheel::load::parse_ipv4(host);
+    config.host = wheel::load::resolve_host(host);
   } catch (const std::exception& e) {
     return usage_error(std::string("--host: ") + e.what());
   }
   config.port = static_cast<std::uint16_t>(port);
   config.connections = connections;
   config.share = connections;
-  config.active_ratio = active_ratio;
-  config.connect_rate = connect_rate;
-  config.seed = seed;
-  const std::pair<const char*, std::pair<std::string*, std::chrono::milliseconds*>> durations[] = {
-      {"--ping-interval", {&ping_interval, &config.ping_interval}},
-      {"--expect-idle-close", {&expect_idle_close, &config.expect_idle_close}},
-      {"--tolerance", {&tolerance, &config.tolerance}},
-      {"--duration", {&duration, &config.duration}}};
-  for (const auto& [name, target] : durations) {
-    const auto parsed = wheel::apps::parse_duration(*target.first);
-    if (!parsed)
-      return usage_error(std::string(name) + ": " + wheel::apps::duration_error(*target.first));
-    *target.second = *parsed;
+  if (config.delay_share + config.slow_share + config.garbage_share > 1.0) {
+    return usage_error("--delay-share, --slow-share and --garbage-share add up to more than 1");
+  }
+  if (config.churn > 0 && config.churn_rate <= 0) {
+    return usage_error("--churn needs a --churn-rate above 0");
   }
   if (config.duration.count() == 0) return usage_error("--duration must be more than 0");
-  if (config.ping_interval.count() == 0 && active_ratio > 0) {
+  if (config.ping_interval.count() == 0 && config.active_ratio > 0) {
     return usage_error("--ping-interval must be more than 0 when --active-ratio is above 0");
   }
-  // The default source range is loopback's; a remote server is reached from any local address.
-  if (app.count("--source-addresses") == 0 && (config.host >> 24) != 127) {
-    source_addresses = "0.0.0.0";
+  // The default source range is loopback's; a remote or IPv6 server is reached from any local
+  // address the kernel picks.
+  const bool sources_given = app.count("--source-addresses") > 0;
+  if (config.host.ipv6 && sources_given) {
+    return usage_error("--source-addresses: IPv4 source addresses cannot reach the IPv6 --host " +
+                       config.host.to_string());
   }
-  try {
-    config.source_addresses = wheel::load::parse_source_addresses(source_addresses);
-  } catch (const std::exception& e) {
-    return usage_error(std::string("--source-addresses: ") + e.what());
+  config.source_addresses.clear();
+  if (sources_given || (!config.host.ipv6 && config.host.is_loopback())) {
+    try {
+      config.source_addresses = wheel::load::parse_source_addresses(source_addresses);
+    } catch (const std::exception& e) {
+      return usage_error(std::string("--source-addresses: ") + e.what());
+    }
   }
 
   std::optional<unsigned> requested;
@@ -135,47 +211,57 @@ int main(int argc, char** argv) {
   const std::uint64_t fd_limit = wheel::load::raise_open_file_limit();
   wheel::load::ProcessPlan plan;
   try {
-    plan = wheel::load::plan_processes(connections, requested, fd_limit);
+    plan = wheel::load::plan_processes(connections + config.churn, requested, fd_limit);
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
   config.processes = plan.processes;
 
+  // Every output is opened before the first connection: a bad path costs nothing.
+  std::ofstream json_out;
+  if (!json_path.empty()) {
+    json_out.open(json_path, std::ios::out | std::ios::trunc);
+    if (!json_out) {
+      return usage_error("--json: cannot open '" + json_path +
+                         "' for writing: " + std::strerror(errno));
+    }
+  }
+
   // An idle connection opened late must still have time to be closed and judged.
-  const double connect_s = static_cast<double>(connections) / connect_rate;
+  const double connect_s = static_cast<double>(connections) / config.connect_rate;
   const double needed_s =
       connect_s + static_cast<double>((config.expect_idle_close + config.tolerance).count()) / 1e3;
-  if (config.expect_idle_close.count() > 0 && active_ratio < 1 &&
+  if (config.expect_idle_close.count() > 0 && config.active_ratio < 1 &&
       needed_s > static_cast<double>(config.duration.count()) / 1e3) {
     spdlog::warn(
         "--duration {} is shorter than opening every connection ({:.1f} s) plus "
-        "--expect-idle-close plus --tolerance ({:.1f} s): the last idle connections will count "
-        "as never closed",
-        duration, connect_s, needed_s);
+        "--expect-idle-close plus --tolerance ({:.1f} s): idle connections not yet due to be "
+        "closed at the end are reported as not yet due, unchecked",
+        wheel::apps::format_duration(config.duration), connect_s, needed_s);
   }
   // connect()'s ephemeral-port search slows as one address fills up, stalling the loop.
-  const std::size_t per_address = connections / config.source_addresses.size();
-  if (per_address > 5000) {
+  if (!config.source_addresses.empty() && connections / config.source_addresses.size() > 5000) {
     spdlog::warn(
         "{} connections per source address: connect() gets slow past ~5,000 per address (the "
         "kernel's port search) and delays this process's loop; add --source-addresses",
-        per_address);
+        connections / config.source_addresses.size());
   }
   spdlog::info(
-      "wheel-load: {} connections to {}:{} ({:.0f}% active), {} process(es) (open-file limit "
-      "{}), {} source address(es), {}/s, for {}",
-      connections, host, port, active_ratio * 100, plan.processes, fd_limit,
-      config.source_addresses.size(), connect_rate, duration);
+      "wheel-load: {} connections to {}:{} ({} as given) ({:.0f}% active), {} process(es) "
+      "(open-file limit {}), {} source address(es), {}/s, for {}",
+      connections, config.host.to_string(), port, host, config.active_ratio * 100, plan.processes,
+      fd_limit, config.source_addresses.size(), config.connect_rate,
+      wheel::apps::format_duration(config.duration));
 
   // A peer that closes while we write must not kill us with SIGPIPE: libuv reports EPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   const wheel::load::LoadResult result = wheel::load::run_load(config, plan.processes);
   const nlohmann::json report = wheel::load::make_report(result, config);
   std::cout << wheel::load::format_summary(report) << std::flush;
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << report.dump(2) << "\n";
-    if (!out) {
+  if (json_out.is_open()) {
+    json_out << report.dump(2) << "\n";
+    json_out.close();
+    if (!json_out) {
       spdlog::error("wheel-load: cannot write --json {}", json_path);
       return 1;
     }

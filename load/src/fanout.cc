@@ -40,6 +40,8 @@ LoadConfig slice(const LoadConfig& whole, unsigned k, unsigned processes) {
   c.first_index = whole.connections * k / processes;
   c.share = whole.connections * (k + 1) / processes - c.first_index;
   c.connect_rate = whole.connect_rate / processes;
+  c.churn = whole.churn * (k + 1) / processes - whole.churn * k / processes;
+  c.churn_rate = whole.churn_rate / processes;
   c.seed = whole.seed + k;
   c.processes = processes;
   return c;

@@ -18,17 +18,37 @@ void merge(LoadResult& into, const LoadResult& other) {
   into.idle_closed_early += other.idle_closed_early;
   into.idle_closed_late += other.idle_closed_late;
   into.idle_never_closed += other.idle_never_closed;
+  into.idle_not_yet_due += other.idle_not_yet_due;
   into.pings_sent += other.pings_sent;
   into.pongs_received += other.pongs_received;
   into.unexpected_lines += other.unexpected_lines;
   into.bye_idle_received += other.bye_idle_received;
   into.io_errors += other.io_errors;
+  into.delays_sent += other.delays_sent;
+  into.delays_acknowledged += other.delays_acknowledged;
+  into.delayed_on_time += other.delayed_on_time;
+  into.delayed_early += other.delayed_early;
+  into.delayed_late += other.delayed_late;
+  into.delayed_missing += other.delayed_missing;
+  into.delayed_not_yet_due += other.delayed_not_yet_due;
+  into.garbage_sent += other.garbage_sent;
+  into.garbage_rejected += other.garbage_rejected;
+  into.slow_pings_sent += other.slow_pings_sent;
+  into.slow_pongs_received += other.slow_pongs_received;
+  into.churn_started += other.churn_started;
+  into.churn_established += other.churn_established;
+  into.churn_completed += other.churn_completed;
+  into.churn_failed += other.churn_failed;
+  into.churn_interrupted += other.churn_interrupted;
+  into.delayed_lateness_ms.insert(into.delayed_lateness_ms.end(), other.delayed_lateness_ms.begin(),
+                                  other.delayed_lateness_ms.end());
   into.peak_open = std::max(into.peak_open, other.peak_open);
   into.idle_lateness_ms.insert(into.idle_lateness_ms.end(), other.idle_lateness_ms.begin(),
                                other.idle_lateness_ms.end());
   into.rtt_ms.insert(into.rtt_ms.end(), other.rtt_ms.begin(), other.rtt_ms.end());
   into.connect_ms.insert(into.connect_ms.end(), other.connect_ms.begin(), other.connect_ms.end());
   into.duration_s = std::max(into.duration_s, other.duration_s);
+  into.max_loop_stall_ms = std::max(into.max_loop_stall_ms, other.max_loop_stall_ms);
 }
 
 // Every field, by name: a child's result must arrive whole at its parent.
@@ -46,6 +66,7 @@ void to_json(nlohmann::json& j, const LoadResult& r) {
   j["idle_closed_early"] = r.idle_closed_early;
   j["idle_closed_late"] = r.idle_closed_late;
   j["idle_never_closed"] = r.idle_never_closed;
+  j["idle_not_yet_due"] = r.idle_not_yet_due;
   j["pings_sent"] = r.pings_sent;
   j["pongs_received"] = r.pongs_received;
   j["unexpected_lines"] = r.unexpected_lines;
@@ -55,7 +76,25 @@ void to_json(nlohmann::json& j, const LoadResult& r) {
   j["idle_lateness_ms"] = r.idle_lateness_ms;
   j["rtt_ms"] = r.rtt_ms;
   j["connect_ms"] = r.connect_ms;
+  j["delays_sent"] = r.delays_sent;
+  j["delays_acknowledged"] = r.delays_acknowledged;
+  j["delayed_on_time"] = r.delayed_on_time;
+  j["delayed_early"] = r.delayed_early;
+  j["delayed_late"] = r.delayed_late;
+  j["delayed_missing"] = r.delayed_missing;
+  j["delayed_not_yet_due"] = r.delayed_not_yet_due;
+  j["garbage_sent"] = r.garbage_sent;
+  j["garbage_rejected"] = r.garbage_rejected;
+  j["slow_pings_sent"] = r.slow_pings_sent;
+  j["slow_pongs_received"] = r.slow_pongs_received;
+  j["churn_started"] = r.churn_started;
+  j["churn_established"] = r.churn_established;
+  j["churn_completed"] = r.churn_completed;
+  j["churn_failed"] = r.churn_failed;
+  j["churn_interrupted"] = r.churn_interrupted;
+  j["delayed_lateness_ms"] = r.delayed_lateness_ms;
   j["duration_s"] = r.duration_s;
+  j["max_loop_stall_ms"] = r.max_loop_stall_ms;
   j["processes"] = r.processes;
 }
 
@@ -72,6 +111,7 @@ void from_json(const nlohmann::json& j, LoadResult& r) {
   j.at("idle_closed_early").get_to(r.idle_closed_early);
   j.at("idle_closed_late").get_to(r.idle_closed_late);
   j.at("idle_never_closed").get_to(r.idle_never_closed);
+  j.at("idle_not_yet_due").get_to(r.idle_not_yet_due);
   j.at("pings_sent").get_to(r.pings_sent);
   j.at("pongs_received").get_to(r.pongs_received);
   j.at("unexpected_lines").get_to(r.unexpected_lines);
@@ -81,7 +121,25 @@ void from_json(const nlohmann::json& j, LoadResult& r) {
   j.at("idle_lateness_ms").get_to(r.idle_lateness_ms);
   j.at("rtt_ms").get_to(r.rtt_ms);
   j.at("connect_ms").get_to(r.connect_ms);
+  j.at("delays_sent").get_to(r.delays_sent);
+  j.at("delays_acknowledged").get_to(r.delays_acknowledged);
+  j.at("delayed_on_time").get_to(r.delayed_on_time);
+  j.at("delayed_early").get_to(r.delayed_early);
+  j.at("delayed_late").get_to(r.delayed_late);
+  j.at("delayed_missing").get_to(r.delayed_missing);
+  j.at("delayed_not_yet_due").get_to(r.delayed_not_yet_due);
+  j.at("garbage_sent").get_to(r.garbage_sent);
+  j.at("garbage_rejected").get_to(r.garbage_rejected);
+  j.at("slow_pings_sent").get_to(r.slow_pings_sent);
+  j.at("slow_pongs_received").get_to(r.slow_pongs_received);
+  j.at("churn_started").get_to(r.churn_started);
+  j.at("churn_established").get_to(r.churn_established);
+  j.at("churn_completed").get_to(r.churn_completed);
+  j.at("churn_failed").get_to(r.churn_failed);
+  j.at("churn_interrupted").get_to(r.churn_interrupted);
+  j.at("delayed_lateness_ms").get_to(r.delayed_lateness_ms);
   j.at("duration_s").get_to(r.duration_s);
+  j.at("max_loop_stall_ms").get_to(r.max_loop_stall_ms);
   j.at("processes").get_to(r.processes);
 }
 

@@ -5,8 +5,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
 #include <cassert>
 #include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string_view>
@@ -23,6 +29,14 @@ constexpr std::uint64_t kConnectTickMs = 5;
 constexpr std::chrono::milliseconds kPingTick{10};
 constexpr std::uint64_t kQuitGraceMs = 1000;
 constexpr std::size_t kMaxLine = 4096;
+// Slow readers read at most this much, once per kSlowReadEveryMs: about 5 KB/s each.
+constexpr std::size_t kSlowReadBytes = 256;
+constexpr std::uint64_t kSlowReadEveryMs = 50;
+// A DELAY connection has at most this many messages in flight; it skips a turn when full.
+constexpr std::size_t kMaxDelaysInFlight = 64;
+// Unknown commands the garbage senders send, in turn: each must get "ERR unknown command".
+constexpr std::string_view kGarbageLines[] = {"HELLO there\n", "ping\n", "GET / HTTP/1.0\n",
+                                              "PINGPONG\n", "\x01\x7f\xfe binary\n"};
 
 template <typename T>
 Connection& conn_of(T* handle_or_req) {
@@ -43,8 +57,9 @@ class RunnerCore {
     conns_ = std::make_unique<Connection[]>(cfg_.share);
     result_.connections_requested = cfg_.share;
     result_.processes = cfg_.processes;
-    for (uv_timer_t* t :
-         {&connect_timer_, &ping_timer_, &progress_timer_, &end_timer_, &grace_timer_}) {
+    churn_ = std::make_unique<Connection[]>(std::max<std::size_t>(cfg_.churn, 1));
+    for (std::size_t i = 0; i < cfg_.slow_burst; ++i) slow_burst_text_ += "PING\n";
+    for (uv_timer_t* t : all_timers()) {
       uv_timer_init(&loop_, t);
       t->data = this;
     }
@@ -53,6 +68,13 @@ class RunnerCore {
     uv_timer_start(&ping_timer_, &RunnerCore::on_ping_tick, kPingTick.count(), kPingTick.count());
     uv_timer_start(&progress_timer_, &RunnerCore::on_progress_tick, 1000, 1000);
     uv_timer_start(&end_timer_, &RunnerCore::on_end, cfg_.duration.count(), 0);
+    if (cfg_.slow_share > 0) {
+      uv_timer_start(&slow_read_timer_, &RunnerCore::on_slow_read_tick, kSlowReadEveryMs,
+                     kSlowReadEveryMs);
+    }
+    if (cfg_.churn > 0 && cfg_.churn_rate > 0) {
+      uv_timer_start(&churn_timer_, &RunnerCore::on_churn_tick, 0, kConnectTickMs);
+    }
     uv_run(&loop_, UV_RUN_DEFAULT);
     if (uv_loop_close(&loop_) != 0) {
       spdlog::error("wheel-load: loop still had handles at the end");  // a bug, not a load fact
@@ -63,6 +85,16 @@ class RunnerCore {
  private:
   double now_ms() const { return static_cast<double>(uv_hrtime() - start_ns_) / 1e6; }
 
+  std::array<uv_timer_t*, 7> all_timers() {
+    return {&connect_timer_, &ping_timer_,      &progress_timer_, &end_timer_,
+            &grace_timer_,   &slow_read_timer_, &churn_timer_};
+  }
+
+  std::uint64_t mix_failures() const {
+    const LoadResult& r = result_;
+    return r.delayed_early + r.delayed_late + r.churn_failed + r.unexpected_lines;
+  }
+
   Progress progress() const {
     Progress p;
     p.elapsed_s = now_ms() / 1000.0;
@@ -72,6 +104,8 @@ class RunnerCore {
     p.idle_open = idle_open_;
     p.closed = closed_by_server_;
     p.errors = result_.connect_errors + result_.io_errors;
+    p.churn_cycles = result_.churn_completed;
+    p.mix_failures = mix_failures();
     return p;
   }
 
@@ -92,7 +126,14 @@ class RunnerCore {
     c.runner = this;
     c.local_index = static_cast<std::uint32_t>(local);
     const std::size_t global = cfg_.first_index + local;
-    c.active = is_active(global, cfg_.active_ratio);
+    c.role = role_of(global, cfg_);
+    c.active = c.role != Role::kIdle;
+    if (int e = start_connect(c, global)) connect_failed(c, e);
+  }
+
+  // Creates, binds and connects c's socket from the source address of `address_index`.
+  // Returns 0, or a libuv error code (the handle, if made, is closed by the caller's path).
+  int start_connect(Connection& c, std::size_t address_index) {
     c.tcp.data = &c;
     c.connect_req.data = &c;
     c.state = ConnState::kConnecting;
@@ -100,34 +141,52 @@ class RunnerCore {
     // The socket is made here, not by libuv, to set IP_BIND_ADDRESS_NO_PORT before bind: the
     // port is then chosen at connect time per (source, destination) pair, so each source address
     // offers its whole ephemeral range to every server port instead of once in all.
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return connect_failed(c, uv_translate_sys_error(errno));
-    const int one = 1;
-    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
-    sockaddr_in src{};
-    src.sin_family = AF_INET;
-    src.sin_addr.s_addr = htonl(cfg_.source_addresses[global % cfg_.source_addresses.size()]);
-    if (bind(fd, reinterpret_cast<const sockaddr*>(&src), sizeof src) != 0) {
-      const int err = uv_translate_sys_error(errno);
-      ::close(fd);
-      return connect_failed(c, err);
+    const int family = cfg_.host.ipv6 ? AF_INET6 : AF_INET;
+    const int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return uv_translate_sys_error(errno);
+    if (c.role == Role::kSlowReader) {
+      // A small receive buffer, so the server's output backs up after a little, not megabytes.
+      const int rcvbuf = 4096;
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    }
+    if (!cfg_.host.ipv6 && !cfg_.source_addresses.empty()) {
+      const int one = 1;
+      setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+      sockaddr_in src{};
+      src.sin_family = AF_INET;
+      src.sin_addr.s_addr =
+          htonl(cfg_.source_addresses[address_index % cfg_.source_addresses.size()]);
+      if (bind(fd, reinterpret_cast<const sockaddr*>(&src), sizeof src) != 0) {
+        const int err = uv_translate_sys_error(errno);
+        ::close(fd);
+        return err;
+      }
     }
     uv_tcp_init(&loop_, &c.tcp);
     c.handle_open = true;
     if (int e = uv_tcp_open(&c.tcp, fd)) {
       ::close(fd);  // uv_tcp_open failed, so the handle does not own fd
-      return connect_failed(c, e);
+      return e;
     }
     uv_tcp_nodelay(&c.tcp, 1);
-    sockaddr_in dst{};
-    dst.sin_family = AF_INET;
-    dst.sin_port = htons(cfg_.port);
-    dst.sin_addr.s_addr = htonl(cfg_.host);
+    sockaddr_storage dst{};
+    if (cfg_.host.ipv6) {
+      auto& d6 = reinterpret_cast<sockaddr_in6&>(dst);
+      d6.sin6_family = AF_INET6;
+      d6.sin6_port = htons(cfg_.port);
+      std::memcpy(&d6.sin6_addr, cfg_.host.v6.data(), 16);
+    } else {
+      auto& d4 = reinterpret_cast<sockaddr_in&>(dst);
+      d4.sin_family = AF_INET;
+      d4.sin_port = htons(cfg_.port);
+      d4.sin_addr.s_addr = htonl(cfg_.host.v4);
+    }
     if (int e = uv_tcp_connect(&c.connect_req, &c.tcp, reinterpret_cast<const sockaddr*>(&dst),
                                &RunnerCore::on_connect)) {
-      return connect_failed(c, e);
+      return e;
     }
     c.connect_ms = now_ms();
+    return 0;
   }
 
   void connect_failed(Connection& c, int err) { count_connect_error(c, uv_err_name(err)); }
@@ -146,6 +205,7 @@ class RunnerCore {
     Connection& c = conn_of(req);
     RunnerCore& self = *c.runner;
     if (c.state != ConnState::kConnecting) return;  // closed meanwhile (end of run), counted
+    if (c.churn) return self.churn_connected(c, status);
     if (status < 0) return self.connect_failed(c, status);
     c.state = ConnState::kOpen;
     ++self.result_.connections_established;
@@ -154,6 +214,7 @@ class RunnerCore {
       ++self.result_.active_count;
       ++self.active_open_;
       self.pings_.add(c.local_index, self.rng_());
+      if (c.role == Role::kSlowReader) self.slow_ids_.push_back(c.local_index);
     } else {
       ++self.result_.idle_count;
       ++self.idle_open_;
@@ -167,8 +228,10 @@ class RunnerCore {
 
   // One buffer for the whole loop: lines are consumed in on_read before the next read.
   static void on_alloc(uv_handle_t* h, std::size_t, uv_buf_t* buf) {
-    RunnerCore& self = *conn_of(h).runner;
-    *buf = uv_buf_init(self.read_buffer_, sizeof self.read_buffer_);
+    const Connection& c = conn_of(h);
+    RunnerCore& self = *c.runner;
+    const bool slow = c.role == Role::kSlowReader && c.state == ConnState::kOpen;
+    *buf = uv_buf_init(self.read_buffer_, slow ? kSlowReadBytes : sizeof self.read_buffer_);
   }
 
   static void on_read(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
@@ -186,12 +249,18 @@ class RunnerCore {
     } else if (nread < 0) {
       self.server_closed(c, nread == UV_EOF ? 0 : static_cast<int>(nread));
     }
+    // A slow reader takes one small read per kSlowReadEveryMs (on_slow_read_tick resumes it).
+    if (c.role == Role::kSlowReader && c.state == ConnState::kOpen) {
+      uv_read_stop(reinterpret_cast<uv_stream_t*>(&c.tcp));
+    }
   }
 
   void on_line(Connection& c, std::string_view line) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line == "PONG") {
       ++result_.pongs_received;
+      if (c.role == Role::kSlowReader) ++result_.slow_pongs_received;
+      if (c.churn) return churn_ponged(c);
       if (c.pings_in_flight > 0) {
         --c.pings_in_flight;
         if (c.ping_sent_ms >= 0) {
@@ -203,9 +272,46 @@ class RunnerCore {
       ++result_.bye_idle_received;
     } else if (line.starts_with("BYE")) {
       // After our QUIT, or the server shutting down: the close that follows tells the story.
+    } else if (c.role == Role::kDelay && line == "OK" && c.oks_due > 0) {
+      --c.oks_due;
+      ++result_.delays_acknowledged;
+    } else if (c.role == Role::kDelay && line.starts_with("DELAYED ")) {
+      delivered(c, line.substr(8));
+    } else if (c.role == Role::kGarbage && line == "ERR unknown command" && c.garbage_due > 0) {
+      --c.garbage_due;
+      ++result_.garbage_rejected;
     } else {
       unexpected_line(line);
     }
+  }
+
+  // "DELAYED <token>" arrived: judge it against its DELAY's send time + delay.
+  void delivered(Connection& c, std::string_view token) {
+    const std::string prefix = fmt::format("{}.", cfg_.first_index + c.local_index);
+    std::uint32_t seq = 0;
+    const char* end = token.data() + token.size();
+    const auto [ptr, ec] =
+        std::from_chars(token.data() + std::min(prefix.size(), token.size()), end, seq);
+    const auto it = std::find_if(c.delays.begin(), c.delays.end(),
+                                 [seq](const PendingDelay& d) { return d.seq == seq; });
+    if (!token.starts_with(prefix) || ec != std::errc() || ptr != end || it == c.delays.end()) {
+      return unexpected_line(fmt::format("DELAYED {}", token));
+    }
+    const double lateness = now_ms() - (it->sent_ms + static_cast<double>(cfg_.delay.count()));
+    result_.delayed_lateness_ms.push_back(lateness);
+    switch (classify_idle_close(lateness, static_cast<double>(cfg_.tolerance.count()))) {
+      case IdleClose::kEarly:
+        ++result_.delayed_early;
+        break;
+      case IdleClose::kOnTime:
+        ++result_.delayed_on_time;
+        break;
+      case IdleClose::kLate:
+        ++result_.delayed_late;
+        break;
+    }
+    *it = c.delays.back();
+    c.delays.pop_back();
   }
 
   void unexpected_line(std::string_view line) {
@@ -216,11 +322,13 @@ class RunnerCore {
 
   // The server closed (EOF) or reset the connection.
   void server_closed(Connection& c, int err) {
+    if (c.churn) return churn_closed(c, err);
     if (err != 0) {
       if (result_.io_errors++ == 0) {
         spdlog::warn("wheel-load: read error {} (further errors are counted)", uv_err_name(err));
       }
     }
+    judge_pending_delays(c);
     if (c.state == ConnState::kOpen) {
       ++closed_by_server_;
       const double now = now_ms();
@@ -259,9 +367,12 @@ class RunnerCore {
   }
 
   void close_handle(Connection& c) {
-    if (!c.handle_open) return;
+    if (!c.handle_open) {
+      if (c.churn && c.state == ConnState::kClosed) c.state = ConnState::kNotStarted;
+      return;
+    }
     c.handle_open = false;
-    uv_close(reinterpret_cast<uv_handle_t*>(&c.tcp), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&c.tcp), c.churn ? &on_churn_slot_free : nullptr);
   }
 
   // --- writing -------------------------------------------------------------------------------
@@ -283,21 +394,163 @@ class RunnerCore {
     ++result_.io_errors;  // e.g. EPIPE: the read side sees the close and classifies it
   }
 
+  // Writes a line made for this one write; queued bytes are owned by the write request.
+  void send_owned(Connection& c, std::string text) {
+    auto* stream = reinterpret_cast<uv_stream_t*>(&c.tcp);
+    uv_buf_t b = uv_buf_init(text.data(), static_cast<unsigned>(text.size()));
+    const int n = uv_try_write(stream, &b, 1);
+    if (n == static_cast<int>(text.size())) return;
+    if (n >= 0 || n == UV_EAGAIN) {
+      struct OwnedWrite {
+        uv_write_t req;
+        std::string rest;
+      };
+      auto* w = new OwnedWrite{{}, text.substr(n > 0 ? static_cast<std::size_t>(n) : 0)};
+      w->req.data = w;
+      b = uv_buf_init(w->rest.data(), static_cast<unsigned>(w->rest.size()));
+      if (uv_write(&w->req, stream, &b, 1,
+                   [](uv_write_t* r, int) { delete static_cast<OwnedWrite*>(r->data); }) == 0) {
+        return;
+      }
+      delete w;
+    }
+    ++result_.io_errors;
+  }
+
   static void on_ping_tick(uv_timer_t* t) {
     auto* self = static_cast<RunnerCore*>(t->data);
     self->pings_.advance(self->now_ms(), [self](std::uint32_t i) {
       Connection& c = self->conns_[i];
       if (c.state != ConnState::kOpen) return;  // closed since it joined the ring
-      ++self->result_.pings_sent;
-      if (c.pings_in_flight++ == 0) c.ping_sent_ms = self->now_ms();
-      self->send_line(c, "PING\n");
+      self->act(c);
     });
+  }
+
+  // An active connection's turn, once per ping interval.
+  void act(Connection& c) {
+    switch (c.role) {
+      case Role::kIdle:
+        break;
+      case Role::kPing:
+        ++result_.pings_sent;
+        if (c.pings_in_flight++ == 0) c.ping_sent_ms = now_ms();
+        send_line(c, "PING\n");
+        break;
+      case Role::kSlowReader:
+        // A burst whose PONGs pile up behind the slow reads; its RTT is not timed.
+        result_.pings_sent += cfg_.slow_burst;
+        result_.slow_pings_sent += cfg_.slow_burst;
+        c.pings_in_flight = static_cast<std::uint16_t>(c.pings_in_flight + cfg_.slow_burst);
+        send_line(c, slow_burst_text_);
+        break;
+      case Role::kDelay: {
+        if (c.delays.size() >= kMaxDelaysInFlight) break;
+        const std::uint32_t seq = c.delay_seq++;
+        c.delays.push_back({seq, now_ms()});
+        ++c.oks_due;
+        ++result_.delays_sent;
+        send_owned(c, fmt::format("DELAY {} {}.{}\n", cfg_.delay.count(),
+                                  cfg_.first_index + c.local_index, seq));
+        break;
+      }
+      case Role::kGarbage:
+        ++c.garbage_due;
+        send_line(c, kGarbageLines[result_.garbage_sent++ % std::size(kGarbageLines)]);
+        break;
+    }
+  }
+
+  // Lets every slow reader that is not reading take its next small read.
+  static void on_slow_read_tick(uv_timer_t* t) {
+    auto* self = static_cast<RunnerCore*>(t->data);
+    for (std::uint32_t i : self->slow_ids_) {
+      Connection& c = self->conns_[i];
+      if (c.state == ConnState::kOpen) {
+        uv_read_start(reinterpret_cast<uv_stream_t*>(&c.tcp), &RunnerCore::on_alloc,
+                      &RunnerCore::on_read);
+      }
+    }
+  }
+
+  // --- churn ---------------------------------------------------------------------------------
+
+  // Starts cycles on free slots, at most churn_rate per second since the start.
+  static void on_churn_tick(uv_timer_t* t) {
+    auto* self = static_cast<RunnerCore*>(t->data);
+    const auto due =
+        static_cast<std::uint64_t>(self->now_ms() / 1000.0 * self->cfg_.churn_rate) + 1;
+    for (std::size_t i = 0; i < self->cfg_.churn && self->result_.churn_started < due; ++i) {
+      Connection& c = self->churn_[i];
+      if (c.state != ConnState::kNotStarted) continue;
+      c.runner = self;
+      c.churn = true;
+      c.role = Role::kPing;
+      c.ponged = false;
+      c.local_index = static_cast<std::uint32_t>(i);
+      ++self->result_.churn_started;
+      if (int e = self->start_connect(c, i + self->result_.churn_started)) {
+        self->churn_failed(c, uv_err_name(e));
+      }
+    }
+  }
+
+  void churn_failed(Connection& c, std::string_view why) {
+    if (result_.churn_failed++ < 5) spdlog::warn("wheel-load: churn cycle failed: {}", why);
+    c.state = ConnState::kClosed;
+    close_handle(c);
+  }
+
+  void churn_connected(Connection& c, int status) {
+    if (status < 0) return churn_failed(c, uv_err_name(status));
+    ++result_.churn_established;
+    c.state = ConnState::kOpen;
+    uv_read_start(reinterpret_cast<uv_stream_t*>(&c.tcp), &RunnerCore::on_alloc,
+                  &RunnerCore::on_read);
+    ++result_.pings_sent;
+    send_line(c, "PING\n");
+  }
+
+  // The cycle's PONG: every 4th cycle aborts (RST), the others QUIT and wait for the close.
+  void churn_ponged(Connection& c) {
+    if (c.state != ConnState::kOpen || c.ponged) return unexpected_line("PONG");
+    c.ponged = true;
+    if (c.churn_cycle % 4 == 3) {
+      ++result_.churn_completed;
+      c.state = ConnState::kClosed;
+      c.handle_open = false;
+      if (uv_tcp_close_reset(&c.tcp, &on_churn_slot_free) != 0) {
+        uv_close(reinterpret_cast<uv_handle_t*>(&c.tcp), &on_churn_slot_free);
+      }
+      return;
+    }
+    c.state = ConnState::kQuitting;
+    send_line(c, "QUIT\n");
+  }
+
+  void churn_closed(Connection& c, int err) {
+    if (c.state == ConnState::kQuitting && err == 0) {
+      ++result_.churn_completed;
+      c.state = ConnState::kClosed;
+      close_handle(c);
+    } else if (c.state == ConnState::kOpen || c.state == ConnState::kQuitting) {
+      churn_failed(c, err != 0 ? uv_err_name(err) : "closed by the server before QUIT");
+    }
+  }
+
+  static void on_churn_slot_free(uv_handle_t* h) {
+    Connection& c = conn_of(h);
+    ++c.churn_cycle;
+    if (!c.runner->ending_) c.state = ConnState::kNotStarted;
   }
 
   // --- the end -------------------------------------------------------------------------------
 
   static void on_progress_tick(uv_timer_t* t) {
     auto* self = static_cast<RunnerCore*>(t->data);
+    const double now = self->now_ms();
+    self->result_.max_loop_stall_ms =
+        std::max(self->result_.max_loop_stall_ms, now - self->last_progress_ms_ - 1000);
+    self->last_progress_ms_ = now;
     if (self->on_progress_) self->on_progress_(self->progress());
   }
 
@@ -311,6 +564,18 @@ class RunnerCore {
     result_.duration_s = now_ms() / 1000.0;
     uv_timer_stop(&connect_timer_);
     uv_timer_stop(&ping_timer_);
+    uv_timer_stop(&slow_read_timer_);
+    uv_timer_stop(&churn_timer_);
+    const double now = now_ms();
+    for (std::size_t i = 0; i < cfg_.churn; ++i) {
+      Connection& c = churn_[i];
+      if (c.state == ConnState::kConnecting || c.state == ConnState::kOpen ||
+          c.state == ConnState::kQuitting) {
+        ++result_.churn_interrupted;
+        c.state = ConnState::kClosed;
+        close_handle(c);
+      }
+    }
     if (next_to_open_ < cfg_.share) {
       const auto n = cfg_.share - next_to_open_;
       result_.connect_errors += n;
@@ -330,9 +595,21 @@ class RunnerCore {
             c.state = ConnState::kQuitting;
             ++quitting_;
             send_line(c, "QUIT\n");
+            if (c.role == Role::kSlowReader) {  // read the rest at full speed
+              uv_read_start(reinterpret_cast<uv_stream_t*>(&c.tcp), &RunnerCore::on_alloc,
+                            &RunnerCore::on_read);
+            }
           } else {
             --idle_open_;
-            ++result_.idle_never_closed;
+            // A close not yet due when the run ends is no failure: it is reported apart.
+            const double due =
+                c.connect_ms +
+                static_cast<double>((cfg_.expect_idle_close + cfg_.tolerance).count());
+            if (cfg_.expect_idle_close.count() > 0 && now < due) {
+              ++result_.idle_not_yet_due;
+            } else {
+              ++result_.idle_never_closed;
+            }
             c.state = ConnState::kClosed;
             close_handle(c);
           }
@@ -348,6 +625,21 @@ class RunnerCore {
     }
   }
 
+  // When c closes (its DELAYs die with it): a DELAY whose delivery was due by now, or by the end
+  // of the run once the run is ending, is missing; the others were not yet due.
+  void judge_pending_delays(Connection& c) {
+    const double now = ending_ ? result_.duration_s * 1000.0 : now_ms();
+    for (const PendingDelay& d : c.delays) {
+      const double due = d.sent_ms + static_cast<double>((cfg_.delay + cfg_.tolerance).count());
+      if (now < due) {
+        ++result_.delayed_not_yet_due;
+      } else {
+        ++result_.delayed_missing;
+      }
+    }
+    c.delays.clear();
+  }
+
   // The QUIT grace is over: whatever did not answer BYE is closed by us, without blame.
   static void on_grace_over(uv_timer_t* t) {
     auto* self = static_cast<RunnerCore*>(t->data);
@@ -361,16 +653,20 @@ class RunnerCore {
     assert(result_.connections_established + result_.connect_errors == cfg_.share);
     assert(result_.active_count == result_.active_survived + result_.active_closed_early);
     assert(result_.idle_count == result_.idle_closed_on_time + result_.idle_closed_early +
-                                     result_.idle_closed_late + result_.idle_never_closed);
+                                     result_.idle_closed_late + result_.idle_never_closed +
+                                     result_.idle_not_yet_due);
     for (std::size_t i = 0; i < next_to_open_; ++i) {
+      judge_pending_delays(conns_[i]);
       conns_[i].state = ConnState::kClosed;
       close_handle(conns_[i]);
     }
+    assert(result_.delays_sent == result_.delayed_on_time + result_.delayed_early +
+                                      result_.delayed_late + result_.delayed_missing +
+                                      result_.delayed_not_yet_due);
+    assert(result_.churn_started ==
+           result_.churn_completed + result_.churn_failed + result_.churn_interrupted);
     quitting_ = 0;
-    for (uv_timer_t* t :
-         {&connect_timer_, &ping_timer_, &progress_timer_, &end_timer_, &grace_timer_}) {
-      uv_close(reinterpret_cast<uv_handle_t*>(t), nullptr);
-    }
+    for (uv_timer_t* t : all_timers()) uv_close(reinterpret_cast<uv_handle_t*>(t), nullptr);
   }
 
   LoadConfig cfg_;
@@ -378,10 +674,15 @@ class RunnerCore {
   std::mt19937_64 rng_;
   uv_loop_t loop_{};
   uv_timer_t connect_timer_{}, ping_timer_{}, progress_timer_{}, end_timer_{}, grace_timer_{};
+  uv_timer_t slow_read_timer_{}, churn_timer_{};
   std::unique_ptr<Connection[]> conns_;
+  std::unique_ptr<Connection[]> churn_;  // cfg_.churn slots (at least one, unused when 0)
+  std::vector<std::uint32_t> slow_ids_;  // local indices of the established slow readers
+  std::string slow_burst_text_;          // "PING\n" * slow_burst
   std::size_t next_to_open_ = 0;
   PingRing pings_{cfg_.ping_interval, kPingTick};
   std::uint64_t start_ns_ = 0;
+  double last_progress_ms_ = 0;
   std::uint64_t active_open_ = 0;
   std::uint64_t idle_open_ = 0;
   std::uint64_t closed_by_server_ = 0;

@@ -10,6 +10,9 @@
 namespace wheel::load {
 namespace {
 
+// A client stall this long is worth a line in the summary.
+constexpr double kStallWorthSayingMs = 500;
+
 nlohmann::json percentiles_json(const std::vector<double>& samples) {
   const auto s = summarize(samples);
   if (!s) {
@@ -69,6 +72,36 @@ std::vector<std::string> failed_expectations(const LoadResult& r, const LoadConf
         "{} of {} idle connections were closed, but --expect-idle-close 0 expects none closed",
         r.idle_closed_early, r.idle_count));
   }
+  if (r.unexpected_lines > 0) {
+    failures.push_back(fmt::format("{} unexpected lines from the server", r.unexpected_lines));
+  }
+  const std::pair<std::uint64_t, const char*> delay_faults[] = {
+      {r.delayed_early, "early"}, {r.delayed_late, "late"}, {r.delayed_missing, "never"}};
+  for (const auto& [n, how] : delay_faults) {
+    if (n > 0) {
+      failures.push_back(
+          fmt::format("{} of {} DELAY messages were delivered {}", n, r.delays_sent, how));
+    }
+  }
+  if (r.delays_acknowledged < r.delays_sent) {
+    failures.push_back(fmt::format("{} of {} DELAY commands got no OK",
+                                   r.delays_sent - r.delays_acknowledged, r.delays_sent));
+  }
+  if (r.garbage_rejected < r.garbage_sent) {
+    failures.push_back(fmt::format("{} of {} unknown commands got no 'ERR unknown command'",
+                                   r.garbage_sent - r.garbage_rejected, r.garbage_sent));
+  }
+  if (r.slow_pongs_received < r.slow_pings_sent) {
+    failures.push_back(fmt::format("slow readers got {} of their {} PONGs", r.slow_pongs_received,
+                                   r.slow_pings_sent));
+  }
+  if (r.churn_failed > 0) {
+    failures.push_back(
+        fmt::format("{} of {} churn cycles failed", r.churn_failed, r.churn_started));
+  }
+  if (config.churn > 0 && config.churn_rate > 0 && r.churn_completed == 0) {
+    failures.push_back("no churn cycle completed");
+  }
   return failures;
 }
 
@@ -87,7 +120,24 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
                {"closed_early", r.idle_closed_early},
                {"closed_late", r.idle_closed_late},
                {"never_closed", r.idle_never_closed},
+               {"not_yet_due", r.idle_not_yet_due},
                {"lateness_ms", percentiles_json(r.idle_lateness_ms)}};
+  j["delay"] = {{"sent", r.delays_sent},
+                {"acknowledged", r.delays_acknowledged},
+                {"on_time", r.delayed_on_time},
+                {"early", r.delayed_early},
+                {"late", r.delayed_late},
+                {"missing", r.delayed_missing},
+                {"not_yet_due", r.delayed_not_yet_due},
+                {"lateness_ms", percentiles_json(r.delayed_lateness_ms)}};
+  j["garbage"] = {{"sent", r.garbage_sent}, {"rejected", r.garbage_rejected}};
+  j["slow_readers"] = {{"pings_sent", r.slow_pings_sent},
+                       {"pongs_received", r.slow_pongs_received}};
+  j["churn"] = {{"started", r.churn_started},
+                {"established", r.churn_established},
+                {"completed", r.churn_completed},
+                {"failed", r.churn_failed},
+                {"interrupted", r.churn_interrupted}};
   j["rtt_ms"] = percentiles_json(r.rtt_ms);
   j["connect_ms"] = percentiles_json(r.connect_ms);
   j["pings_sent"] = r.pings_sent;
@@ -97,9 +147,10 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
   j["io_errors"] = r.io_errors;
   j["peak_open"] = r.peak_open;
   j["duration_s"] = std::round(r.duration_s * 1000.0) / 1000.0;
+  j["max_loop_stall_ms"] = std::round(r.max_loop_stall_ms);
   j["ok"] = failures.empty();
   j["failures"] = failures;
-  j["settings"] = {{"host", format_ipv4(config.host)},
+  j["settings"] = {{"host", config.host.to_string()},
                    {"port", config.port},
                    {"active_ratio", config.active_ratio},
                    {"ping_interval_ms", config.ping_interval.count()},
@@ -107,7 +158,14 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
                    {"tolerance_ms", config.tolerance.count()},
                    {"duration_ms", config.duration.count()},
                    {"source_addresses", config.source_addresses.size()},
-                   {"processes", r.processes}};
+                   {"processes", r.processes},
+                   {"delay_share", config.delay_share},
+                   {"slow_share", config.slow_share},
+                   {"garbage_share", config.garbage_share},
+                   {"delay_ms", config.delay.count()},
+                   {"slow_burst", config.slow_burst},
+                   {"churn", config.churn},
+                   {"churn_rate", config.churn_rate}};
   return j;
 }
 
@@ -116,11 +174,14 @@ std::string format_summary(const nlohmann::json& j) {
   const auto& a = j["active"];
   const auto& i = j["idle"];
   std::string out = fmt::format(
-      "wheel-load report: {}:{}, {} connections ({:g}% active) from {} process(es) over {} "
-      "source address(es), {:.1f} s\n",
+      "wheel-load report: {}:{}, {} connections ({:g}% active) from {} process(es) over {}, "
+      "{:.1f} s\n",
       s["host"].get<std::string>(), s["port"].get<int>(), j["connections_requested"].get<long>(),
       s["active_ratio"].get<double>() * 100, s["processes"].get<int>(),
-      s["source_addresses"].get<long>(), j["duration_s"].get<double>());
+      s["source_addresses"].get<long>() == 0
+          ? std::string("source addresses the kernel chose")
+          : fmt::format("{} source address(es)", s["source_addresses"].get<long>()),
+      j["duration_s"].get<double>());
   out += fmt::format(
       "  connections: {} established, {} connect errors, peak {} open at once; connect {}\n",
       j["connections_established"].get<long>(), j["connect_errors"].get<long>(),
@@ -131,14 +192,49 @@ std::string format_summary(const nlohmann::json& j) {
       j["pings_sent"].get<long>(), j["pongs_received"].get<long>(), ms_text(j["rtt_ms"]));
   out += fmt::format(
       "  idle (expected close after {} ms, tolerance {} ms): {} established, {} closed on time, {} "
-      "early, {} late, {} "
-      "never closed; lateness {}\n",
+      "early, {} late, {} never closed, {} not yet due; lateness {}\n",
       s["expect_idle_close_ms"].get<long>(), s["tolerance_ms"].get<long>(), i["count"].get<long>(),
       i["closed_on_time"].get<long>(), i["closed_early"].get<long>(), i["closed_late"].get<long>(),
-      i["never_closed"].get<long>(), ms_text(i["lateness_ms"]));
+      i["never_closed"].get<long>(), i["not_yet_due"].get<long>(), ms_text(i["lateness_ms"]));
+  if (i["not_yet_due"].get<long>() > 0) {
+    out += fmt::format(
+        "    {} idle connections were not yet due to be closed when the run ended (not a "
+        "failure; run longer than --expect-idle-close plus --tolerance to check them)\n",
+        i["not_yet_due"].get<long>());
+  }
+  const auto& d = j["delay"];
+  if (d["sent"].get<long>() > 0) {
+    out += fmt::format(
+        "  DELAY: {} sent, {} OK, {} delivered on time, {} early, {} late, {} missing, {} not "
+        "yet due; lateness {}\n",
+        d["sent"].get<long>(), d["acknowledged"].get<long>(), d["on_time"].get<long>(),
+        d["early"].get<long>(), d["late"].get<long>(), d["missing"].get<long>(),
+        d["not_yet_due"].get<long>(), ms_text(d["lateness_ms"]));
+  }
+  if (j["garbage"]["sent"].get<long>() > 0 || j["slow_readers"]["pings_sent"].get<long>() > 0) {
+    out += fmt::format(
+        "  garbage: {} unknown commands, {} rejected; slow readers: {} PINGs, {} PONGs read\n",
+        j["garbage"]["sent"].get<long>(), j["garbage"]["rejected"].get<long>(),
+        j["slow_readers"]["pings_sent"].get<long>(),
+        j["slow_readers"]["pongs_received"].get<long>());
+  }
+  const auto& ch = j["churn"];
+  if (ch["started"].get<long>() > 0) {
+    out += fmt::format(
+        "  churn: {} cycles started, {} established, {} completed, {} failed, {} interrupted by "
+        "the end\n",
+        ch["started"].get<long>(), ch["established"].get<long>(), ch["completed"].get<long>(),
+        ch["failed"].get<long>(), ch["interrupted"].get<long>());
+  }
   out += fmt::format("  server lines: {} BYE idle, {} unexpected; {} I/O errors\n",
                      j["bye_idle_received"].get<long>(), j["unexpected_lines"].get<long>(),
                      j["io_errors"].get<long>());
+  if (j["max_loop_stall_ms"].get<double>() >= kStallWorthSayingMs) {
+    out += fmt::format(
+        "  note: this client's own loop stalled for up to {:.0f} ms (an overloaded machine?): "
+        "lateness and closes of active connections in this run may be the client's doing\n",
+        j["max_loop_stall_ms"].get<double>());
+  }
   if (j["ok"].get<bool>()) {
     out += "  result: OK\n";
   } else {

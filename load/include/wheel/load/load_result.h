@@ -25,12 +25,14 @@ struct LoadResult {
   std::uint64_t active_closed_early = 0;
 
   // Established idle connections, partitioned: closed on time / early / late by the server, or
-  // still open at the end (never closed).
+  // still open at the end: never closed when the close was due (connect + expected idle close
+  // + tolerance) by then, else not yet due (no failure: the run ended first).
   std::uint64_t idle_count = 0;
   std::uint64_t idle_closed_on_time = 0;
   std::uint64_t idle_closed_early = 0;
   std::uint64_t idle_closed_late = 0;
   std::uint64_t idle_never_closed = 0;
+  std::uint64_t idle_not_yet_due = 0;
 
   std::uint64_t pings_sent = 0;
   std::uint64_t pongs_received = 0;
@@ -40,14 +42,45 @@ struct LoadResult {
   std::uint64_t io_errors = 0;
   std::uint64_t peak_open = 0;
 
+  // The mix. DELAY: sent, acknowledged "OK", delivered "DELAYED <token>" (early / on time /
+  // late by the idle-close rule with --tolerance), and still undelivered at the end: overdue
+  // (missing) or not yet due.
+  std::uint64_t delays_sent = 0;
+  std::uint64_t delays_acknowledged = 0;
+  std::uint64_t delayed_on_time = 0;
+  std::uint64_t delayed_early = 0;
+  std::uint64_t delayed_late = 0;
+  std::uint64_t delayed_missing = 0;
+  std::uint64_t delayed_not_yet_due = 0;
+  // Garbage: unknown commands sent, "ERR unknown command" received.
+  std::uint64_t garbage_sent = 0;
+  std::uint64_t garbage_rejected = 0;
+  // Slow readers: PINGs they sent (also counted in pings_sent) and PONGs they read.
+  std::uint64_t slow_pings_sent = 0;
+  std::uint64_t slow_pongs_received = 0;
+  // Churn cycles: started (connect called), established, completed (PONG then the server's
+  // close after QUIT, or our abort), failed (refused, reset, no PONG, closed early), and
+  // interrupted by the end of the run (not a failure).
+  std::uint64_t churn_started = 0;
+  std::uint64_t churn_established = 0;
+  std::uint64_t churn_completed = 0;
+  std::uint64_t churn_failed = 0;
+  std::uint64_t churn_interrupted = 0;
+
   // Lateness (ms) of every idle connection the server closed; round-trip time (ms) of PONGs.
   std::vector<double> idle_lateness_ms;
   std::vector<double> rtt_ms;
   // From connect() returning to libuv reporting the connection established, per connection: how
   // far the client's loop lagged (lateness is measured from connect() itself).
   std::vector<double> connect_ms;
+  // Lateness (ms) of every DELAYED line: arrival - (send + delay).
+  std::vector<double> delayed_lateness_ms;
 
   double duration_s = 0;
+  // The longest time this client's own loop did not run beyond its 1 s progress tick (ms): a
+  // stalled client sends late and reads late, so its lateness figures are its own, not the
+  // server's.
+  double max_loop_stall_ms = 0;
   unsigned processes = 1;
 };
 

@@ -10,11 +10,13 @@ namespace wheel::load {
 struct Progress {
   double elapsed_s = 0;
   std::uint64_t requested = 0;
-  std::uint64_t connected = 0;    // established so far
-  std::uint64_t active_open = 0;  // active connections open now
-  std::uint64_t idle_open = 0;    // idle connections open now
-  std::uint64_t closed = 0;       // connections the server closed so far
-  std::uint64_t errors = 0;       // connect errors + I/O errors so far
+  std::uint64_t connected = 0;     // established so far
+  std::uint64_t active_open = 0;   // active connections open now
+  std::uint64_t idle_open = 0;     // idle connections open now
+  std::uint64_t closed = 0;        // connections the server closed so far
+  std::uint64_t errors = 0;        // connect errors + I/O errors so far
+  std::uint64_t churn_cycles = 0;  // churn cycles completed so far
+  std::uint64_t mix_failures = 0;  // DELAY, garbage and churn expectations broken so far
 
   Progress& operator+=(const Progress& other);
 };

@@ -23,7 +23,8 @@ std::vector<std::string> failed_expectations(const LoadResult& result, const Loa
 // connect_errors_by_kind, active {count, survived, closed_early}, idle {count, closed_on_time,
 // closed_early, closed_late, never_closed, lateness_ms {p50, p90, p99, max, min}},
 // rtt_ms {p50, p90, p99, max, min}, connect_ms {...}, pings_sent, pongs_received, duration_s, ok,
-// failures, peak_open, bye_idle_received, unexpected_lines, io_errors, settings {...}. Percentiles
+// failures, peak_open, bye_idle_received, unexpected_lines, io_errors, max_loop_stall_ms,
+// delay {...}, garbage {...}, slow_readers {...}, churn {...}, settings {...}. Percentiles
 // without samples are null.
 nlohmann::json make_report(const LoadResult& result, const LoadConfig& config);
 

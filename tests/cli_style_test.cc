@@ -1,0 +1,121 @@
+// The shared command-line style (apps/common/cli_style.h): plain messages naming the option,
+// ranges in plain numbers, plain type names in --help, exit 2 on errors.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli_style.h"
+
+namespace {
+
+struct Parsed {
+  std::optional<int> exit_status;
+  std::string message;  // plain_message of the error, if any
+};
+
+// A small program in the style: --port N in 1..65535, --ratio NUMBER in 0..1, --rate above 0,
+// --level one of a, b, --name TEXT, a flag.
+class CliStyle : public testing::Test {
+ protected:
+  CliStyle() {
+    wheel::cli::apply_style(app_);
+    app_.add_option("--port", port_, "port")->check(wheel::cli::integer_range(1, 65535));
+    app_.add_option("--ratio", ratio_, "ratio")->check(wheel::cli::number_range(0, 1));
+    app_.add_option("--rate", rate_, "rate")->check(wheel::cli::positive_number(1000));
+    app_.add_option("--level", level_, "level")->check(wheel::cli::one_of({"a", "b"}));
+    app_.add_option("--name", name_, "name")->capture_default_str();
+    app_.add_flag("--verbose", verbose_, "talk more");
+  }
+
+  Parsed parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "prog");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    Parsed p;
+    try {
+      app_.parse(static_cast<int>(argv.size()), argv.data());
+    } catch (const CLI::ParseError& e) {
+      p.message = wheel::cli::plain_message(app_, e);
+      p.exit_status = 2;
+    }
+    return p;
+  }
+
+  CLI::App app_{"test program"};
+  int port_ = 7000;
+  double ratio_ = 0.5, rate_ = 10;
+  std::string level_ = "a", name_ = "x";
+  bool verbose_ = false;
+};
+
+}  // namespace
+
+TEST_F(CliStyle, GoodValuesParse) {
+  EXPECT_EQ(parse({"--port", "65535", "--ratio", "0", "--rate", "0.5", "--level", "b"}).message,
+            "");
+  EXPECT_EQ(port_, 65535);
+  EXPECT_EQ(level_, "b");
+}
+
+TEST_F(CliStyle, IntegerRangeNamesOptionAndPlainRange) {
+  EXPECT_EQ(parse({"--port", "0"}).message,
+            "--port: must be a whole number from 1 to 65535, got '0'");
+  EXPECT_EQ(parse({"--port", "abc"}).message,
+            "--port: must be a whole number from 1 to 65535, got 'abc'");
+  EXPECT_EQ(parse({"--port", "99999999999999999999999"}).exit_status, 2);
+}
+
+TEST_F(CliStyle, NumberRangesArePlainNumbers) {
+  EXPECT_EQ(parse({"--ratio", "1.5"}).message, "--ratio: must be a number from 0 to 1, got '1.5'");
+  EXPECT_EQ(parse({"--rate", "0"}).message,
+            "--rate: must be a number above 0 and at most 1000, got '0'");
+}
+
+TEST_F(CliStyle, OneOfListsTheChoices) {
+  EXPECT_EQ(parse({"--level", "c"}).message, "--level: must be one of a, b, got 'c'");
+}
+
+TEST_F(CliStyle, RepeatedOptionIsSaidInPlainWords) {
+  const Parsed p = parse({"--port", "1", "--port", "2"});
+  EXPECT_EQ(p.exit_status, 2);
+  EXPECT_EQ(p.message, "--port: given 2 times; give it once");
+}
+
+TEST_F(CliStyle, MissingValueAndStrayArgumentsAreSaidInPlainWords) {
+  EXPECT_EQ(parse({"--port"}).message, "--port: needs a value");
+  EXPECT_EQ(parse({"extra"}).message, "unexpected argument(s): extra (see --help)");
+}
+
+TEST_F(CliStyle, HelpShowsPlainTypeNamesAndDefaults) {
+  const std::string help = app_.help();
+  EXPECT_NE(help.find("--port N "), std::string::npos) << help;
+  EXPECT_NE(help.find("--ratio NUMBER "), std::string::npos) << help;
+  EXPECT_NE(help.find("--name TEXT "), std::string::npos) << help;
+  EXPECT_NE(help.find("name (default x)"), std::string::npos) << help;
+  EXPECT_EQ(help.find("--verbose TEXT"), std::string::npos) << help;
+  EXPECT_EQ(help.find("INT"), std::string::npos) << help;
+  EXPECT_EQ(help.find("FLOAT"), std::string::npos) << help;
+  EXPECT_EQ(help.find("in ["), std::string::npos) << help;
+}
+
+TEST(CliStyleParse, HelpExitsZeroErrorsExitTwo) {
+  CLI::App app{"t"};
+  wheel::cli::apply_style(app);
+  int n = 0;
+  app.add_option("--n", n, "n")->check(wheel::cli::integer_range(1, 2));
+  std::vector<std::string> bad = {"prog", "--n", "3"};
+  std::vector<char*> argv;
+  for (auto& a : bad) argv.push_back(a.data());
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(wheel::cli::parse_command_line(app, 3, argv.data(), "prog"), 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("prog: --n: must be a whole number from 1 to 2, got '3'"), std::string::npos)
+      << err;
+
+  CLI::App ok{"t"};
+  wheel::cli::apply_style(ok);
+  std::vector<std::string> none = {"prog"};
+  char* argv0[] = {none[0].data()};
+  EXPECT_EQ(wheel::cli::parse_command_line(ok, 1, argv0, "prog"), std::nullopt);
+}
