@@ -153,11 +153,28 @@ TEST_P(HashedWheelTimerTest, TwoHundredThousandTimeoutsPassTheHundredThousandPer
         0ms);
   }
   ASSERT_TRUE(wait_until([&] { return runs == kCount; }, 30s));
-  const auto [first, last] = std::minmax_element(fired.begin(), fired.end());
-  EXPECT_GE(*last - *first, 500ms) << "all fired in one tick: the transfer cap is not applied";
-  // The first 100,000 (in submission order) fire in the first batch.
-  EXPECT_LT(fired[99'999] - *first, 400ms);
-  EXPECT_GE(fired[100'000] - *first, 500ms);
+  // Batches are ticks: fire times more than half a tick apart. Scheduling 200,000 may itself
+  // take longer than a tick on a loaded machine (TSan), so the batches are checked, not their
+  // times: none holds more than 100,000, and they follow submission order.
+  std::vector<Clock::time_point> sorted = fired;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<Clock::time_point> batch_starts{sorted.front()};
+  std::vector<int> batch_sizes{0};
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (i > 0 && sorted[i] - sorted[i - 1] > 500ms) {
+      batch_starts.push_back(sorted[i]);
+      batch_sizes.push_back(0);
+    }
+    ++batch_sizes.back();
+  }
+  EXPECT_GE(batch_sizes.size(), 2u) << "all fired in one tick: the transfer cap is not applied";
+  for (int size : batch_sizes) EXPECT_LE(size, 100'000);
+  const auto batch_of = [&](Clock::time_point t) {
+    return std::upper_bound(batch_starts.begin(), batch_starts.end(), t) - batch_starts.begin();
+  };
+  for (int i = 1; i < kCount; ++i) {
+    ASSERT_LE(batch_of(fired[i - 1]), batch_of(fired[i])) << "timeout " << i << " overtook";
+  }
   EXPECT_EQ(timer.pending_timeouts(), 0u);
 }
 
