@@ -146,15 +146,24 @@ TEST_P(HashedWheelTimerTest, TwoHundredThousandTimeoutsPassTheHundredThousandPer
   HashedWheelTimer timer(options_with(100ms));
   constexpr int kCount = 200'000;
   std::vector<int> run_order(kCount, -1);
-  std::atomic<int> runs{0};
+  std::atomic<int> next{0};
+  std::atomic<int> runs{0};  // counted after run_order is written, so reading it syncs
   timer.new_timeout(
       [&] {
+        // All due at the same instant (the delays shrink as scheduling takes time), so the
+        // tick a timeout fires on depends only on the transfer that moved it.
+        const auto due = Clock::now();
         for (int i = 0; i < kCount; ++i) {
-          timer.new_timeout([&, i] { run_order[i] = runs.fetch_add(1); }, 0ms);
+          timer.new_timeout(
+              [&, i] {
+                run_order[i] = next.fetch_add(1);
+                runs.fetch_add(1, std::memory_order_release);
+              },
+              due - Clock::now());
         }
       },
       0ms);
-  ASSERT_TRUE(wait_until([&] { return runs == kCount; }, 60s));
+  ASSERT_TRUE(wait_until([&] { return runs.load(std::memory_order_acquire) == kCount; }, 60s));
   const int last_of_first = *std::max_element(run_order.begin(), run_order.begin() + 100'000);
   const int first_of_rest = *std::min_element(run_order.begin() + 100'000, run_order.end());
   EXPECT_LT(last_of_first, first_of_rest) << "all were transferred in one tick: no cap";
