@@ -1,5 +1,5 @@
 // Internal. The buckets of a wheel, each an array of 8-byte entries, one per timeout. An entry
-// packs the node's address with a small counter (the hashed layout's remaining rounds), so a
+// packs the node's address with a small counter (the hashed layout's due-round label), so a
 // walk over a bucket reads one contiguous array and touches a node only when it is due.
 // Removing an entry is O(1): the bucket's last entry moves into its place (the node records
 // its bucket and index in Timeout::slot_). Worker thread only.

@@ -10,6 +10,7 @@ namespace wheel::detail {
 TimerWheel::TimerWheel(std::size_t buckets)
     : store_(buckets),
       nonempty_(buckets),
+      first_due_round_(buckets, kNoRound),
       mask_(buckets - 1),
       bits_(static_cast<unsigned>(std::countr_zero(buckets))) {
   assert(std::has_single_bit(buckets));
@@ -24,6 +25,7 @@ void TimerWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
   const auto bucket = static_cast<std::uint32_t>(slot_tick & mask_);
   store_.push(bucket, node, rounds < kRoundLabels ? round_label(slot_tick) : kFar);
   nonempty_.set(bucket);
+  first_due_round_[bucket] = std::min(first_due_round_[bucket], slot_tick >> bits_);
 }
 
 void TimerWheel::unlink(Timeout* node) {
@@ -35,6 +37,10 @@ void TimerWheel::unlink(Timeout* node) {
 Timeout* TimerWheel::collect_due(std::uint64_t tick) {
   constexpr std::uint32_t kChunk = BucketStore::kChunkEntries;
   const auto bucket = static_cast<std::uint32_t>(tick & mask_);
+  const std::uint64_t round = tick >> bits_;
+  // Nothing in the bucket is due before its first due round: skip the walk. (Cancellations do
+  // not raise the bound; it only has to be low enough.)
+  if (first_due_round_[bucket] > round) return nullptr;
   std::uint32_t size = store_.size(bucket);
   std::uint64_t* const* chunks = store_.chunks(bucket);  // no chunk comes or goes in the walk
   const std::uint32_t chunk_count = (size + kChunk - 1) / kChunk;
@@ -49,6 +55,8 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
   prefetch_chunk(0);
   prefetch_chunk(1);
   const std::uint64_t now_label = round_label(tick);
+  // The walk recomputes the bound: rounds ahead of this one, least over what stays.
+  std::uint64_t least_ahead = kRoundLabels;
   Timeout* ready_head = nullptr;
   Timeout* ready_tail = nullptr;
   for (std::uint32_t i = 0; i < size;) {
@@ -57,6 +65,7 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
     const std::uint64_t label = BucketStore::counter_of(entry);
     if (label != now_label) {
       if (label != kFar) {  // rounds remain: nothing to write, nothing to touch
+        least_ahead = std::min(least_ahead, (label + kRoundLabels - now_label) % kRoundLabels);
         ++i;
         continue;
       }
@@ -66,6 +75,7 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
       const std::uint64_t left = (due - tick) >> bits_;
       if (left != 0) {
         if (left < kRoundLabels) entry = BucketStore::entry(node, round_label(due));
+        least_ahead = std::min(least_ahead, left);
         ++i;
         continue;
       }
@@ -85,16 +95,38 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
   }
   store_.shrink(bucket);
   if (size == 0) nonempty_.clear(bucket);
+  // Entries left with this round's label were cancelled (their cancellation will remove them).
+  first_due_round_[bucket] = size == 0 ? kNoRound : round + least_ahead;
   return ready_head;
 }
 
 std::optional<std::uint64_t> TimerWheel::ticks_to_next_event(std::uint64_t tick) const {
   if (store_.total() == 0) return std::nullopt;
+  // The first visit, in bucket order from `tick`, of a bucket whose first due round has come;
+  // failing that (nothing due this turn), the earliest later visit of any bucket. The scan
+  // costs one step per non-empty bucket passed, each a tick the worker sleeps through.
   const std::size_t start = tick & mask_;
-  auto bucket = nonempty_.first_set(start, mask_ + 1);
-  if (!bucket) bucket = nonempty_.first_set(0, start);
-  if (!bucket) return std::nullopt;  // unreachable while total() > 0
-  return (*bucket - start) & mask_;
+  std::optional<std::uint64_t> best;
+  for (std::size_t from = start, end = mask_ + 1;;) {
+    const auto bucket = nonempty_.first_set(from, end);
+    if (!bucket) {
+      if (end == start || start == 0) break;
+      from = 0;
+      end = start;
+      continue;
+    }
+    from = *bucket + 1;
+    const std::uint64_t offset = (*bucket - start) & mask_;
+    const std::uint64_t visit_round = (tick + offset) >> bits_;
+    const std::uint64_t due_round = first_due_round_[*bucket];
+    if (due_round <= visit_round) return offset;  // no earlier bucket had anything due
+    // Its visit in round due_round: ((due_round - visit_round) turns after this one).
+    if (due_round != kNoRound) {
+      const std::uint64_t distance = offset + ((due_round - visit_round) << bits_);
+      if (!best || distance < *best) best = distance;
+    }
+  }
+  return best;
 }
 
 void TimerWheel::drain(const std::function<void(Timeout*)>& fn) {

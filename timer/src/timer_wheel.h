@@ -5,13 +5,16 @@
 // modulo kRoundLabels), beside the node address in the bucket's entry array (BucketStore):
 // remaining rounds = due round - current round, and a visit only compares labels, reading
 // contiguous memory without writing it or touching a node. Timeouts kRoundLabels or more
-// rounds away are marked kFar and re-checked against their node on each visit. A bitmap of
-// non-empty buckets lets the worker sleep past empty ticks.
+// rounds away are marked kFar and re-checked against their node when visited. Each bucket also
+// knows the first round in which anything in it can be due, so a visit before that round
+// reads nothing at all (with delays of many turns, most visits). A bitmap of non-empty
+// buckets lets the worker sleep past empty ticks.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "bucket_bitmap.h"
 #include "bucket_store.h"
@@ -40,8 +43,12 @@ class TimerWheel final : public Wheel {
   // The label of the round that tick `tick` falls in.
   std::uint64_t round_label(std::uint64_t tick) const { return (tick >> bits_) % kRoundLabels; }
 
+  static constexpr std::uint64_t kNoRound = ~std::uint64_t{0};
+
   BucketStore store_;
   BucketBitmap nonempty_;
+  // Per bucket: no entry is due in a round before this one (round = tick >> bits_).
+  std::vector<std::uint64_t> first_due_round_;
   const std::uint64_t mask_;
   const unsigned bits_;  // log2 of the bucket count
 };

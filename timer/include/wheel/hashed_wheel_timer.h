@@ -10,9 +10,10 @@
 //
 // Layouts (TimerOptions::layout), same API and contract:
 //   * kHashed (default; Netty's): 2^k buckets; a timeout goes to bucket `due_tick & mask` and
-//     waits its remaining rounds (whole turns of the wheel). Each tick visits one bucket and
-//     reads all of its entries: per-tick work ~ pending / ticks_per_wheel entry reads, and the
-//     worker wakes for every tick whose bucket holds anything.
+//     waits its remaining rounds (whole turns of the wheel). A visit of a bucket reads all of
+//     its entries (~ pending / ticks_per_wheel), but only in a round where something in it can
+//     be due: each bucket keeps a lower bound on its first due round, and the worker sleeps
+//     until the first visit that can expire something.
 //   * kHierarchical (Kafka's TimingWheel, levels aligned on absolute ticks as in Linux and
 //     tokio): levels of ticks_per_wheel buckets, a bucket of level k spanning one whole turn
 //     of level k-1 (ticks_per_wheel^k ticks); overflow levels are created when a timeout first
@@ -21,28 +22,31 @@
 //     when its bucket comes due, so it is moved at most once per level. Per-tick work is
 //     O(due + cascaded), and the worker sleeps until the next non-empty level-0 bucket or the
 //     next cascade. Requires ticks_per_wheel >= 2.
-// Which to choose (measured on a 2-core VM, 10^6 pending timeouts of 1 min to 24 h, worker CPU
-// per second of wall time; Netty 4.1 in the same session: 132 ms/s at tick 1 ms, 35 at 10 ms):
-// hashed 48 and 5 ms/s, hierarchical 0 and 0 (nothing due, nothing cascading). With 20,000
-// timeouts of 30 s to 2 min at tick 1 ms: hashed ~19 ms/s (it wakes nearly every tick),
-// hierarchical 0. Choose kHierarchical for fine ticks with delays many turns long (idle
-// connections, session expiry, retries in minutes); kHashed when most timeouts end within
-// about one turn, or for Netty's exact behaviour. Schedule and cancel cost the same in both.
+// Which to choose. Worker CPU per second of wall time, 10^6 pending, 512 buckets, measured
+// side by side with Netty 4.1 on a loaded 2-core VM (timer-layout-bench; see the README):
+//   delays 1 min..24 h (nothing due for a minute), tick 1 / 10 ms: Netty 189 / 40 ms/s,
+//     hashed 0 / 0, hierarchical 0 / 0 (the previous hashed wheel: 246 / 53);
+//   delays 1 s..2 min (~8,400 expiring a second), tick 1 / 10 ms: Netty 119 / 25 ms/s,
+//     hashed 35 / 7.6, hierarchical 19 / 5.5.
+// Both sleep while nothing is due. Choose kHierarchical for fine ticks with many timeouts
+// expiring all the time and delays many turns long (idle connections, session expiry): a
+// hashed visit then reads the whole bucket to find the few due entries. Choose kHashed (the
+// default) when delays mostly fit in about one turn, or for Netty's exact structure. Schedule,
+// cancel and memory cost the same in both.
 //
 // Memory. A pending timeout costs a 40-byte node plus its task (stored inline; nothing for a
-// capture-less lambda) and an 8-byte entry: ~56 B with its handle. A wheel commits 16 B per
-// bucket up front (kHashed: 16 B * ticks_per_wheel; 512 buckets = 8 KiB, 2^20 = 16 MiB,
-// 2^26 = 1 GiB, 2^30 = 16 GiB), and a bucket holding anything keeps at least one 512-byte
-// chunk of entries. kHierarchical commits 16 B *
-// ticks_per_wheel for level 0 and as much again for each level created later (at most
-// ceil(64 / log2(ticks_per_wheel)) levels).
+// capture-less lambda) and an 8-byte entry: ~56 B with its handle. A wheel commits memory per
+// bucket up front: kHashed 24 B * ticks_per_wheel (512 buckets = 12 KiB, 2^20 = 24 MiB,
+// 2^26 = 1.5 GiB, 2^30 = 24 GiB); kHierarchical 16 B * ticks_per_wheel for level 0 and as
+// much again for each level created later (at most ceil(64 / log2(ticks_per_wheel)) levels).
+// A bucket holding anything also keeps at least one 512-byte chunk of entries.
 //
 // Timing. Ticks sit at absolute deadlines start + k * tick, so error does not accumulate. A task
 // never runs before its full delay has passed (steady_clock) and is late by about one tick at
 // most while the worker is not blocked, whichever level a timeout started on. Unlike Netty's,
 // an idle wheel costs nothing: the worker sleeps until the next tick with work (kHashed: a
-// bucket holding something; kHierarchical: a due level-0 bucket or a cascade), and with
-// nothing pending until new_timeout() wakes it.
+// bucket in which something can be due this round; kHierarchical: a due level-0 bucket or a
+// cascade), and with nothing pending until new_timeout() wakes it.
 //
 // Threads. new_timeout(), new_periodic(), Timeout::cancel(), pending_timeouts(), is_stopped(),
 // drain() and stop() are safe from any thread (drain() and stop() not from a task). Tasks run on

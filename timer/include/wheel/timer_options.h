@@ -36,9 +36,9 @@ struct TimerOptions {
   // Wheel resolution. REQUIRES > 0; values below 1 ms are raised to 1 ms with a warning.
   std::chrono::nanoseconds tick_duration = std::chrono::milliseconds(100);
   // Buckets in the wheel (per level in the hierarchical layout), rounded up to a power of two.
-  // REQUIRES 1 ..= 2^30 (2 ..= 2^30 for kHierarchical). Memory: 16 B per bucket, committed at
-  // construction (2^20 buckets: 16 MiB; 2^30: 16 GiB); kHierarchical adds as much per level
-  // it creates on demand. See hashed_wheel_timer.h.
+  // REQUIRES 1 ..= 2^30 (2 ..= 2^30 for kHierarchical). Memory, committed at construction:
+  // kHashed 24 B per bucket (2^20 buckets: 24 MiB; 2^30: 24 GiB); kHierarchical 16 B per
+  // bucket per level, levels added on demand. See hashed_wheel_timer.h.
   std::size_t ticks_per_wheel = 512;
   // new_timeout() throws RejectedExecutionError once this many are pending; <= 0: unlimited.
   std::int64_t max_pending_timeouts = 0;
