@@ -113,7 +113,7 @@ TEST_P(PeriodicTest, RunsAtFixedRateOnAbsoluteDeadlinesNeverEarly) {
   HashedWheelTimer timer(options());
   RunLog log;
   constexpr auto kInitial = 20ms;
-  constexpr auto kPeriod = 10ms;
+  constexpr auto kPeriod = 20ms;
   timer.start();  // the grid starts at new_periodic(), not at the worker's creation
   const auto before = Clock::now();
   TimeoutHandle handle = timer.new_periodic([&] { log.record(); }, kInitial, kPeriod);
@@ -124,8 +124,9 @@ TEST_P(PeriodicTest, RunsAtFixedRateOnAbsoluteDeadlinesNeverEarly) {
   for (std::size_t i = 0; i < runs.size(); ++i) {
     ASSERT_GE(runs[i] - before, kInitial + kPeriod * static_cast<int>(i)) << "run " << i;
   }
-  // Fixed rate: runs stay near their grid points instead of drifting by a tick per run.
-  EXPECT_LT(median_phase(runs, before + kInitial, kPeriod), 4ms);
+  // Fixed rate: runs stay near their grid points (a tick late, more on a loaded machine)
+  // instead of drifting by a tick per run, which spreads them over the whole period.
+  EXPECT_LT(median_phase(runs, before + kInitial, kPeriod), 7ms);
 }
 
 TEST_P(PeriodicTest, CountsAsOnePendingTimeoutUntilCancelled) {
@@ -222,10 +223,10 @@ TEST_P(PeriodicTest, CancelOfARunAlreadyDueButNotStartedPreventsIt) {
 }
 
 TEST_P(PeriodicTest, SlowRunsNeverOverlapAndMissedPeriodsCoalesce) {
-  // Each run takes 2.5 periods: the periods it overlaps are skipped; the next run starts at the
-  // next grid point, not straight after the slow one (no catch-up burst).
+  // Each run takes 2.5 periods (50 ms of 20): the periods it overlaps are skipped; the next run
+  // starts at the next grid point, not straight after the slow one (no catch-up burst).
   HashedWheelTimer timer(options());
-  constexpr auto kPeriod = 10ms;
+  constexpr auto kPeriod = 20ms;
   RunLog log;
   std::atomic<int> in_flight{0};
   std::atomic<int> max_in_flight{0};
@@ -238,7 +239,7 @@ TEST_P(PeriodicTest, SlowRunsNeverOverlapAndMissedPeriodsCoalesce) {
         int seen = max_in_flight.load();
         while (now > seen && !max_in_flight.compare_exchange_weak(seen, now)) {
         }
-        std::this_thread::sleep_for(25ms);
+        std::this_thread::sleep_for(50ms);
         --in_flight;
       },
       kPeriod, kPeriod);
@@ -248,10 +249,10 @@ TEST_P(PeriodicTest, SlowRunsNeverOverlapAndMissedPeriodsCoalesce) {
   EXPECT_EQ(max_in_flight, 1);
   const auto runs = log.runs();
   for (std::size_t i = 1; i < runs.size(); ++i) {
-    EXPECT_GE(runs[i] - runs[i - 1], 25ms) << "runs overlapped";
+    EXPECT_GE(runs[i] - runs[i - 1], 50ms) << "runs overlapped";
   }
-  // A burst would start each run right after the previous returned, 5 ms past a grid point.
-  EXPECT_LT(median_phase(runs, before + kPeriod, kPeriod), 4ms);
+  // A burst would start each run right after the previous returned, 10 ms past a grid point.
+  EXPECT_LT(median_phase(runs, before + kPeriod, kPeriod), 7ms);
 }
 
 TEST_P(PeriodicTest, PeriodsMissedWhileTheWorkerWasBlockedCoalesce) {
@@ -406,17 +407,17 @@ TEST_P(PeriodicTest, WithAnExecutorStaysOnItsFixedRateGrid) {
   o.executor = pool.executor();
   HashedWheelTimer timer(o);
   RunLog log;
-  constexpr auto kPeriod = 10ms;
+  constexpr auto kPeriod = 20ms;
   timer.start();  // the grid starts at new_periodic(), not at the worker's creation
   const auto before = Clock::now();
   TimeoutHandle handle = timer.new_periodic([&] { log.record(); }, kPeriod, kPeriod);
-  ASSERT_TRUE(wait_until([&] { return log.size() >= 40; }));
+  ASSERT_TRUE(wait_until([&] { return log.size() >= 30; }));
   handle->cancel();
   const auto runs = log.runs();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     ASSERT_GE(runs[i] - before, kPeriod * static_cast<int>(i + 1)) << "run " << i;
   }
-  EXPECT_LT(median_phase(runs, before + kPeriod, kPeriod), 4ms);
+  EXPECT_LT(median_phase(runs, before + kPeriod, kPeriod), 7ms);
 }
 
 TEST_P(PeriodicTest, AJobDroppedByTheExecutorEndsThePeriodicTimeoutCancelled) {
