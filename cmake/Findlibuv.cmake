@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Findlibuv: provides the imported target libuv::uv (the name libuv's own CMake package uses).
 # libuv's CMake package is used when installed; otherwise pkg-config's `libuv` (Debian 12's
 # libuv1-dev ships only the .pc file). Installed beside wheeltimerConfig.cmake, so that

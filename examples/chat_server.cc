@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // chat-server: a chat room on wheel::net's public headers (the command-line durations use the
 // apps' shared parser). One line per message; see the README's table. Delayed messages sit on
 // the server's hashed wheel; idle clients are dropped and quiet ones pinged by the detector.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The README's embedding example, runnable: schedules a few timeouts, cancels one, and prints
 // what fires and when.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running a timer's tasks on a thread pool built on std::function<void()>, the most common kind.
 // TimerJob is move-only and std::function needs a copyable target, so the executor wraps each
 // job in a shared_ptr. Also shows a periodic heartbeat, and a drain() that lets every pending

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Tables from TimerBench / wheel-bench JSON lines (medians over rounds).
 
 usage: bench_table.py compare NETTY_ROUND.jsonl... -- OURS_ROUND.jsonl...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The big case (not in CI): 100,000 concurrent connections on this machine.
 # wheel-server --workers 6 under wheel-load --processes auto, connections spread over several
 # loopback source addresses, 10% active, for 60 s. The server closes idle connections after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs Netty's HashedWheelTimer (through the project's harness, bench/netty/) and wheel-bench
 # alternately with identical arguments (Netty, ours, Netty, ours, ...; ROUNDS rounds), then prints
 # one table of medians: Netty, the hashed wheel ("wheel") and the hierarchical layout ("hier")

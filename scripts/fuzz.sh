@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets with clang (ASan+UBSan, -DWHEEL_FUZZ=ON) into build/fuzz and runs
 # every one it finds (tests/fuzz/<name>_fuzz.cc -> build/fuzz/tests/fuzz/fuzz_<name>) for the
 # given seconds, starting from its seed corpus tests/fuzz/corpus/<name>/ (new inputs go to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Idle-close lateness, CPU and RSS side by side in one run: wheel-server at --tick 1ms, at
 # --tick 100ms, and the Netty IdleServer of ../shared/peers/netty (IdleStateHandler), each under
 # wheel-load with the README demo's settings (10,000 connections, half active, PING 1 s, expect

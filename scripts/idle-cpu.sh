@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Server CPU per second while N connections sit idle (not in CI): wheel-server --workers W
 # --reader-idle 120s --tick T under wheel-load --active-ratio 0 (nothing is ever sent, no close
 # is expected within the run). Once every connection is open, samples the server's CPU time

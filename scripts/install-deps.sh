@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages wheeltimer builds with, skipping those already present.
 # Usage: scripts/install-deps.sh [extra-package ...]
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Style checks: clang-format on every C++ file (fails on a diff); with --tidy also clang-tidy
 # (.clang-tidy) over the library sources, using build/plain/compile_commands.json.
 set -euo pipefail
@@ -6,6 +7,13 @@ cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files '*.h' '*.cc')
 clang-format --dry-run -Werror "${files[@]}"
 echo "lint: clang-format clean (${#files[@]} files)" >&2
+# Every source, script and build file carries the project's SPDX license line.
+mapfile -t unlicensed < <(git ls-files '*.h' '*.cc' '*.java' '*.sh' '*.py' 'CMakeLists.txt' \
+  '*.cmake' | xargs grep -L 'SPDX-License-Identifier: Apache-2.0' || true)
+if ((${#unlicensed[@]})); then
+  echo "lint: no SPDX-License-Identifier line in: ${unlicensed[*]}" >&2
+  exit 1
+fi
 if [[ ${1:-} == --tidy ]]; then
   [[ -f build/plain/compile_commands.json ]] || { echo "lint: build plain first" >&2; exit 2; }
   mapfile -t sources < <(git ls-files 'timer/src/*.cc' 'net/src/*.cc' 'load/src/*.cc')

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Mutation check: plants each known bug, one at a time, into a scratch copy of the tree (the
 # working tree as it is, uncommitted edits included), builds it, and runs the tests that must
 # catch it. Reports killed / survived / not applicable per mutant; exits 1 if any survived

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Measures wheel-server on loopback: user-space bytes per idle connection and idle-close
 lateness. Starts the server itself.
 

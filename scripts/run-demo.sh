@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's main job: installs what it needs, builds, runs the timer example, then the
 # idle-disconnect demo: wheel-server (reader-idle 5 s) under wheel-load (10,000 connections, half
 # of them sending PING every second, 15 s). Prints wheel-load's report, stops the server and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's test command: installs what it needs, then builds and runs the whole GoogleTest
 # suite three ways: plain (RelWithDebInfo), ASan+UBSan, and TSan. Fails on the first failure.
 # Usage: scripts/run-tests.sh [plain] [asan] [tsan]   (default: all three)

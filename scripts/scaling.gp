@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Plots build/compare/scaling.dat (scripts/bench_table.py scaling --dat): ns per operation
 # against the pending count, log-log. Usage: gnuplot -e "dat='...'; out='...svg'" scaling.gp
 set terminal svg size 800,480 dynamic font "sans,12"

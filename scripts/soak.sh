@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Soak: wheel-server --workers 2 under a mixed wheel-load for the given minutes, then checks
 # that nothing grew or leaked and that the server's counters agree with what the clients saw.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // apps/common: the one duration syntax of wheel-server and wheel-load, and the check of the
 // wheel options against the timer's own rule.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared command-line style (apps/common/cli_style.h): plain messages naming the option,
 // ranges in plain numbers, plain type names in --help, exit 2 on errors.
 #include <gtest/gtest.h>

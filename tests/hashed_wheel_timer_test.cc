@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HashedWheelTimer: scheduling, timing, counting, stop, idling and the executor hand-off
 // (behaviours 1, 2, 5, 6, 8 to 12; options are in timer_options_test, handles in timeout_test).
 #include <algorithm>

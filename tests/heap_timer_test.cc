@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of wheel::bench::HeapTimer, the binary-heap baseline of wheel-bench: a benchmark against
 // a broken baseline would be worthless, so it gets the same kind of checks as the wheel.
 #include "heap_timer.h"

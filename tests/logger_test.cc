@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wheel::logger(): the library logs through the logger named "wheel", which a program can
 // replace or silence, and never through spdlog's default logger.
 #include "wheel/logger.h"

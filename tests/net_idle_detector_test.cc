@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IdleDetector and IdleWatch (wheel/net/idle_detector.h): Netty's IdleStateHandler semantics
 // on a LoopTimer, without sockets. The loop runs on the test thread.
 #include <gtest/gtest.h>

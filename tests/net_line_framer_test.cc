@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LineFramer and LineBuffer (wheel/net/line_framer.h): splitting, "\r", limits, stopping.
 #include <gtest/gtest.h>
 

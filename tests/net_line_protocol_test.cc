@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The line protocol parser of net/ (net/src/line_protocol.h).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LoopTimer (wheel/net/loop_timer.h): tasks run on the loop's thread; schedule and cancel from
 // any thread; close leaves no handle open, runs no job after it, and destroys pending tasks on
 // the loop thread.

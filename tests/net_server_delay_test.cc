@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wheel-server over loopback, DELAY: replies, limits, cancellation on close.
 // The tests run the real wheel-server binary as a child process (a sanitizer report in it
 // fails the test through its exit status) unless they say otherwise.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wheel-server against a careless operator and a hostile client (issue 12): every option
 // range-checked with a message in plain numbers, a busy port refused by a multi-worker server
 // too, the DELAY text bounded per connection and per worker, descriptor exhaustion counted

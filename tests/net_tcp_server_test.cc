@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TcpServer, Connection and ConnectionHandler (the public server API) in-process: a loop the
 // test gives, byte and line framing, close reasons, the reject line and the goodbye, IPv6.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test support for net/: a wheel-server child process and a blocking line client, both on
 // loopback. Used by net_server_test.cc.
 #pragma once

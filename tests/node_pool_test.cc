@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the timeout-node pool (timer/src/node_pool.cc): slots are distinct, reused, may be
 // freed on another thread than the one that allocated them, and survive their thread's exit.
 #include "wheel/detail/node_pool.h"

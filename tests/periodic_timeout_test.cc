@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HashedWheelTimer::new_periodic(): fixed rate on absolute deadlines, cancellation, no overlap,
 // coalescing of missed periods, the executor, stop(). Every test runs against both layouts.
 #include <algorithm>

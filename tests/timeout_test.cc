@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timeout and TimeoutHandle: cancellation, states, ownership of the task (behaviours 3 and 4).
 #include <atomic>
 #include <chrono>

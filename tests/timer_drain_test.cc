@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HashedWheelTimer::drain() and is_stopped(): a stop that first lets every pending timeout run.
 // Every test runs against both layouts.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // timer-layout-bench: worker CPU, memory and schedule/cancel cost of HashedWheelTimer's two
 // layouts, for comparing them with each other and with Netty's TimerBench `longdelay`
 // (same method: N pending timeouts with delays uniform in [min, max] seconds, none expiring

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two wheel layouts (TimerOptions::layout) where they differ inside: rounds and cascades
 // keep every timeout on time, cancellation reaches any level, the count stays exact, and the
 // hierarchical worker sleeps from one bucket with work to the next.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TimerOptions validation (behaviour 7) and what the constructor logs (behaviour 13).
 #include <chrono>
 #include <limits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of wheel-bench's metrics over pending timeouts (apps/wheel-bench/pending_metrics.h) and
 // of the worker-clock lookup they rely on: a benchmark that silently reads the wrong thread, or
 // lets timeouts expire during a "nothing expires" measurement, would report fiction.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End-to-end tests of the wheel-load program: it runs as a child process against a real server
 // (wheel-server when built, and tests/support/line_server) over loopback, and the tests assert
 // on its exit status and its --json report.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli_style.h"
 
 #include <cstdio>
@@ -112,7 +113,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv,
     app.parse(argc, argv);
     return std::nullopt;
   } catch (const CLI::Success& e) {
-    return app.exit(e);  // --help
+    return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%.*s: %s\nRun with --help for more information.\n",
                  static_cast<int>(program.size()), program.data(), plain_message(app, e).c_str());

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # wheel_cli_style: the shared command-line style (cli_style.h). Included by each program that
 # uses it; the guard makes the target once whichever program comes first.
 if(NOT TARGET wheel_cli_style)

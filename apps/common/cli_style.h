@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One command-line style for the wheeltimer programs, on top of CLI11: plain type names in
 // --help ("N", "NUMBER", "DURATION", "TEXT"; defaults as "(default X)"), range errors that name
 // the option and the range in plain numbers, and CLI11's own errors ("At Most 1 required but

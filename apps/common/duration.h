@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to the apps: the command-line duration syntax of wheel-server and wheel-load, an
 // integer with a unit (`250ms`, `30s`, `5m`, `1h`) or a bare `0`.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to the apps: range checks of command-line values, done on the text before any
 // conversion, so that a value that does not fit (99999999999999999999) is refused instead of
 // saturated, and every message says the accepted range in plain numbers ("from 1 to 1048576",

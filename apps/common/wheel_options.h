@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to the apps: checks a command line's wheel options (--tick, --wheel-size) by the
 // rule HashedWheelTimer's constructor applies, so that a bad value exits 2 with a message
 // instead of failing later (wheel/timer_options.h states the rule).

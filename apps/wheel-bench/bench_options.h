@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The options of wheel-bench: those of ../shared/peers/netty/TimerBench.java with the same names
 // and defaults, plus --impl, the scaling run and the upper-level lateness.
 #pragma once

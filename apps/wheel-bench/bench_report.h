@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output and measurement helpers shared by every wheel-bench runner: the JSON-line shape of
 // ../shared/peers/netty/TimerBench.java, CPU and heap readings, random delays.
 #pragma once

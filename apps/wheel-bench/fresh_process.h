@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs one memory measurement in a fresh wheel-bench process (/proc/self/exe), so that memory
 // freed by earlier phases and kept by malloc or the timer's node pool cannot hide allocations.
 // The child prints its JSON lines to the same stdout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HeapTimer: the classic timer design the wheel is measured against, a binary min-heap of
 // deadlines behind one mutex, with one worker thread that sleeps until the earliest deadline
 // (java.util.concurrent's ScheduledThreadPoolExecutor works this way). Every node knows its heap

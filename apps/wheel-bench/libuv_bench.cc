@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "libuv_bench.h"
 
 #include <uv.h>

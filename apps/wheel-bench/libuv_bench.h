@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The metrics of timer_metrics.h for libuv's own timers (uv_timer_t: a min-heap on the loop
 // thread, caller-allocated handles, millisecond resolution). libuv timers are not thread-safe,
 // so everything runs on the loop thread; cancel is synchronous (cancel_drain_ms is 0) and there

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wheel-bench: measures wheel::HashedWheelTimer (both layouts), a binary-heap timer and libuv's
 // timers with the method, options and JSON-line output of ../shared/peers/netty/TimerBench.java.
 // JSON lines on stdout, diagnostics on stderr. --help lists the options.
@@ -14,6 +15,7 @@
 #include "libuv_bench.h"
 #include "timer_impls.h"
 #include "timer_metrics.h"
+#include "wheel/version.h"
 
 namespace {
 
@@ -29,6 +31,8 @@ int main(int argc, char** argv) {
   using wheel::bench::BenchOptions;
   BenchOptions o;
   CLI::App app{"wheel-bench: timer benchmark, same metrics and JSON lines as Netty's TimerBench"};
+  app.set_version_flag("--version", std::string("wheel-bench ") + wheel::kVersion,
+                       "print the version and exit");
   const auto positive = CLI::PositiveNumber;
   app.add_option("--n", o.n, "timeouts for schedule/cancel/expire/memory")->check(positive);
   app.add_option("--metrics", o.metrics,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every timer metric of wheel-bench shares: time units, a countdown of fired tasks, waiting
 // for a timer to empty, stopping it with a note, and worker thread names to find its CPU clock.
 #pragma once

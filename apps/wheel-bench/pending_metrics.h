@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Metrics over large numbers of pending timeouts, for any timer of timer_impls.h:
 // - longdelay: the worker thread's CPU per second of wall time while N timeouts of 1 min .. 24 h
 //   wait and none expires (TimerBench's long_delay_worker_cpu_ms_per_s, same method and options);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thread-safe timers wheel-bench measures, behind one adaptor so that every metric runs the
 // same code for each: wheel::HashedWheelTimer in its hashed layout ("wheel", Netty's) and in its
 // hierarchical layout ("hier"), and the binary-heap HeapTimer ("heap").

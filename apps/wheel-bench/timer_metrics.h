@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The metrics of ../shared/peers/netty/TimerBench.java, run the same way on any timer of
 // timer_impls.h: same phases, same delays, same settle times, same formulas. C++ has no GC, so
 // where TimerBench settles the heap with System.gc() we only sleep as long.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wheel-load: opens many long-lived connections to a PING/PONG line server, keeps a share of
 // them alive with heartbeats, and checks that the server closes exactly the silent ones, on
 // time. Option parsing and wiring only; the logic is in wheel::load (load/).
@@ -23,6 +24,8 @@
 #include "wheel/load/host_address.h"
 #include "wheel/load/process_plan.h"
 #include "wheel/load/report.h"
+#include "wheel/logger.h"
+#include "wheel/version.h"
 
 namespace {
 
@@ -60,6 +63,8 @@ int main(int argc, char** argv) {
   using wheel::cli::integer_range;
   using wheel::cli::number_range;
   CLI::App app{"wheel-load: many long-lived connections against an idle-disconnect line server"};
+  app.set_version_flag("--version", std::string("wheel-load ") + wheel::kVersion,
+                       "print the version and exit");
   wheel::cli::apply_style(app);
   wheel::load::LoadConfig config;
   // The defaults agree with wheel-server's: it closes a silent connection after --reader-idle
@@ -126,7 +131,8 @@ int main(int argc, char** argv) {
   add_duration(app, "--delay", &config.delay, "the delay of their DELAY commands", 24h)
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
-            if (const auto parsed = wheel::apps::parse_duration(text); parsed && parsed->count() > 0)
+            if (const auto parsed = wheel::apps::parse_duration(text);
+                parsed && parsed->count() > 0)
               return {};
             return "must be above 0";
           },
@@ -162,6 +168,7 @@ int main(int argc, char** argv) {
 
   auto logger = spdlog::stderr_color_mt("wheel-load");
   spdlog::set_default_logger(logger);
+  wheel::set_logger(spdlog::default_logger());  // the libraries log under the program's name
   spdlog::set_level(spdlog::level::from_str(log_level));
 
   try {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wheel-server: the libuv heartbeat / idle-disconnect server. Option parsing and wiring only:
 // the server is wheel::net::Server (the line protocol on a TcpServer); --workers N runs N of
 // them under the pre-fork supervisor (worker_pool.h).
@@ -13,10 +14,12 @@
 
 #include "duration.h"
 #include "option_checks.h"
+#include "wheel/logger.h"
 #include "wheel/net/idle_watch.h"
 #include "wheel/net/server.h"
 #include "wheel/net/server_options.h"
 #include "wheel/net/socket_address.h"
+#include "wheel/version.h"
 #include "wheel_options.h"
 #include "worker_pool.h"
 
@@ -85,11 +88,15 @@ int run_server(int argc, char** argv) {
   CLI::App app{
       "wheel-server: a libuv line server that answers heartbeats and closes idle "
       "connections with a hashed wheel timer"};
+  app.set_version_flag("--version", std::string("wheel-server ") + wheel::kVersion,
+                       "print the version and exit");
   app.add_option("--host", options.host, "IPv4 or IPv6 address or host name to listen on")
       ->capture_default_str();
   add_count(app, "--port", &options.port, "TCP port; 0 picks a free one", 0, 65535);
   const auto max_idle = wheel::net::kMaxIdleTime;
-  add_duration(app, "--reader-idle", &options.reader_idle, "close after this long without input",
+  add_duration(app, "--reader-idle", &options.reader_idle,
+               "close after this long without input (wheel-load's --expect-idle-close has the same "
+               "default, so the two agree)",
                milliseconds(0), max_idle);
   add_duration(app, "--writer-idle", &options.writer_idle,
                "send PING after this long without output", milliseconds(0), max_idle);
@@ -142,6 +149,7 @@ int run_server(int argc, char** argv) {
 
   // Logs go to stderr: stdout carries only the "listening on" line that scripts read.
   spdlog::set_default_logger(spdlog::stderr_color_mt("wheel-server"));
+  wheel::set_logger(spdlog::default_logger());  // the libraries log under the program's name
   spdlog::set_level(spdlog::level::from_str(log_level));
 
   if (workers > 1) return wheel::server::run_workers(std::move(options), workers);

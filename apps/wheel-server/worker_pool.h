@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to wheel-server: run_workers, the pre-fork supervisor behind `--workers N`. One machine
 // goes past the per-process open-file limit by running N processes, each a full Server (own loop,
 // own timer), all accepting on one port through SO_REUSEPORT.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command line of NettyTimerBench: the option names, defaults and ranges of wheel-bench
 // (apps/wheel-bench/main.cc), so that scripts/compare-netty.sh passes one argument list to both.
 // A bad option prints its name and accepted range on stderr and exits 2.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NettyIdleServer: the project's line protocol served by Netty (NIO transport, Debian's
 // libnetty-java), with Netty's IdleStateHandler closing silent connections: the reference that
 // wheel-server's idle detector is compared against with the same clients (wheel-load,

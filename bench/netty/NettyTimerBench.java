@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NettyTimerBench: io.netty.util.HashedWheelTimer (Debian's libnetty-java, used as a library)
 // measured with the method, options and JSON lines of the project's wheel-bench, so that
 // scripts/compare-netty.sh can set the two side by side. Each metric runs on a fresh timer with

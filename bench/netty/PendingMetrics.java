@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NettyTimerBench's metrics over large pending sets, as apps/wheel-bench/pending_metrics.h runs
 // them: longdelay (the worker thread's CPU while N timeouts of 1 min .. 24 h wait and none
 // expires) and scaling (schedule/cancel cost per operation against the pending count, then the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output and measurement helpers of NettyTimerBench: wheel-bench's JSON-line shape
 // (apps/wheel-bench/bench_report.h), clocks, heap readings, worker threads, random delays.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the project's Netty harness (NettyTimerBench, NettyIdleServer) against Debian's
 # libnetty-java jars into OUT (default: build/netty-bench at the repository root), and writes
 # OUT/classpath.txt for run.sh. Installs libnetty-java and default-jdk-headless with apt-get

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs one class of the project's Netty harness, building it first when its sources are newer
 # than the build. JSON lines (NettyTimerBench) on stdout, diagnostics on stderr.
 # Usage: bench/netty/run.sh NettyTimerBench [options]   (--help lists them)

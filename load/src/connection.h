@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to wheel-load's library: one client connection and its states.
 #pragma once
 

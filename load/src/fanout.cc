@@ -1,10 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/load/fanout.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include "wheel/logger.h"
 
 #include <cerrno>
 #include <chrono>
@@ -56,7 +59,7 @@ LoadConfig slice(const LoadConfig& whole, unsigned k, unsigned processes) {
     const LoadResult result = runner.run();
     if (!write_all(fd, "R " + nlohmann::json(result).dump() + "\n")) status = 1;
   } catch (const std::exception& e) {
-    spdlog::error("wheel-load child: {}", e.what());
+    wheel::logger()->error("wheel-load child: {}", e.what());
     status = 1;
   }
   ::close(fd);
@@ -88,7 +91,8 @@ void consume_lines(Child& child) {
         child.result = nlohmann::json::parse(line.substr(2)).get<LoadResult>();
         child.have_result = true;
       } catch (const std::exception& e) {
-        spdlog::error("wheel-load: unreadable result from child {}: {}", child.pid, e.what());
+        wheel::logger()->error("wheel-load: unreadable result from child {}: {}", child.pid,
+                               e.what());
       }
     }
   }
@@ -104,7 +108,7 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
     child.config = slice(config, k, processes);
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-      spdlog::error("wheel-load: pipe: {}", std::generic_category().message(errno));
+      wheel::logger()->error("wheel-load: pipe: {}", std::generic_category().message(errno));
       continue;
     }
     const pid_t pid = fork();
@@ -117,7 +121,7 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
     }
     ::close(fds[1]);
     if (pid < 0) {
-      spdlog::error("wheel-load: fork: {}", std::generic_category().message(errno));
+      wheel::logger()->error("wheel-load: fork: {}", std::generic_category().message(errno));
       ::close(fds[0]);
       continue;
     }
@@ -151,7 +155,7 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
         std::chrono::duration_cast<std::chrono::milliseconds>(next_print - Clock::now());
     const int n = poll(pfds.data(), pfds.size(), static_cast<int>(std::max<long>(0, wait.count())));
     if (n < 0 && errno != EINTR) {
-      spdlog::error("wheel-load: poll: {}", std::generic_category().message(errno));
+      wheel::logger()->error("wheel-load: poll: {}", std::generic_category().message(errno));
       break;
     }
     for (std::size_t i = 0; n > 0 && i < pfds.size(); ++i) {
@@ -184,8 +188,9 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
       merge(merged, c.result);
       continue;
     }
-    spdlog::error("wheel-load: child {} (connections {}..{}) ended without a result (status {})",
-                  c.pid, c.config.first_index, c.config.first_index + c.config.share, status);
+    wheel::logger()->error(
+        "wheel-load: child {} (connections {}..{}) ended without a result (status {})", c.pid,
+        c.config.first_index, c.config.first_index + c.config.share, status);
     merged.connections_requested += c.config.share;
     merged.connect_errors += c.config.share;
     merged.connect_errors_by_kind["child_failed"] += c.config.share;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/load/load_config.h"
 
 #include <cmath>

@@ -1,9 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/load/load_runner.h"
 
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
+
 #include <sys/socket.h>
 #include <unistd.h>
+#include "wheel/logger.h"
 
 #include <fmt/format.h>
 
@@ -77,7 +80,8 @@ class RunnerCore {
     }
     uv_run(&loop_, UV_RUN_DEFAULT);
     if (uv_loop_close(&loop_) != 0) {
-      spdlog::error("wheel-load: loop still had handles at the end");  // a bug, not a load fact
+      wheel::logger()->error(
+          "wheel-load: loop still had handles at the end");  // a bug, not a load fact
     }
     return std::move(result_);
   }
@@ -194,8 +198,8 @@ class RunnerCore {
   void count_connect_error(Connection& c, const char* kind) {
     ++result_.connect_errors;
     if (result_.connect_errors_by_kind[kind]++ == 0) {
-      spdlog::warn("wheel-load: connect failed: {} (further {} errors are counted, not logged)",
-                   kind, kind);
+      wheel::logger()->warn(
+          "wheel-load: connect failed: {} (further {} errors are counted, not logged)", kind, kind);
     }
     c.state = ConnState::kClosed;
     close_handle(c);
@@ -316,7 +320,7 @@ class RunnerCore {
 
   void unexpected_line(std::string_view line) {
     if (result_.unexpected_lines++ < 5) {
-      spdlog::warn("wheel-load: unexpected line from the server: '{}'", line);
+      wheel::logger()->warn("wheel-load: unexpected line from the server: '{}'", line);
     }
   }
 
@@ -325,7 +329,8 @@ class RunnerCore {
     if (c.churn) return churn_closed(c, err);
     if (err != 0) {
       if (result_.io_errors++ == 0) {
-        spdlog::warn("wheel-load: read error {} (further errors are counted)", uv_err_name(err));
+        wheel::logger()->warn("wheel-load: read error {} (further errors are counted)",
+                              uv_err_name(err));
       }
     }
     judge_pending_delays(c);
@@ -335,8 +340,9 @@ class RunnerCore {
       if (c.active) {
         --active_open_;
         ++result_.active_closed_early;
-        spdlog::debug("wheel-load: active connection {} closed by the server after {:.0f} ms",
-                      cfg_.first_index + c.local_index, now - c.connect_ms);
+        wheel::logger()->debug(
+            "wheel-load: active connection {} closed by the server after {:.0f} ms",
+            cfg_.first_index + c.local_index, now - c.connect_ms);
       } else {
         --idle_open_;
         if (cfg_.expect_idle_close.count() > 0) {
@@ -495,7 +501,8 @@ class RunnerCore {
   }
 
   void churn_failed(Connection& c, std::string_view why) {
-    if (result_.churn_failed++ < 5) spdlog::warn("wheel-load: churn cycle failed: {}", why);
+    if (result_.churn_failed++ < 5)
+      wheel::logger()->warn("wheel-load: churn cycle failed: {}", why);
     c.state = ConnState::kClosed;
     close_handle(c);
   }
@@ -580,7 +587,8 @@ class RunnerCore {
       const auto n = cfg_.share - next_to_open_;
       result_.connect_errors += n;
       result_.connect_errors_by_kind["not_started"] += n;
-      spdlog::warn("wheel-load: {} connections were not opened before the end of --duration", n);
+      wheel::logger()->warn(
+          "wheel-load: {} connections were not opened before the end of --duration", n);
     }
     for (std::size_t i = 0; i < next_to_open_; ++i) {
       Connection& c = conns_[i];

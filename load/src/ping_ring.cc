@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/load/ping_ring.h"
 
 #include <algorithm>

@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/net/connection.h"
 
 #include <spdlog/spdlog.h>
+
+#include "wheel/logger.h"
 
 #include <cassert>
 #include <cstdlib>
@@ -74,8 +77,8 @@ void Connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf
   if (nread == 0 || self->closing()) return;
   if (nread < 0) {
     if (nread != UV_EOF && nread != UV_ECONNRESET) {
-      spdlog::debug("connection {:#x}: read failed: {}", self->id(),
-                    uv_err_name(static_cast<int>(nread)));
+      wheel::logger()->debug("connection {:#x}: read failed: {}", self->id(),
+                             uv_err_name(static_cast<int>(nread)));
       return self->abort(CloseReason::kError);
     }
     return self->abort(CloseReason::kPeerClosed);
@@ -106,7 +109,7 @@ void Connection::write_now(std::string_view bytes) {
         uv_buf_init(const_cast<char*>(bytes.data()), static_cast<unsigned>(bytes.size()));
     const int n = uv_try_write(stream, &buf, 1);
     if (n < 0 && n != UV_EAGAIN) {
-      spdlog::debug("connection {:#x}: write failed: {}", id(), uv_err_name(n));
+      wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(n));
       return abort(CloseReason::kError);
     }
     written = n > 0 ? static_cast<std::size_t>(n) : 0;
@@ -115,15 +118,15 @@ void Connection::write_now(std::string_view bytes) {
   const std::size_t rest = bytes.size() - written;
   const std::size_t max_output = core->options().max_output;
   if (rest > max_output || tcp_.write_queue_size > max_output - rest) {
-    spdlog::warn("closing a slow consumer (connection {:#x}): {} bytes of output queued", id(),
-                 tcp_.write_queue_size + rest);
+    wheel::logger()->warn("closing a slow consumer (connection {:#x}): {} bytes of output queued",
+                          id(), tcp_.write_queue_size + rest);
     return abort(CloseReason::kSlowConsumer);
   }
   WriteRequest* w = WriteRequest::create(bytes.substr(written));
   const int rc = uv_write(&w->req, stream, &w->buf, 1, &Connection::on_write);
   if (rc != 0) {
     WriteRequest::destroy(w);
-    spdlog::debug("connection {:#x}: write failed: {}", id(), uv_err_name(rc));
+    wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(rc));
     abort(CloseReason::kError);
   }
 }
@@ -136,7 +139,7 @@ void Connection::on_write(uv_write_t* req, int status) {
   if (status == 0) {
     self->idle_.record_output_progress(uv_now(self->core()->loop()));
   } else if (status != UV_ECANCELED) {
-    spdlog::debug("connection {:#x}: write failed: {}", self->id(), uv_err_name(status));
+    wheel::logger()->debug("connection {:#x}: write failed: {}", self->id(), uv_err_name(status));
     self->abort(CloseReason::kError);
   }
 }

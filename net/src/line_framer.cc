@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/net/line_framer.h"
 
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "line_protocol.h"
 
 #include "wheel/net/line_framer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: parsing of one protocol line into a command. Pure; no I/O.
 #pragma once
 

@@ -1,7 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "line_protocol_handler.h"
 
 #include <spdlog/spdlog.h>
+
 #include <unistd.h>
+#include "wheel/logger.h"
 
 #include <algorithm>
 #include <string>
@@ -73,8 +76,8 @@ ServerStats LineProtocolHandler::snapshot() const {
 }
 
 void LineProtocolHandler::log_stats() const {
-  spdlog::info("worker {}: stats {} pending_timeouts={}", worker_index_, snapshot().to_log_string(),
-               server_->timer().pending_timeouts());
+  wheel::logger()->info("worker {}: stats {} pending_timeouts={}", worker_index_,
+                        snapshot().to_log_string(), server_->timer().pending_timeouts());
 }
 
 void LineProtocolHandler::on_line(Connection& c, std::string_view line) {
@@ -119,8 +122,8 @@ void LineProtocolHandler::on_idle(Connection& c, IdleEvent event) {
     return;
   }
   ++idle_closed_;
-  spdlog::debug("worker {}: connection {:#x} {}-idle, closing", worker_index_, c.id(),
-                to_string(event.kind));
+  wheel::logger()->debug("worker {}: connection {:#x} {}-idle, closing", worker_index_, c.id(),
+                         to_string(event.kind));
   c.close_with("BYE idle\n");
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: LoopExecutor, the hand-off from a timer's worker thread to a libuv loop.
 //
 // post() pushes a job onto a mutex-protected queue and wakes the loop with uv_async_send (the

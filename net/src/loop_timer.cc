@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/net/loop_timer.h"
 
 #include "loop_executor.h"

@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/net/server.h"
 
 #include <spdlog/spdlog.h>
+
+#include "wheel/logger.h"
 
 #include <stdexcept>
 #include <string>
@@ -59,7 +62,7 @@ Server::~Server() = default;
 std::uint16_t Server::listen() {
   const std::uint16_t port = parts_->server.listen();
   const ServerOptions& o = parts_->options;
-  spdlog::info(
+  wheel::logger()->info(
       "worker {}: listening on {} (reader-idle {} ms, writer-idle {} ms, all-idle {} ms, "
       "tick {} ms, wheel {})",
       o.worker_index, format_host_port(o.host, port), o.reader_idle.count(), o.writer_idle.count(),
@@ -77,8 +80,8 @@ void Server::handle_signals() {
 ServerStats Server::run() {
   parts_->server.run();
   ServerStats final_stats = parts_->handler.snapshot();
-  spdlog::info("worker {}: stopped; final counters: {}", parts_->options.worker_index,
-               final_stats.to_log_string());
+  wheel::logger()->info("worker {}: stopped; final counters: {}", parts_->options.worker_index,
+                        final_stats.to_log_string());
   return final_stats;
 }
 

@@ -1,10 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "server_core.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+
 #include <sys/socket.h>
 #include <unistd.h>
+#include "wheel/logger.h"
 
 #include <cerrno>
 #include <stdexcept>
@@ -84,7 +87,7 @@ ServerCore::~ServerCore() {
   if (own_loop_ != nullptr) {
     uv_run(loop_, UV_RUN_DEFAULT);  // runs the close callbacks
     const int rc = uv_loop_close(loop_);
-    if (rc != 0) spdlog::error("TcpServer: uv_loop_close: {}", uv_err_name(rc));
+    if (rc != 0) wheel::logger()->error("TcpServer: uv_loop_close: {}", uv_err_name(rc));
   }
   assert(open_handles_ == 0 && "on a given loop, run it until stopped() before destroying");
 }
@@ -127,7 +130,7 @@ std::uint16_t ServerCore::listen() {
 
 void ServerCore::handle_signals() {
   const auto on_signal = [](uv_signal_t* s, int signum) {
-    spdlog::info("TcpServer: got signal {}, shutting down", signum);
+    wheel::logger()->info("TcpServer: got signal {}, shutting down", signum);
     static_cast<ServerCore*>(s->data)->begin_shutdown();
   };
   init_handle(uv_signal_init(loop_, &sigint_), "uv_signal_init");
@@ -192,7 +195,7 @@ void ServerCore::log_accept_trouble(const char* what, int error) {
   if (accept_error_logged_ && now - last_accept_error_log_ms_ < 1000) return;
   accept_error_logged_ = true;
   last_accept_error_log_ms_ = now;
-  spdlog::warn(
+  wheel::logger()->warn(
       "TcpServer: {} failed: {} ({} refused for lack of descriptors, {} other accept "
       "errors so far)",
       what, uv_err_name(error), counts_.rejected_emfile, counts_.accept_errors);
@@ -239,7 +242,7 @@ void ServerCore::accept_one(int fd) {
   auto* c = new Connection(this, id);
   const int init = uv_tcp_init(loop_, &c->tcp_);
   if (init != 0) {
-    spdlog::warn("TcpServer: uv_tcp_init: {}", uv_err_name(init));
+    wheel::logger()->warn("TcpServer: uv_tcp_init: {}", uv_err_name(init));
     free_slots_.push_back(static_cast<std::uint32_t>(id));
     delete c;
     ::close(fd);
@@ -256,12 +259,12 @@ void ServerCore::accept_one(int fd) {
   } else {
     // Replies are tiny; Nagle would hold them back. Failing to turn it off is not fatal.
     if (const int nd = uv_tcp_nodelay(&c->tcp_, 1); nd != 0) {
-      spdlog::debug("TcpServer: uv_tcp_nodelay: {}", uv_err_name(nd));
+      wheel::logger()->debug("TcpServer: uv_tcp_nodelay: {}", uv_err_name(nd));
     }
     rc = uv_read_start(stream, &Connection::on_alloc, &Connection::on_read);
   }
   if (rc != 0) {
-    spdlog::debug("TcpServer: accept failed: {}", uv_err_name(rc));
+    wheel::logger()->debug("TcpServer: accept failed: {}", uv_err_name(rc));
     c->abort(CloseReason::kError);
     return;
   }
@@ -320,8 +323,8 @@ void ServerCore::dispatch(Connection* c, std::string_view bytes) {
       return !c->closing();
     });
     if (result == LineFramer::Result::kLineTooLong) {
-      spdlog::debug("TcpServer: connection {:#x}: line longer than {} bytes", c->id(),
-                    options_.max_line);
+      wheel::logger()->debug("TcpServer: connection {:#x}: line longer than {} bytes", c->id(),
+                             options_.max_line);
       local_reason_ = CloseReason::kLineTooLong;
       handler_.on_line_too_long(*c);
       local_reason_ = CloseReason::kLocal;
@@ -360,7 +363,7 @@ void ServerCore::begin_shutdown() {
   assert_in_loop_thread();
   if (shutting_down_) return;
   shutting_down_ = true;
-  spdlog::info("TcpServer: shutting down: {} connections", counts_.connections);
+  wheel::logger()->info("TcpServer: shutting down: {} connections", counts_.connections);
   if (listening_) {
     listener_.data = this;
     uv_close(reinterpret_cast<uv_handle_t*>(&listener_), [](uv_handle_t* h) {
@@ -394,8 +397,8 @@ void ServerCore::begin_shutdown() {
 
 void ServerCore::force_close_all() {
   if (allocated_ > 0) {
-    spdlog::warn("TcpServer: {} connections still closing after the grace period, closing them",
-                 allocated_);
+    wheel::logger()->warn(
+        "TcpServer: {} connections still closing after the grace period, closing them", allocated_);
   }
   for (Connection* c : slots_) {
     if (c != nullptr) c->abort(CloseReason::kShutdown);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: ServerCore, the implementation behind TcpServer: the loop, the timer, the listener,
 // the connection table, idle detection and the shutdown sequence. Connection calls back into it.
 // Loop thread only, except request_shutdown() and port().

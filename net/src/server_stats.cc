@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/net/server_stats.h"
 
 #include <nlohmann/json.hpp>

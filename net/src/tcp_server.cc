@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/net/tcp_server.h"
 
 #include "server_core.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the line framer and the command parser of wheel-server, as a hostile
 // client drives them. The input is a header (max line, where to cut the stream into reads)
 // and then the bytes of the stream. Checked: the lines from cut reads equal the lines from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest: installs wheeltimer from BUILD_DIR into a scratch prefix, then builds and runs the
 # consumers (wheel::timer and wheel::net) with find_package(wheeltimer), and again with
 # add_subdirectory(SOURCE_DIR).

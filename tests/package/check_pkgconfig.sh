@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest: installs wheeltimer from BUILD_DIR into a scratch prefix, then compiles a consumer with
 # nothing but g++ and `pkg-config wheeltimer`, runs it, and checks that pkg-config, version.h and
 # the CMake project report the same version.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schedules one timeout through an installed or embedded wheel::timer and waits for it.
 #include <chrono>
 #include <cstdio>

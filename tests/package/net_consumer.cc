@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A tiny server on an installed or embedded wheel::net: answers one PING from a client thread
 // over loopback, then shuts down. Exits 0 when the PONG came back.
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built by check_pkgconfig.sh with only `pkg-config --cflags --libs wheeltimer`: schedules one
 // timeout, waits for it, and prints the library version it was compiled against.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A tiny PING/PONG line server for wheel-load's tests, independent of wheel-server so that the
 // tester is checked against a second implementation, and so that a server which never closes
 // idle connections (or closes them too soon) is easy to have.

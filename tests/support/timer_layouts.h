@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every timer test suite runs against both wheel layouts:
 //   class FooTest : public ::testing::TestWithParam<wheel::TimerLayout> {};
 //   INSTANTIATE_TEST_SUITE_P(Layouts, FooTest, wheel::testing::kLayouts,

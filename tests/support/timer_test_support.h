@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the timer tests: polling waits, log capture, worker-thread inspection.
 #pragma once
 

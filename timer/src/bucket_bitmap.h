@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal. One bit per bucket, set while the bucket holds a timeout, so the worker finds the
 // next bucket with work in W/64 word reads instead of visiting every bucket.
 #pragma once

@@ -1,9 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "bucket_store.h"
 
 #include <cassert>
 #include <cstdlib>
 
 #include <spdlog/spdlog.h>
+
+#include "wheel/logger.h"
 
 namespace wheel::detail {
 
@@ -12,7 +15,7 @@ static_assert(sizeof(void*) == 8, "entries pack 64-bit node addresses");
 namespace {
 
 [[noreturn]] void out_of_memory() {
-  spdlog::critical("wheel: out of memory growing a wheel bucket");
+  wheel::logger()->critical("wheel: out of memory growing a wheel bucket");
   std::abort();
 }
 
@@ -62,12 +65,12 @@ void BucketStore::add_chunk(Bucket& b) {
 void BucketStore::push(std::uint32_t bucket, Timeout* node, std::uint64_t counter) {
   assert(counter <= kCounterMax);
   if ((reinterpret_cast<std::uintptr_t>(node) >> 48) != 0) {
-    spdlog::critical("wheel: node address {} beyond 48 bits", static_cast<void*>(node));
+    wheel::logger()->critical("wheel: node address {} beyond 48 bits", static_cast<void*>(node));
     std::abort();
   }
   Bucket& b = buckets_[bucket];
   if (b.size == std::uint32_t{0xFFFFFFFF}) {
-    spdlog::critical("wheel: more than 2^32 timeouts in one bucket");
+    wheel::logger()->critical("wheel: more than 2^32 timeouts in one bucket");
     std::abort();
   }
   if (b.size == std::uint32_t{b.chunk_count} * kChunkEntries) add_chunk(b);

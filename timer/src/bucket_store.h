@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal. The buckets of a wheel, each an array of 8-byte entries, one per timeout. An entry
 // packs the node's address with a small counter (the hashed layout's due-round label), so a
 // walk over a bucket reads one contiguous array and touches a node only when it is due.

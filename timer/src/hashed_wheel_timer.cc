@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/hashed_wheel_timer.h"
 
 #include <atomic>
@@ -6,6 +7,8 @@
 #include <string>
 
 #include <spdlog/spdlog.h>
+
+#include "wheel/logger.h"
 
 #include "timer_core.h"
 
@@ -40,8 +43,8 @@ TimerOptions validated(TimerOptions options) {
         "ticks_per_wheel must be at least 2 for the hierarchical layout, got 1");
   }
   if (options.tick_duration < kMinTick) {
-    spdlog::warn("wheel: tick_duration {}ns is below 1ms; using 1ms",
-                 options.tick_duration.count());
+    wheel::logger()->warn("wheel: tick_duration {}ns is below 1ms; using 1ms",
+                          options.tick_duration.count());
     options.tick_duration = kMinTick;
   }
   const auto wheel = static_cast<std::int64_t>(options.ticks_per_wheel);
@@ -61,7 +64,7 @@ HashedWheelTimer::HashedWheelTimer(TimerOptions options)
     : core_(std::make_unique<detail::TimerCore>(*this, validated(std::move(options)))) {
   if (live_timers.fetch_add(1, std::memory_order_relaxed) + 1 > kWarnLiveTimers &&
       !warned_live_timers.exchange(true)) {
-    spdlog::warn(
+    wheel::logger()->warn(
         "wheel: more than {} HashedWheelTimer instances are alive; share one timer, each "
         "costs a thread",
         kWarnLiveTimers);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal. The hierarchical layout (Kafka's TimingWheel, with levels aligned on absolute ticks
 // as in the Linux and tokio timer wheels): levels of W = 2^b buckets each; a bucket of level k
 // spans W^k ticks, one whole turn of level k-1. A timeout due at tick d, inserted while the next

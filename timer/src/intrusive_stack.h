@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal. A lock-free multi-producer, single-consumer stack of intrusive nodes (a Treiber
 // stack): producers push with one compare-and-swap; the consumer takes everything at once and
 // reverses it, so it sees each producer's pushes in order. No allocation, no ABA (nodes are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal. The fixed-rate arithmetic of periodic timeouts, apart so that it can be tested alone.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wheel/timeout.h"
 
 #include <array>
@@ -6,6 +7,8 @@
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
+
+#include "wheel/logger.h"
 
 #include "timer_core.h"
 #include "wheel/detail/task_timeout.h"
@@ -78,9 +81,9 @@ void Timeout::invoke_guarded() noexcept {
   try {
     invoke();
   } catch (const std::exception& e) {
-    spdlog::warn("wheel: a timer task threw an exception: {}", e.what());
+    wheel::logger()->warn("wheel: a timer task threw an exception: {}", e.what());
   } catch (...) {
-    spdlog::warn("wheel: a timer task threw a non-standard exception");
+    wheel::logger()->warn("wheel: a timer task threw a non-standard exception");
   }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "timer_core.h"
 
 #include <pthread.h>
@@ -10,6 +11,8 @@
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
+
+#include "wheel/logger.h"
 
 #include "hierarchical_wheel.h"
 #include "timer_wheel.h"
@@ -64,7 +67,8 @@ TimerCore::~TimerCore() {
   try {
     stop();
   } catch (const std::exception& e) {  // destroyed from its own task: the worker cannot join itself
-    spdlog::critical("wheel: {}; a timer must not be destroyed from its own task", e.what());
+    wheel::logger()->critical("wheel: {}; a timer must not be destroyed from its own task",
+                              e.what());
     std::terminate();
   }
   close_gate();  // a timer that never started
@@ -451,9 +455,9 @@ void TimerCore::hand_over(Timeout* node) {
   try {
     executor_(TimerJob(node));
   } catch (const std::exception& e) {
-    spdlog::error("wheel: the timer executor threw, task dropped: {}", e.what());
+    wheel::logger()->error("wheel: the timer executor threw, task dropped: {}", e.what());
   } catch (...) {
-    spdlog::error("wheel: the timer executor threw, task dropped");
+    wheel::logger()->error("wheel: the timer executor threw, task dropped");
   }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal. The state behind a HashedWheelTimer: the submission and cancellation queues, the
 // wheel, and the worker thread that advances it. See hashed_wheel_timer.h for the contract.
 #pragma once

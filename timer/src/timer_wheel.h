@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal. The hashed layout (Netty's): one wheel of 2^k buckets. A timeout goes to the
 // bucket of its due tick and waits there for its remaining rounds (whole turns) to run out;
 // each visit of the bucket expires the timeouts that have none left. Instead of a count that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal. What the timer's worker needs from a wheel layout (hashed or hierarchical). Ticks
 // are absolute: tick t is processed once start + (t + 1) * tick_duration has passed. Worker
 // thread only (and the stopping thread once the worker has been joined).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HashedWheelTimer: a Netty-style hashed timing wheel for very many, mostly cancelled timeouts,
 // with a hierarchical layout (Kafka's TimingWheel) for long delays at fine ticks.
 //

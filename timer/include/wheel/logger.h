@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where wheeltimer logs: every library of the project (timer, net, load) and its programs write
 // through one spdlog logger named "wheel", never through spdlog's default logger, so a program
 // that embeds wheeltimer can redirect, reformat or silence it without touching its own logging.

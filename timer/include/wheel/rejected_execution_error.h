@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The error HashedWheelTimer::new_timeout() throws when max_pending_timeouts is reached.
 #pragma once
 

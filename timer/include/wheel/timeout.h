@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Timeout is one scheduled task of a HashedWheelTimer; a TimeoutHandle is the caller's
 // reference-counted pointer to it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A TimerJob is a timeout's task packaged to be run later, by whoever holds the job:
 //   * a TimerOptions::executor receives one for each expired task, so slow tasks cannot stall
 //     the wheel's worker;

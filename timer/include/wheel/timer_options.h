@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Construction options of a HashedWheelTimer; validated by its constructor.
 #pragma once
 

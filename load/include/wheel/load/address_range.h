@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The source addresses wheel-load binds its connections to, so that one run is not limited by
 // the ~28,000 ephemeral ports of a single address (net.ipv4.ip_local_port_range).
 #pragma once

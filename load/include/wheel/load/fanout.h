@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a whole wheel-load run in this process or, past the open-file limit of one process,
 // across child processes, and merges what they measured into one result.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server wheel-load connects to: --host as a host name or a numeric IPv4 or IPv6 address,
 // resolved once before the run.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How an idle connection's close by the server is judged against the expected idle timeout.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one wheel-load run (or one process's share of it) does: where to connect, how many
 // connections, which of them are active, and what the server is expected to do with them.
 #pragma once

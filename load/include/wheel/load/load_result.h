@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The raw outcome of a wheel-load run (or of one process's share): counters and samples.
 // Results of several processes merge into one; the report (report.h) is computed from it.
 #pragma once

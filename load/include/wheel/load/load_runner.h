@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One process's share of a wheel-load run, on one libuv loop: opens the connections at the
 // configured rate from the source addresses, pings the active ones, watches the idle ones get
 // closed, and at the end of the duration sends QUIT and closes what is left.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Percentile summary of a set of samples (round-trip times, idle-close lateness), the figures
 // wheel-load's report gives: p50, p90, p99 and max.
 #pragma once

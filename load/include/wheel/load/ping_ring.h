@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which active connections send PING at each tick: a ring with one slot per tick of the PING
 // interval, each connection in one slot picked at random. The jitter spreads the PINGs of
 // thousands of connections evenly over the interval, with one timer for all of them.

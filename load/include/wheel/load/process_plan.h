@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How many processes a run needs: each process may hold only RLIMIT_NOFILE open files, so a
 // run with more connections than that is split across child processes (--processes).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The once-a-second progress figures of a run, printed on stderr; a fan-out's parent sums its
 // children's.
 #pragma once

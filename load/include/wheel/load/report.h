@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wheel-load's report: the merged result summarized (percentiles), judged against the
 // expectations of the run, as JSON (--json) and as a human-readable summary.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Connection: one accepted TCP client of a TcpServer, as its ConnectionHandler sees it.
 //
 // Lifetime: the server creates it on accept and destroys it after it closed; the handler's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ConnectionHandler: what a TcpServer calls for its connections; a protocol is one of these.
 // Override what you need. Every call runs on the loop thread; a call may send, close or abort
 // the connection it names (and any other, found by id through TcpServer::find).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IdleDetector: Netty's IdleStateHandler for any libuv program, independent of protocol and
 // socket type. Objects (connections) are watched by id; each embeds an IdleWatch where it
 // records its reads and writes (O(1) stores, no timer traffic).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IdleWatch: the idle-detection state of one watched object (a connection), embedded in it, and
 // the value types of idle detection: IdleKind, IdleTimes, IdleEvent. See idle_detector.h.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LineFramer: splits a byte stream into lines, like Netty's LineBasedFrameDecoder. A line ends
 // at "\n"; one "\r" before it is stripped; a line longer than max_line bytes (without its
 // "\r\n") is an error. Lines that arrive whole are handed out as views of the caller's bytes

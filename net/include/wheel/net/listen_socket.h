@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A TCP socket created and bound by hand, for what libuv 1.44 cannot ask for: SO_REUSEPORT,
 // so that several worker processes accept on one port and the kernel spreads the clients, and
 // an accept path of the server's own (it tells clients refused for lack of descriptors why).

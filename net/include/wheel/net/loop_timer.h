@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LoopTimer: a HashedWheelTimer whose tasks run on one libuv loop's thread.
 //
 // The wheel turns on the timer's own worker thread; when a timeout expires, its task is handed

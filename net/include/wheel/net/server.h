@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Server: wheel-server in a class: a TcpServer (tcp_server.h) running the line protocol
 // (PING/PONG/DELAY/STATS/QUIT, see the README) as its handler, with idle closes ("BYE idle")
 // and writer-idle heartbeats ("PING") from the IdleDetector.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Construction options of a wheel::net::Server: where to listen, the three idle kinds, the
 // wheel, and the per-connection limits. Plain data; validated by Server's constructor.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The counters of one server (one worker): a snapshot that STATS sends as JSON and the
 // periodic log line prints.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Socket addresses: resolving a host (IPv4, IPv6 or a name) and formatting one for humans.
 // The one place net/ turns a host string into a sockaddr (the server and the SO_REUSEPORT
 // socket both use it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TcpServer: a libuv TCP server that holds many long-lived connections for a
 // ConnectionHandler, with a line framer, backpressure, idle detection on a LoopTimer, a
 // connection limit and a graceful shutdown.

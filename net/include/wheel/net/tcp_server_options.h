@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Construction options of a TcpServer: where to listen, limits, idle detection, framing and
 // the timer. Plain data; validated by TcpServer's constructor.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: where timeout nodes live. A process-wide pool of fixed-size slots with a cache per
 // thread, so new_timeout() and the release of a node cost a few instructions instead of a
 // malloc/free, and a node takes exactly its size (glibc would round 56 bytes up to a 64-byte

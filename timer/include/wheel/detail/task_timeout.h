@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the concrete Timeout node that stores a task of type F inline, the base of periodic
 // nodes, and the saturating conversion of any std::chrono::duration to nanoseconds.
 #pragma once
