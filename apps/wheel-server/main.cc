@@ -12,6 +12,7 @@
 #include <exception>
 #include <string>
 
+#include "cli_style.h"
 #include "duration.h"
 #include "option_checks.h"
 #include "wheel/logger.h"
@@ -75,7 +76,7 @@ CLI::Option* add_count(CLI::App& app, const std::string& name, T* out, const std
 
 // Exit 2 with `message` on stderr, like CLI11's own errors.
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "%s\nRun with --help for more information.\n", message.c_str());
+  std::fprintf(stderr, "wheel-server: %s\nRun with --help for more information.\n", message.c_str());
   return 2;
 }
 
@@ -88,9 +89,11 @@ int run_server(int argc, char** argv) {
   CLI::App app{
       "wheel-server: a libuv line server that answers heartbeats and closes idle "
       "connections with a hashed wheel timer"};
+  wheel::cli::apply_style(app);
   app.set_version_flag("--version", std::string("wheel-server ") + wheel::kVersion,
                        "print the version and exit");
   app.add_option("--host", options.host, "IPv4 or IPv6 address or host name to listen on")
+      ->type_name(wheel::cli::kTypeAddress)
       ->capture_default_str();
   add_count(app, "--port", &options.port, "TCP port; 0 picks a free one", 0, 65535);
   const auto max_idle = wheel::net::kMaxIdleTime;
@@ -126,16 +129,12 @@ int run_server(int argc, char** argv) {
   add_duration(app, "--stats-interval", &options.stats_interval,
                "period of the stats log line; 0 disables it", milliseconds(0), kMaxStatsInterval);
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->type_name(wheel::cli::kTypeLevel)
+      ->check(wheel::cli::one_of({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);  // --help
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);  // prints the message naming the option
-    return 2;
+  if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-server")) {
+    return *exit_status;  // --help, --version, or a usage error already printed
   }
   if (const std::string bad = wheel::apps::check_wheel_options(options.tick, options.wheel_size);
       !bad.empty()) {
