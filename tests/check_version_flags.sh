@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctest: every program answers --version with "<name> <version>" on stdout and exit status 0,
 # the version being the one project(VERSION) sets.
 # Usage: check_version_flags.sh VERSION PROGRAM...

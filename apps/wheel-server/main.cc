@@ -76,7 +76,8 @@ CLI::Option* add_count(CLI::App& app, const std::string& name, T* out, const std
 
 // Exit 2 with `message` on stderr, like CLI11's own errors.
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "wheel-server: %s\nRun with --help for more information.\n", message.c_str());
+  std::fprintf(stderr, "wheel-server: %s\nRun with --help for more information.\n",
+               message.c_str());
   return 2;
 }
 
