@@ -9,10 +9,16 @@ scripts/install-deps.sh
 configs=("$@")
 ((${#configs[@]})) || configs=(plain asan tsan)
 jobs=$(nproc)
-tsan_labels='^(timer_options_test|timeout_test|node_pool_test|hashed_wheel_timer_test|'
-tsan_labels+='periodic_timeout_test|timer_drain_test|timer_layout_test|logger_test|heap_timer_test|'
-tsan_labels+='net_loop_timer_test|net_idle_detector_test|net_tcp_server_test|'
-tsan_labels+='net_server_in_process_test|chat_server_test)$'
+# ThreadSanitizer runs the components that share memory between threads: the timer (its
+# worker, queues, periodic and drain), the logger, the heap timer, and in net/ the loop timer,
+# the idle detector and the in-process servers. The rest is single-threaded per process (libuv
+# loops, forked workers) and runs in the other two configurations. Test binaries are labelled
+# with their own names (tests/CMakeLists.txt).
+tsan_tests=(timer_options_test timeout_test node_pool_test hashed_wheel_timer_test
+            periodic_timeout_test timer_drain_test timer_layout_test logger_test heap_timer_test
+            net_loop_timer_test net_idle_detector_test net_tcp_server_test
+            net_server_in_process_test chat_server_test)
+tsan_labels="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
 for cfg in "${configs[@]}"; do
   case $cfg in
     plain) sanitize="" ;;
@@ -22,12 +28,10 @@ for cfg in "${configs[@]}"; do
   esac
   echo "=== $cfg: configure and build" >&2
   cmake -S . -B "build/$cfg" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEEL_SANITIZE="$sanitize" >/dev/null
-  cmake --build "build/$cfg" -j "$jobs"
+  targets=()
+  [[ $cfg == tsan ]] && targets=(--target "${tsan_tests[@]}")
+  cmake --build "build/$cfg" -j "$jobs" "${targets[@]}"
   echo "=== $cfg: test" >&2
-  # ThreadSanitizer runs the components that share memory between threads: the timer (its
-  # worker, queues, periodic and drain), the logger, the heap timer, and in net/ the loop
-  # timer, the idle detector and the in-process servers. The rest is single-threaded per
-  # process (libuv loops, forked workers) and runs in the other two configurations.
   selection=()
   [[ $cfg == tsan ]] && selection=(-L "$tsan_labels")
   # halt_on_error makes any sanitizer report fail the test that caused it.
