@@ -12,6 +12,7 @@
 
 #include "bench_options.h"
 #include "bench_report.h"
+#include "cli_style.h"
 #include "libuv_bench.h"
 #include "timer_impls.h"
 #include "timer_metrics.h"
@@ -33,78 +34,80 @@ int main(int argc, char** argv) {
   CLI::App app{"wheel-bench: timer benchmark, same metrics and JSON lines as Netty's TimerBench"};
   app.set_version_flag("--version", std::string("wheel-bench ") + wheel::kVersion,
                        "print the version and exit");
-  const auto positive = CLI::PositiveNumber;
-  app.add_option("--n", o.n, "timeouts for schedule/cancel/expire/memory")->check(positive);
+  wheel::cli::apply_style(app);
+  using wheel::cli::integer_range;
+  using wheel::cli::number_range;
+  const auto ticks_ms = integer_range(1, 60'000);    // a tick of up to a minute
+  const auto count = integer_range(1, 100'000'000);  // timeouts: 10^8 fit in memory
+  app.add_option("--n", o.n, "timeouts for schedule/cancel/expire/memory")->check(count);
   app.add_option("--metrics", o.metrics,
                  "schedule,cancel,expire,memory,lateness,idle (default: all six); "
                  "longdelay, upperlateness, scaling")
       ->delimiter(',')
-      ->check(CLI::IsMember({"schedule", "cancel", "expire", "memory", "lateness", "idle",
-                             "longdelay", "upperlateness", "scaling"}));
+      ->check(wheel::cli::one_of({"schedule", "cancel", "expire", "memory", "lateness", "idle",
+                                  "longdelay", "upperlateness", "scaling"}));
   app.add_option("--ticks", o.ticks, "tick(s) in ms for schedule/cancel/expire/memory")
       ->delimiter(',')
-      ->check(positive);
-  app.add_option("--wheel", o.wheel, "ticks per wheel")->check(positive);
+      ->check(ticks_ms);
+  app.add_option("--wheel", o.wheel, "ticks per wheel")->check(integer_range(1, 1 << 30));
   app.add_option("--warmup-n", o.warmup_n, "timeouts per warm-up round")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_range(0, 100'000'000));
   app.add_option("--warmup-rounds", o.warmup_rounds, "warm-up rounds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_range(0, 1'000));
   app.add_option("--lateness-ticks", o.lateness_ticks, "tick(s) in ms for the lateness test")
       ->delimiter(',')
-      ->check(positive);
-  app.add_option("--lateness-n", o.lateness_n, "timeouts in the lateness test")->check(positive);
+      ->check(ticks_ms);
+  app.add_option("--lateness-n", o.lateness_n, "timeouts in the lateness test")->check(count);
   app.add_option("--idle-ticks", o.idle_ticks, "tick(s) in ms for the idle-CPU test")
       ->delimiter(',')
-      ->check(positive);
-  app.add_option("--idle-secs", o.idle_secs, "seconds per idle-CPU measurement")->check(positive);
+      ->check(ticks_ms);
+  app.add_option("--idle-secs", o.idle_secs, "seconds per idle-CPU measurement")
+      ->check(number_range(0.1, 3'600));
   app.add_option("--seed", o.seed, "RNG seed");
   app.add_option("--impl", o.impls,
                  "wheel (hashed layout), hier (hierarchical layout), heap, libuv (default wheel)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"wheel", "hier", "heap", "libuv"}));
+      ->check(wheel::cli::one_of({"wheel", "hier", "heap", "libuv"}));
   app.add_option("--scaling-n", o.scaling_n, "pending counts for the scaling metric")
       ->delimiter(',')
-      ->check(positive);
+      ->check(count);
   app.add_option("--scaling-tick", o.scaling_tick, "wheel tick in ms for the scaling metric")
-      ->check(positive);
+      ->check(ticks_ms);
   app.add_option("--scaling-cost-tick", o.scaling_cost_tick,
                  "tick in ms for the scaling metric's worker cost per tick (default 1)")
-      ->check(CLI::Range(1, 60'000));
+      ->check(ticks_ms);
   app.add_option("--scaling-secs", o.scaling_secs,
                  "seconds of worker CPU measured per pending count in scaling (default 2)")
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(number_range(0.1, 3'600));
   // The longdelay metric, with TimerBench's option names and defaults. Bounds keep seconds * 10^9
   // far inside 64 bits and the handle array inside memory.
   app.add_option("--long-n", o.long_n, "pending timeouts in the longdelay test (default 1000000)")
-      ->check(CLI::Range(1, 100'000'000));
+      ->check(count);
   app.add_option("--long-ticks", o.long_ticks, "tick(s) in ms for the longdelay test (default 1)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 60'000));
+      ->check(ticks_ms);
   app.add_option("--long-secs", o.long_secs,
                  "seconds of worker CPU measured in the longdelay test (default 10)")
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(number_range(0.1, 3'600));
   app.add_option("--long-min-s", o.long_min_s,
                  "shortest delay in the longdelay test, seconds (default 60)")
-      ->check(CLI::Range(1, 100'000'000));
+      ->check(count);
   app.add_option("--long-max-s", o.long_max_s,
                  "longest delay in the longdelay test, seconds (default 86400)")
-      ->check(CLI::Range(1, 100'000'000));
+      ->check(count);
   app.add_option("--upper-ticks", o.upper_ticks,
                  "tick(s) in ms for the upperlateness test: delays of 1 to 4 wheel turns "
                  "(default 1)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 1'000));
+      ->check(integer_range(1, 1'000));
   app.add_flag("--memory-child", o.memory_child, "internal: measure memory in this process")
       ->group("");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);                            // prints the help or the error naming the option
-    return e.get_exit_code() == 0 ? 0 : 2;  // the project's exit code for command-line errors
+  if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-bench")) {
+    return *exit_status;  // --help, --version, or a usage error already printed
   }
   if (o.long_max_s < o.long_min_s) {
-    std::cerr << "--long-max-s (" << o.long_max_s << ") must be at least --long-min-s ("
-              << o.long_min_s << ")\n";
+    std::cerr << "wheel-bench: --long-max-s (" << o.long_max_s
+              << ") must be at least --long-min-s (" << o.long_min_s << ")\n";
     return 2;
   }
 
