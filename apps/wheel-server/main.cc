@@ -41,7 +41,7 @@ constexpr std::uint64_t kMaxOutput = std::uint64_t{1} << 30;        // 1 GiB
 constexpr std::uint64_t kMaxConnections = 1'000'000;                // per worker
 constexpr std::uint64_t kMaxDelayedBytes = std::uint64_t{1} << 40;  // 1 TiB
 constexpr int kMaxWorkers = 256;
-// 16 B of bucket per slot committed up front: 2^20 buckets = 16 MiB per worker, which at the
+// 24 B of bucket per slot committed up front: 2^20 buckets = 24 MiB per worker, which at the
 // 1 ms tick already spans 17 minutes per turn (longer delays take rounds).
 constexpr std::uint64_t kMaxServerWheelSize = std::uint64_t{1} << 20;
 // A tick longer than an hour is of no use to idle detection; with the wheel bound above it
@@ -108,7 +108,7 @@ int run_server(int argc, char** argv) {
                "close after this long without input or output", milliseconds(0), max_idle);
   add_duration(app, "--tick", &options.tick, "timer wheel resolution", milliseconds(1), kMaxTick);
   add_count(app, "--wheel-size", &options.wheel_size,
-            "timer wheel buckets, rounded up to a power of two; 16 bytes each, committed "
+            "timer wheel buckets, rounded up to a power of two; 24 bytes each, committed "
             "up front",
             1, kMaxServerWheelSize);
   add_count(app, "--max-connections", &options.max_connections, "open connections per worker", 1,
