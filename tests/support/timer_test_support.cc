@@ -9,6 +9,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "wheel/logger.h"
+
 namespace wheel::testing {
 
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
@@ -21,15 +23,14 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds lim
 }
 
 LogCapture::LogCapture()
-    : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1024)),
-      previous_(spdlog::default_logger()) {
+    : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1024)), previous_(wheel::logger()) {
   auto logger = std::make_shared<spdlog::logger>("capture", sink_);
   logger->set_level(spdlog::level::trace);
-  spdlog::set_default_logger(logger);
+  wheel::set_logger(logger);
 }
 
 LogCapture::~LogCapture() {
-  spdlog::set_default_logger(previous_);
+  wheel::set_logger(previous_);
 }
 
 int LogCapture::count(const std::string& needle, spdlog::level::level_enum level) const {

@@ -22,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 bool wait_until(const std::function<bool()>& done,
                 std::chrono::milliseconds limit = std::chrono::seconds(20));
 
-// Replaces spdlog's default logger for its lifetime and records what is logged.
+// Replaces wheeltimer's logger (wheel::set_logger) for its lifetime and records what is logged.
 class LogCapture {
  public:
   LogCapture();
