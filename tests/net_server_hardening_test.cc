@@ -123,8 +123,9 @@ TEST(NetServerHardening, HelpStatesTheBounds) {
   const auto [code, text] = run_until_exit({"--help"});
   EXPECT_EQ(code, 0);
   for (const char* bound :
-       {"--max-line N=4096", "1 to 1048576", "16 bytes each", "1ms to 1h",
-        "--max-delayed-bytes N=268435456", "--max-connection-delayed-bytes N=1048576"}) {
+       {"--max-line N", "1 to 1048576 (default 4096)", "24 bytes each", "1ms to 1h",
+        "--max-delayed-bytes N", "1 to 1099511627776 (default 268435456)",
+        "--max-connection-delayed-bytes N", "1 to 1099511627776 (default 1048576)"}) {
     EXPECT_NE(text.find(bound), std::string::npos) << bound << " in " << text;
   }
 }

@@ -99,8 +99,8 @@ int run_server(int argc, char** argv) {
   add_count(app, "--port", &options.port, "TCP port; 0 picks a free one", 0, 65535);
   const auto max_idle = wheel::net::kMaxIdleTime;
   add_duration(app, "--reader-idle", &options.reader_idle,
-               "close after this long without input (wheel-load's --expect-idle-close has the same "
-               "default, so the two agree)",
+               "close after this long without input; wheel-load's --expect-idle-close is the "
+               "same out of the box, so the two agree",
                milliseconds(0), max_idle);
   add_duration(app, "--writer-idle", &options.writer_idle,
                "send PING after this long without output", milliseconds(0), max_idle);
