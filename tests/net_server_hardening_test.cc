@@ -33,13 +33,6 @@ void stop_cleanly(ServerProcess& server) {
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "wait status " << *status;
 }
 
-nlohmann::json stats_json(Client& c) {
-  c.send("STATS\n");
-  const std::string line = c.read_line();
-  EXPECT_EQ(line.rfind("STATS {", 0), 0u) << line;
-  return nlohmann::json::parse(line.substr(6));
-}
-
 // Runs wheel-server with `args` until it exits (at most 15 s, then killed); returns
 // {exit code or -1, stdout and stderr}.
 std::pair<int, std::string> run_until_exit(std::vector<std::string> args) {
@@ -49,13 +42,7 @@ std::pair<int, std::string> run_until_exit(std::vector<std::string> args) {
   if (pid == 0) {
     ::dup2(out[1], STDERR_FILENO);
     ::dup2(out[1], STDOUT_FILENO);
-    std::vector<char*> argv;
-    std::string binary = WHEEL_SERVER_PATH;
-    argv.push_back(binary.data());
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
+    exec_server(args);
   }
   ::close(out[1]);
   std::string text;
@@ -220,14 +207,14 @@ TEST(NetServerHardening, DelayedTextIsBoundedPerConnectionAndPerWorker) {
   Client three(server.port());
   three.send("DELAY 60000 " + t600 + "\n");  // 2600 > 2500 for the worker
   EXPECT_EQ(three.read_line(), "ERR delayed bytes limit");
-  nlohmann::json stats = stats_json(three);
+  nlohmann::json stats = stats_of(three);
   EXPECT_EQ(stats["delayed_bytes"], 2000);
   EXPECT_EQ(stats["delayed_refused"], 2);
   EXPECT_EQ(stats["delayed_pending"], 5);
 
   one.close();  // its bytes are released with its DELAYs
   const auto start = Clock::now();
-  while (stats_json(three)["delayed_bytes"] != 1000 && ms_since(start) < 5000) {
+  while (stats_of(three)["delayed_bytes"] != 1000 && ms_since(start) < 5000) {
     std::this_thread::sleep_for(10ms);
   }
   three.send("DELAY 60000 " + t600 + "\n");
@@ -235,7 +222,7 @@ TEST(NetServerHardening, DelayedTextIsBoundedPerConnectionAndPerWorker) {
   three.send("DELAY 1 " + t400 + "\n");  // a delivered message releases its bytes too
   EXPECT_EQ(three.read_line(), "OK");
   EXPECT_EQ(three.read_line(), "DELAYED " + t400);
-  stats = stats_json(three);
+  stats = stats_of(three);
   EXPECT_EQ(stats["delayed_bytes"], 1600);
   EXPECT_EQ(stats["delayed_pending"], 3);
   stop_cleanly(server);
@@ -252,7 +239,7 @@ TEST(NetServerHardening, DefaultDelayedBytesPerConnectionIsOneMebibyte) {
   EXPECT_EQ(c.read_line(), "ERR delayed bytes limit");
   c.send("DELAY 60000 " + std::string(1048576 - 262 * 4000, 'y') + "\n");  // fills it exactly
   EXPECT_EQ(c.read_line(), "OK");
-  EXPECT_EQ(stats_json(c)["delayed_bytes"], 1048576);
+  EXPECT_EQ(stats_of(c)["delayed_bytes"], 1048576);
   stop_cleanly(server);
 }
 
@@ -288,11 +275,11 @@ TEST(NetServerHardening, DelaysOfAClosedConnectionAreCancelledNotLeftToExpire) {
   }
   Client observer(server.port());
   const auto start = Clock::now();
-  while (stats_json(observer)["connections"] != 1 && ms_since(start) < 5000) {
+  while (stats_of(observer)["connections"] != 1 && ms_since(start) < 5000) {
     std::this_thread::sleep_for(10ms);
   }
   std::this_thread::sleep_for(800ms);  // past every delay (200..299 ms) and a few ticks
-  const nlohmann::json stats = stats_json(observer);
+  const nlohmann::json stats = stats_of(observer);
   EXPECT_EQ(stats["delayed_pending"], 0);
   EXPECT_EQ(stats["delayed_bytes"], 0);
   EXPECT_EQ(stats["delayed_sent"], 0);
@@ -320,7 +307,7 @@ TEST(NetServerHardening, MaxOutputAboveTheDefaultIsHonoured) {
     ++replies;
   }
   EXPECT_EQ(replies, kRequests);
-  EXPECT_EQ(stats_json(c)["slow_consumers"], 0);
+  EXPECT_EQ(stats_of(c)["slow_consumers"], 0);
   stop_cleanly(server);
 }
 
@@ -338,14 +325,14 @@ TEST(NetServerHardening, ASlowConsumerIsClosedNotOnlyCounted) {
       break;  // reset by the server
     }
     Client probe(server.port());
-    counted = stats_json(probe)["slow_consumers"] == 1;
+    counted = stats_of(probe)["slow_consumers"] == 1;
     if (!counted) std::this_thread::sleep_for(10ms);
   }
   ASSERT_TRUE(counted);
   Client probe(server.port());
   nlohmann::json stats;
   for (const auto wait = Clock::now(); ms_since(wait) < 5000; std::this_thread::sleep_for(10ms)) {
-    stats = stats_json(probe);
+    stats = stats_of(probe);
     if (stats["connections"] == 1) break;
   }
   EXPECT_EQ(stats["connections"], 1) << "the slow consumer is still open: " << stats.dump();
