@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "wheel/detail/saturating.h"
+
 namespace wheel::bench {
 
 namespace {
@@ -15,15 +17,6 @@ std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  std::int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) {
-    return b > 0 ? std::numeric_limits<std::int64_t>::max()
-                 : std::numeric_limits<std::int64_t>::min();
-  }
-  return sum;
 }
 
 // Longest single sleep: keeps wait_until() far from time_point overflow.
@@ -62,7 +55,7 @@ HeapTimeoutHandle HeapTimer::new_timeout(std::function<void()> task,
                                          std::chrono::nanoseconds delay) {
   if (!task) throw std::invalid_argument("new_timeout: task is empty");
   auto node = std::make_shared<HeapTimeout>(this, std::move(task));
-  const std::int64_t deadline = saturating_add(now_ns(), delay.count());
+  const std::int64_t deadline = detail::saturating_add(now_ns(), delay.count());
   bool notify = false;
   {
     std::unique_lock lock(mutex_);

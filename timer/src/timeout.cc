@@ -12,7 +12,6 @@
 
 #include "timer_core.h"
 #include "wheel/detail/task_timeout.h"
-#include "wheel/timer_job.h"
 
 namespace wheel {
 
@@ -85,14 +84,6 @@ void Timeout::invoke_guarded() noexcept {
   } catch (...) {
     wheel::logger()->warn("wheel: a timer task threw a non-standard exception");
   }
-}
-
-void TimerJob::operator()() {
-  if (node_ != nullptr) detail::TimerCore::run_and_release(std::exchange(node_, nullptr));
-}
-
-void TimerJob::discard() noexcept {
-  if (node_ != nullptr) detail::TimerCore::discard_and_release(std::exchange(node_, nullptr));
 }
 
 }  // namespace wheel

@@ -16,20 +16,12 @@
 
 #include "hierarchical_wheel.h"
 #include "timer_wheel.h"
+#include "wheel/detail/saturating.h"
 #include "wheel/rejected_execution_error.h"
 
 namespace wheel::detail {
 
 namespace {
-
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  std::int64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) {
-    return b > 0 ? std::numeric_limits<std::int64_t>::max()
-                 : std::numeric_limits<std::int64_t>::min();
-  }
-  return sum;
-}
 
 std::unique_ptr<Wheel> make_wheel(const TimerOptions& options) {
   if (options.layout == TimerLayout::kHierarchical) {
@@ -486,53 +478,27 @@ void TimerCore::run_periodic_here(Timeout* node) {
   node->release();
 }
 
-void TimerCore::finish_periodic_job(Timeout* node, bool ran) noexcept {
+bool PeriodicGate::take_back(Timeout* node, bool ran) {
+  std::lock_guard lock(mutex);
+  return core != nullptr && core->take_back_periodic(node, ran);
+}
+
+bool TimerCore::take_back_periodic(Timeout* node, bool ran) noexcept {
   auto* periodic = static_cast<PeriodicTimeout*>(node);
-  {
-    std::lock_guard lock(periodic->gate_->mutex);
-    if (TimerCore* core = periodic->gate_->core) {  // the timer is alive and not stopped yet
-      --periodic->gate_->out;
-      if (ran) {
-        periodic->deadline_ns_ = next_periodic_deadline(periodic->deadline_ns_,
-                                                        periodic->period_ns_, core->elapsed_ns());
-        node->deadline_ = periodic->deadline_ns_;
-        node->place_ = Timeout::kInQueue;
-        if (node->try_transition(Timeout::kInit, Timeout::kRunning)) {
-          core->submissions_.push(node);
-          core->wake_if_sleeping(kWakeForSubmit);
-          return;
-        }
-      }
-      core->count_out(1);
+  --gate_->out;
+  if (ran) {
+    periodic->deadline_ns_ =
+        next_periodic_deadline(periodic->deadline_ns_, periodic->period_ns_, elapsed_ns());
+    node->deadline_ = periodic->deadline_ns_;
+    node->place_ = Timeout::kInQueue;
+    if (node->try_transition(Timeout::kInit, Timeout::kRunning)) {
+      submissions_.push(node);
+      wake_if_sleeping(kWakeForSubmit);
+      return true;
     }
   }
-  // Cancelled, dropped unrun, or its timer stopped: the periodic timeout ends, cancelled.
-  node->try_transition(Timeout::kCancelled, ran ? Timeout::kRunning : Timeout::kExpired);
-  node->place_ = Timeout::kRetired;
-  discard_and_release(node);
-}
-
-void TimerCore::run_and_release(Timeout* node) noexcept {
-  if (node->place_ == Timeout::kAtExecutor) {
-    const bool ran = node->try_transition(Timeout::kRunning, Timeout::kExpired);
-    if (ran) node->invoke_guarded();
-    finish_periodic_job(node, ran);
-    return;
-  }
-  node->invoke_guarded();
-  discard_and_release(node);
-}
-
-void TimerCore::discard_and_release(Timeout* node) noexcept {
-  if (node->place_ == Timeout::kAtExecutor) {
-    finish_periodic_job(node, false);
-    return;
-  }
-  if (node->task_alive_) {
-    node->destroy_task();
-    node->task_alive_ = false;
-  }
-  node->release();
+  count_out(1);
+  return false;
 }
 
 void TimerCore::collect_remaining(std::vector<TimerJob>* unprocessed) {

@@ -30,6 +30,10 @@ namespace wheel::detail {
 // Lets a periodic job on an executor thread re-arm its timeout while the timer runs, and
 // retire it once the timer has stopped or is gone. Periodic executor path only.
 struct PeriodicGate {
+  // A periodic job back from the executor (ran: whether its run happened): true if its timer
+  // (alive and not stopped) re-armed the timeout; false if it ends, and the caller retires it.
+  bool take_back(Timeout* node, bool ran);
+
   std::mutex mutex;
   TimerCore* core = nullptr;  // null once stop() has collected (guarded by mutex)
   std::int64_t out = 0;       // periodic jobs handed to the executor, not back yet (mutex)
@@ -74,12 +78,6 @@ class TimerCore {
   // Timeout::cancel() after its state change: queues the timeout for the worker.
   void enqueue_cancel(Timeout* node);
 
-  // TimerJob: runs the task (exceptions caught and logged), then destroys it and drops the
-  // reference, or re-arms a periodic timeout.
-  static void run_and_release(Timeout* node) noexcept;
-  // TimerJob dropped: destroys a task that will never run and drops the reference.
-  static void discard_and_release(Timeout* node) noexcept;
-
   // Marks the calling thread as running a task of `core` for the lifetime of the guard.
   class TaskScope {
    public:
@@ -95,6 +93,8 @@ class TimerCore {
   bool in_own_task() const noexcept;
 
  private:
+  friend struct PeriodicGate;  // take_back_periodic()
+
   // kDraining: started, and new_timeout() is refused outside the timer's own tasks.
   enum class RunState { kInit, kStarted, kDraining, kShutdown };
 
@@ -119,8 +119,9 @@ class TimerCore {
   void run_periodic_here(Timeout* node);
   // Hands a due timeout to the executor.
   void hand_over(Timeout* node);
-  // After a periodic job returned (ran: whether its run happened) on an executor thread.
-  static void finish_periodic_job(Timeout* node, bool ran) noexcept;
+  // PeriodicGate::take_back under the gate's mutex, the timer alive: re-arms (true) or counts
+  // the timeout out (false).
+  bool take_back_periodic(Timeout* node, bool ran) noexcept;
   // stop() and the destructor: periodic jobs stop re-arming (see PeriodicGate).
   void close_gate();
   // Counts `n` timeouts out of pending_ and wakes drain() when that empties the timer.

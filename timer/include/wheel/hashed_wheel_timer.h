@@ -77,6 +77,7 @@
 #include <utility>
 #include <vector>
 
+#include "wheel/detail/saturating.h"
 #include "wheel/detail/task_timeout.h"
 #include "wheel/rejected_execution_error.h"
 #include "wheel/timeout.h"

@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: the concrete Timeout node that stores a task of type F inline, the base of periodic
-// nodes, and the saturating conversion of any std::chrono::duration to nanoseconds.
+// Internal: the concrete Timeout node that stores a task of type F inline, and the base of
+// periodic nodes.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <new>
-#include <ratio>
 #include <type_traits>
 #include <utility>
 
 #include "wheel/detail/node_pool.h"
 #include "wheel/timeout.h"
+
+namespace wheel {
+class TimerJob;
+}  // namespace wheel
 
 namespace wheel::detail {
 
@@ -87,6 +88,7 @@ class PeriodicTimeout : public Timeout {
 
  private:
   friend class TimerCore;
+  friend class wheel::TimerJob;   // reaches gate_ when its job returns from the executor
   const std::int64_t period_ns_;  // > 0
   std::int64_t deadline_ns_ = 0;  // of the run due next (or running); worker or job thread
   const std::shared_ptr<PeriodicGate> gate_;
@@ -123,28 +125,5 @@ class TaskTimeout final : public Base {
 
   [[no_unique_address]] TaskStorage<F> task_;
 };
-
-// Converts without overflow: durations beyond the range of nanoseconds clamp to its ends.
-template <class Rep, class Period>
-constexpr std::chrono::nanoseconds saturating_nanoseconds(std::chrono::duration<Rep, Period> d) {
-  using std::chrono::nanoseconds;
-  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
-  if constexpr (std::is_floating_point_v<Rep>) {
-    const long double ns =
-        static_cast<long double>(d.count()) * Period::num * 1'000'000'000.0L / Period::den;
-    if (!(ns == ns)) return nanoseconds::zero();  // NaN
-    if (ns >= static_cast<long double>(kMax)) return nanoseconds::max();
-    if (ns <= -static_cast<long double>(kMax)) return nanoseconds::min();
-    return nanoseconds(static_cast<std::int64_t>(ns));
-  } else {
-    using ToNanos = std::ratio_divide<Period, std::nano>;
-    if constexpr (ToNanos::den == 1 && ToNanos::num > 1) {  // coarser than 1 ns: may overflow
-      constexpr auto kLimit = kMax / ToNanos::num;
-      if (d.count() > kLimit) return nanoseconds::max();
-      if (d.count() < -kLimit) return nanoseconds::min();
-    }
-    return std::chrono::duration_cast<nanoseconds>(d);
-  }
-}
 
 }  // namespace wheel::detail
