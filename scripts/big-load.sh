@@ -1,31 +1,51 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The big case (not in CI): 100,000 concurrent connections on this machine.
-# wheel-server --workers 6 under wheel-load --processes auto, connections spread over several
-# loopback source addresses, 10% active, for 60 s. The server closes idle connections after
-# 30 s, so with 5,000 new connections a second all 100,000 are open together from ~20 s to
-# ~30 s, and every idle close is still checked before the end.
-# Prints the machine limits that matter, wheel-load's report, and the server's total RSS / PSS
-# (peak, sampled each second) and CPU time. Reports: build/plain/big-load-report.json.
+# The big case (not in CI): N concurrent connections on this machine, 100,000 by default and
+# 1,000,000 with `scripts/big-load.sh 1000000`.
+# wheel-server --workers W under wheel-load --processes auto, connections spread over loopback
+# source addresses (127.0.0.x), 10% active (PING), 90% idle, each idle one closed by the server
+# after its reader-idle time and checked on time by wheel-load. The run is planned so that all
+# N connections are open at once for a while and every idle close is checked before the end:
+#   ramp        = N / CONNECT_RATE                  (all connections opened)
+#   reader idle = ramp + max(20 s, ramp / 2)         (the first idle close comes after the ramp)
+#   duration    = reader idle + ramp + 10 s          (the last idle close is checked)
+#   PING period = reader idle / 3                    (active connections survive)
+# While all connections are open and idle (from 5 s after the ramp to 5 s before the first idle
+# close) it measures the server's CPU per second, its memory (RSS and PSS summed over the
+# processes) and the kernel's (Slab, TCP socket pages), against their values before the load.
+# Prints the machine limits that matter first, and refuses a run they cannot hold.
+# Reports: $BUILD/big-load-report.json (wheel-load) and $BUILD/big-load-summary.txt.
 #
-# Usage: scripts/big-load.sh [connections] [workers]   (defaults 100000 6)
-# Environment: DURATION (60s), READER_IDLE (30s), ACTIVE_RATIO (0.1), CONNECT_RATE (5000),
+# Usage: scripts/big-load.sh [connections] [workers]   (defaults 100000, enough workers)
+# Environment: CONNECT_RATE (5000, or 10000 above 200,000 connections), ACTIVE_RATIO (0.1),
+#              READER_IDLE, DURATION, PING_INTERVAL (seconds; planned as above if unset),
 #              BUILD (build/plain)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 connections=${1:-100000}
-workers=${2:-6}
-duration=${DURATION:-60s}
-reader_idle=${READER_IDLE:-30s}
+[[ $connections =~ ^[0-9]+$ ]] && ((connections >= 1000 && connections <= 2000000)) ||
+  { echo "big-load: connections must be 1000 to 2000000, not '$connections'" >&2; exit 2; }
+default_rate=$((connections > 200000 ? 10000 : 5000))
+connect_rate=${CONNECT_RATE:-$default_rate}
 active_ratio=${ACTIVE_RATIO:-0.1}
-connect_rate=${CONNECT_RATE:-5000}
 build=${BUILD:-build/plain}
+ramp=$(((connections + connect_rate - 1) / connect_rate))
+margin=$((ramp / 2 > 20 ? ramp / 2 : 20))
+reader_idle=${READER_IDLE:-$((ramp + margin))}
+duration=${DURATION:-$((reader_idle + ramp + 10))}
+ping_interval=${PING_INTERVAL:-$((reader_idle / 3 > 1 ? reader_idle / 3 : 1))}
 
 scripts/install-deps.sh
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$(nproc)" --target wheel-server wheel-load
 
 ulimit -n "$(ulimit -Hn)"
+nofile=$(ulimit -n)
+# Each worker keeps ~100 descriptors for itself (listener, loop, timer, logs); SO_REUSEPORT
+# spreads connections by hash, so leave ~5% for the unevenness.
+per_worker=$((nofile - 100))
+needed=$(((connections + per_worker - 1) / per_worker))
+workers=${2:-$((needed + needed / 20 + 1))}
 read -r port_lo port_hi </proc/sys/net/ipv4/ip_local_port_range
 ports=$((port_hi - port_lo + 1))
 # Ephemeral ports are per (source address, server address:port). The kernel's port search in
@@ -34,23 +54,48 @@ ports=$((port_hi - port_lo + 1))
 per_address=$((ports < 25000 ? ports / 5 : 5000))
 addresses=$(((connections + per_address - 1) / per_address))
 ((addresses >= 2)) || addresses=2
-((addresses <= 250)) || { echo "big-load: too many connections for 127.0.0.x" >&2; exit 2; }
 sources="127.0.0.1-127.0.0.$addresses"
-per_worker=$(($(ulimit -n) - 100))
+file_max=$(cat /proc/sys/fs/file-max)
+read -r files_in_use _ _ </proc/sys/fs/file-nr
+# Both ends of every connection are descriptors, plus ~100 per process of either program.
+files_needed=$((2 * connections + 100 * (workers + needed + 2)))
 
 echo "=== machine" >&2
 echo "cores $(nproc); memory $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo);" \
-  "open files per process $(ulimit -n) (hard $(ulimit -Hn)); fs.nr_open $(cat /proc/sys/fs/nr_open);" \
-  "fs.file-max $(cat /proc/sys/fs/file-max)" >&2
+  "open files per process $nofile (hard $(ulimit -Hn)); fs.nr_open $(cat /proc/sys/fs/nr_open);" \
+  "fs.file-max $file_max ($files_in_use in use)" >&2
 echo "ip_local_port_range $port_lo-$port_hi ($ports ports per source address) -> $addresses" \
   "source addresses ($sources); somaxconn $(cat /proc/sys/net/core/somaxconn);" \
-  "tcp_max_syn_backlog $(cat /proc/sys/net/ipv4/tcp_max_syn_backlog);" \
-  "nf_conntrack_max $(cat /proc/sys/net/netfilter/nf_conntrack_max 2>/dev/null || echo n/a)" >&2
-echo "sockets in use: $(grep '^TCP:' /proc/net/sockstat)" >&2
+  "tcp_max_syn_backlog $(cat /proc/sys/net/ipv4/tcp_max_syn_backlog); tcp_mem (pages)" \
+  "$(tr '\t' ' ' </proc/sys/net/ipv4/tcp_mem);" \
+  "nf_conntrack_max $(cat /proc/sys/net/netfilter/nf_conntrack_max 2>/dev/null || echo n/a)" \
+  "(tracked now $(cat /proc/sys/net/netfilter/nf_conntrack_count 2>/dev/null || echo n/a))" >&2
+echo "plan: $connections connections need $needed server workers at $per_worker each; using" \
+  "$workers; $files_needed descriptors of fs.file-max $file_max" >&2
+((addresses <= 250)) || { echo "big-load: $addresses source addresses do not fit in 127.0.0.1-250" >&2; exit 2; }
+((workers >= needed && workers <= 256)) ||
+  { echo "big-load: $workers workers cannot hold $connections connections (need $needed, at most 256)" >&2; exit 2; }
+((files_in_use + files_needed < file_max)) ||
+  { echo "big-load: $files_needed more descriptors would pass fs.file-max $file_max ($files_in_use in use)" >&2; exit 2; }
+echo "plan: connect rate $connect_rate/s (ramp ${ramp}s), reader idle ${reader_idle}s, run ${duration}s," \
+  "active ratio $active_ratio with PING every ${ping_interval}s" >&2
 
+# Kernel memory: Slab (KiB) and the pages charged to TCP sockets (sockstat 'mem').
+kernel_kib() {
+  local slab tcp_pages
+  slab=$(awk '/^Slab:/ {print $2}' /proc/meminfo)
+  tcp_pages=$(awk '/^TCP:/ {for (i = 1; i < NF; i++) if ($i == "mem") print $(i + 1)}' /proc/net/sockstat)
+  echo "$slab $((tcp_pages * $(getconf PAGESIZE) / 1024))"
+}
+tcp_inuse() { awk '/^TCP:/ {print $3}' /proc/net/sockstat; }
+read -r slab0 tcpmem0 < <(kernel_kib)
+inuse0=$(tcp_inuse)
+
+summary="$build/big-load-summary.txt"
 server_out=$(mktemp)
-"$build/apps/wheel-server/wheel-server" --host 127.0.0.1 --port 0 --reader-idle "$reader_idle" \
-  --workers "$workers" --max-connections "$per_worker" --stats-interval 10s \
+run_start=$(date +%s.%N)
+"$build/apps/wheel-server/wheel-server" --host 127.0.0.1 --port 0 --reader-idle "${reader_idle}s" \
+  --workers "$workers" --max-connections "$per_worker" --stats-interval 30s \
   --log-level warn >"$server_out" &
 server_pid=$!
 sampler_pid=""
@@ -61,12 +106,13 @@ cleanup() {
 }
 trap cleanup EXIT
 port=""
-for _ in $(seq 100); do
+for _ in $(seq 300); do
   port=$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$server_out")
   [[ -n $port ]] && break
   sleep 0.1
 done
 [[ -n $port ]] || { echo "big-load: wheel-server did not report its port" >&2; exit 1; }
+server_ready=$(date +%s.%N)
 
 # The server and its workers (its direct children).
 server_pids() { echo "$server_pid" $(ps -o pid= --ppid "$server_pid"); }
@@ -87,31 +133,76 @@ cpu_seconds() {
   done
   awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'
 }
-sleep 0.5
+sleep 1
 read -r rss0 pss0 < <(memory_kib)
-samples=$(mktemp)
-(while :; do echo "$(memory_kib) $(grep '^TCP:' /proc/net/sockstat | awk '{print $3}')"; sleep 1; done >"$samples") &
-sampler_pid=$!
 
-echo "=== wheel-load: $connections connections ($active_ratio active) over $sources, $duration" >&2
+# The idle window: measured from wheel-load's start, in the background, while it runs.
+window_from=$((ramp + 5))
+window_to=$((reader_idle - 5))
+window_file=$(mktemp)
+measure_window() {
+  local t0 c0 c1 inuse rss pss slab tcpmem open_at=""
+  t0=$(date +%s)
+  # When every connection is open (both ends counted by sockstat): the connect rate held.
+  while (($(date +%s) - t0 < window_from)); do
+    if [[ -z $open_at ]] && (($(tcp_inuse) - inuse0 >= 2 * connections)); then
+      open_at=$(($(date +%s) - t0))
+    fi
+    sleep 1
+  done
+  c0=$(cpu_seconds)
+  sleep $((window_to - window_from))
+  c1=$(cpu_seconds)
+  inuse=$(tcp_inuse)
+  [[ -n $open_at ]] || { ((inuse - inuse0 >= 2 * connections)) && open_at=$window_from; }
+  read -r rss pss < <(memory_kib)
+  read -r slab tcpmem < <(kernel_kib)
+  echo "${open_at:-none} $c0 $c1 $inuse $rss $pss $slab $tcpmem" >"$window_file"
+}
+if ((window_to - window_from >= 5)); then
+  measure_window &
+  sampler_pid=$!
+fi
+
+echo "=== wheel-load: $connections connections ($active_ratio active) over $sources, ${duration}s" >&2
 status=0
-start_cpu=$(cpu_seconds)
+load_start=$(date +%s.%N)
 TIMEFORMAT="wheel-load (all processes): %R s wall, %U s user, %S s system"
 time "$build/apps/wheel-load/wheel-load" --host 127.0.0.1 --port "$port" \
-  --connections "$connections" --active-ratio "$active_ratio" --ping-interval 1s \
-  --expect-idle-close "$reader_idle" --tolerance 1s --duration "$duration" \
+  --connections "$connections" --active-ratio "$active_ratio" --ping-interval "${ping_interval}s" \
+  --expect-idle-close "${reader_idle}s" --tolerance 1s --duration "${duration}s" \
   --connect-rate "$connect_rate" --source-addresses "$sources" --processes auto \
   --json "$build/big-load-report.json" --log-level warn || status=$?
-end_cpu=$(cpu_seconds)
-kill "$sampler_pid" 2>/dev/null || true
+load_end=$(date +%s.%N)
+[[ -n $sampler_pid ]] && wait "$sampler_pid" 2>/dev/null || true
 sampler_pid=""
-read -r peak_rss peak_pss peak_tcp < <(awk '$1 > r {r = $1} $2 > p {p = $2} $3 > t {t = $3}
-  END {print r + 0, p + 0, t + 0}' "$samples")
-rm -f "$samples"
-echo "=== wheel-server --workers $workers ($(server_pids | wc -w) processes)" >&2
-echo "server memory at start: RSS $rss0 KiB, PSS $pss0 KiB; peak (sampled 1/s): RSS $peak_rss KiB," \
-  "PSS $peak_pss KiB; peak TCP sockets in use on the machine $peak_tcp (both ends)" >&2
-echo "server CPU during the run: $(awk -v a="$start_cpu" -v b="$end_cpu" 'BEGIN {printf "%.2f", b - a}') s" \
-  "(user+system, all workers); total since start $end_cpu s" >&2
-echo "big-load: wheel-load exit status $status (report: $build/big-load-report.json)" >&2
+
+{
+  echo "big-load: $connections connections, $workers server workers ($(server_pids | wc -w) processes)"
+  awk -v a="$run_start" -v b="$server_ready" -v c="$load_start" -v d="$load_end" 'BEGIN {
+    printf "time: server start to listening %.1f s; wheel-load %.1f s; whole run %.1f s\n",
+           b - a, d - c, d - a }'
+  if [[ -s $window_file ]]; then
+    read -r open_at c0 c1 inuse rss pss slab tcpmem <"$window_file"
+    open=$(((inuse - inuse0) / 2))
+    echo "all open: about $open connections open (sockstat TCP inuse $inuse, $inuse0 before; other programs' sockets count too)"
+    ((open < connections)) || open=$connections
+    if [[ $open_at != none ]]; then
+      echo "connect rate held: $connections in ${open_at}s = $((connections / (open_at > 0 ? open_at : 1)))/s (asked $connect_rate/s; sampled each second)"
+    fi
+    awk -v c0="$c0" -v c1="$c1" -v s="$((window_to - window_from))" -v n="$open" 'BEGIN {
+      printf "server CPU while all are open and idle: %.1f ms/s over %d s (user+system, all processes)\n",
+             (c1 - c0) * 1000 / s, s }'
+    awk -v r0="$rss0" -v p0="$pss0" -v r="$rss" -v p="$pss" -v n="$open" 'BEGIN {
+      printf "server memory: RSS %.1f MiB -> %.1f MiB, PSS %.1f MiB -> %.1f MiB; per connection RSS %.0f B, PSS %.0f B\n",
+             r0 / 1024, r / 1024, p0 / 1024, p / 1024, (r - r0) * 1024 / n, (p - p0) * 1024 / n }'
+    awk -v s0="$slab0" -v t0="$tcpmem0" -v s="$slab" -v t="$tcpmem" -v n="$open" 'BEGIN {
+      printf "kernel memory (both ends): Slab %.1f MiB -> %.1f MiB (%.0f B per connection); TCP socket pages %.1f MiB -> %.1f MiB\n",
+             s0 / 1024, s / 1024, (s - s0) * 1024 / n, t0 / 1024, t / 1024 }'
+  else
+    echo "(no idle window: the run is too short to measure one)"
+  fi
+  echo "wheel-load exit status $status; its report: $build/big-load-report.json"
+} | tee "$summary" >&2
+rm -f "$window_file"
 exit "$status"

@@ -5,10 +5,15 @@
 
 #include "wheel/logger.h"
 
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
 #include <cassert>
-#include <cstdlib>
-#include <cstring>
-#include <new>
+#include <cerrno>
+#include <string>
+#include <utility>
 
 #include "server_core.h"
 #include "wheel/net/socket_address.h"
@@ -33,65 +38,60 @@ const char* to_string(CloseReason reason) {
   return "?";
 }
 
-// A uv_write request and its bytes in one allocation.
-struct Connection::WriteRequest {
-  uv_write_t req;
-  uv_buf_t buf;
-
-  static WriteRequest* create(std::string_view bytes) {
-    void* memory = std::malloc(sizeof(WriteRequest) + bytes.size());
-    if (memory == nullptr) throw std::bad_alloc();
-    auto* w = new (memory) WriteRequest;
-    char* data = static_cast<char*>(memory) + sizeof(WriteRequest);
-    std::memcpy(data, bytes.data(), bytes.size());
-    w->buf = uv_buf_init(data, static_cast<unsigned>(bytes.size()));
-    return w;
-  }
-  static void destroy(WriteRequest* w) { std::free(w); }
+// Output the kernel did not take at once: bytes[sent..] are still to be written.
+struct Connection::OutputQueue {
+  std::string bytes;
+  std::size_t sent = 0;
+  std::size_t size() const { return bytes.size() - sent; }
 };
 
-Connection::Connection(ServerCore* core, std::uint64_t id) : id_and_closing_(id) {
-  tcp_.data = core;
+Connection::Connection(ServerCore* core, std::uint64_t id, int fd)
+    : core_(core), fd_(fd), id_and_closing_(id) {}
+
+Connection::~Connection() {
+  delete output_;
+  if (fd_ >= 0) ::close(fd_);
 }
 
-Connection* Connection::of(uv_handle_t* handle) {
-  // tcp_ is the first member (and Connection has no base): the handle's address is its own.
-  return reinterpret_cast<Connection*>(handle);
+std::size_t Connection::queued_output() const {
+  return output_ == nullptr ? 0 : output_->size();
 }
 
 std::string Connection::peer() const {
   sockaddr_storage addr{};
-  int len = sizeof(addr);
-  if (uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
+  socklen_t len = sizeof(addr);
+  if (fd_ < 0 || ::getpeername(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
   return format_address(reinterpret_cast<const sockaddr*>(&addr));
 }
 
-void Connection::on_alloc(uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
-  // Every connection shares the server's buffer: on_read consumes it before the next read.
-  ServerCore* core = of(handle)->core();
-  *buf = uv_buf_init(core->read_buffer(), static_cast<unsigned>(ServerCore::kReadBufferSize));
+void Connection::on_events(std::uint32_t events) {
+  if (closing()) return;  // closed earlier in the same batch of events
+  if ((events & EPOLLOUT) != 0) on_writable();
+  if (!closing() && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) on_readable();
 }
 
-void Connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
-  Connection* self = of(reinterpret_cast<uv_handle_t*>(stream));
-  if (nread == 0 || self->closing()) return;
-  if (nread < 0) {
-    if (nread != UV_EOF && nread != UV_ECONNRESET) {
-      wheel::logger()->debug("connection {:#x}: read failed: {}", self->id(),
-                             uv_err_name(static_cast<int>(nread)));
-      return self->abort(CloseReason::kError);
-    }
-    return self->abort(CloseReason::kPeerClosed);
+void Connection::on_readable() {
+  // One read per readiness report: the set is level-triggered, so a client with more to send
+  // is served again on the next turn, after the others.
+  ServerCore* core = core_;
+  const ssize_t n = ::recv(fd_, core->read_buffer(), ServerCore::kReadBufferSize, 0);
+  if (n > 0) {
+    idle_.record_read(uv_now(core->loop()));
+    core->counts().bytes_in += static_cast<std::uint64_t>(n);
+    core->dispatch(this, std::string_view(core->read_buffer(), static_cast<std::size_t>(n)));
+    return;
   }
-  ServerCore* core = self->core();
-  self->idle_.record_read(uv_now(core->loop()));
-  core->counts().bytes_in += static_cast<std::uint64_t>(nread);
-  core->dispatch(self, std::string_view(buf->base, static_cast<std::size_t>(nread)));
+  if (n == 0) return abort(CloseReason::kPeerClosed);
+  const int error = errno;
+  if (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) return;
+  if (error == ECONNRESET) return abort(CloseReason::kPeerClosed);
+  wheel::logger()->debug("connection {:#x}: read failed: {}", id(), uv_err_name(-error));
+  abort(CloseReason::kError);
 }
 
 void Connection::send(std::string_view bytes) {
   if (closing() || bytes.empty()) return;
-  if (std::string* batch = core()->batch_of(this)) {
+  if (std::string* batch = core_->batch_of(this)) {
     batch->append(bytes);  // written once the read is handled
     return;
   }
@@ -99,58 +99,73 @@ void Connection::send(std::string_view bytes) {
 }
 
 void Connection::write_now(std::string_view bytes) {
-  ServerCore* core = this->core();
-  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  ServerCore* core = core_;
   idle_.record_write(uv_now(core->loop()));
   core->counts().bytes_out += bytes.size();
   std::size_t written = 0;
-  if (tcp_.write_queue_size == 0) {  // nothing queued: try the kernel first, copy nothing
-    uv_buf_t buf =
-        uv_buf_init(const_cast<char*>(bytes.data()), static_cast<unsigned>(bytes.size()));
-    const int n = uv_try_write(stream, &buf, 1);
-    if (n < 0 && n != UV_EAGAIN) {
-      wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(n));
+  if (output_ == nullptr) {  // nothing queued: try the kernel first, copy nothing
+    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(-errno));
       return abort(CloseReason::kError);
     }
     written = n > 0 ? static_cast<std::size_t>(n) : 0;
     if (written == bytes.size()) return;
   }
   const std::size_t rest = bytes.size() - written;
+  const std::size_t queued = queued_output();
   const std::size_t max_output = core->options().max_output;
-  if (rest > max_output || tcp_.write_queue_size > max_output - rest) {
+  if (rest > max_output || queued > max_output - rest) {
     wheel::logger()->warn("closing a slow consumer (connection {:#x}): {} bytes of output queued",
-                          id(), tcp_.write_queue_size + rest);
+                          id(), queued + rest);
     return abort(CloseReason::kSlowConsumer);
   }
-  WriteRequest* w = WriteRequest::create(bytes.substr(written));
-  const int rc = uv_write(&w->req, stream, &w->buf, 1, &Connection::on_write);
-  if (rc != 0) {
-    WriteRequest::destroy(w);
-    wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(rc));
-    abort(CloseReason::kError);
+  if (output_ == nullptr) {
+    output_ = new OutputQueue;
+    if (!watch_writable(true)) return abort(CloseReason::kError);
+  }
+  output_->bytes.append(bytes.substr(written));
+}
+
+void Connection::on_writable() {
+  if (output_ == nullptr) {
+    watch_writable(false);
+    return;
+  }
+  const ssize_t n = ::send(fd_, output_->bytes.data() + output_->sent, output_->size(),
+                           MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(-errno));
+    return abort(CloseReason::kError);
+  }
+  idle_.record_output_progress(uv_now(core_->loop()));
+  output_->sent += static_cast<std::size_t>(n);
+  if (output_->size() == 0) {
+    delete std::exchange(output_, nullptr);
+    if (!watch_writable(false)) abort(CloseReason::kError);
+  } else if (output_->sent >= output_->bytes.size() / 2) {
+    output_->bytes.erase(0, output_->sent);  // the buffer never grows past twice what is queued
+    output_->sent = 0;
   }
 }
 
-void Connection::on_write(uv_write_t* req, int status) {
-  auto* w = reinterpret_cast<WriteRequest*>(req);  // req is the first member
-  // The connection is still alive: libuv cancels pending writes before the close callback.
-  Connection* self = of(reinterpret_cast<uv_handle_t*>(req->handle));
-  WriteRequest::destroy(w);
-  if (status == 0) {
-    self->idle_.record_output_progress(uv_now(self->core()->loop()));
-  } else if (status != UV_ECANCELED) {
-    wheel::logger()->debug("connection {:#x}: write failed: {}", self->id(), uv_err_name(status));
-    self->abort(CloseReason::kError);
-  }
+bool Connection::watch_writable(bool on) {
+  epoll_event ev{};
+  ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
+  ev.data.ptr = this;
+  if (::epoll_ctl(core_->epoll_fd(), EPOLL_CTL_MOD, fd_, &ev) == 0) return true;
+  wheel::logger()->debug("connection {:#x}: epoll_ctl: {}", id(), uv_err_name(-errno));
+  return false;
 }
 
 void Connection::close_with(std::string_view last_words) {
-  close_with(last_words, core()->local_close_reason());
+  close_with(last_words, core_->local_close_reason());
 }
 
 void Connection::close_with(std::string_view last_words, CloseReason reason) {
   if (closing()) return;
-  if (std::string* batch = core()->batch_of(this)) {  // the replies so far, then the words
+  if (std::string* batch = core_->batch_of(this)) {  // the replies so far, then the words
     batch->append(last_words);
     std::string pending;
     pending.swap(*batch);
@@ -160,47 +175,35 @@ void Connection::close_with(std::string_view last_words, CloseReason reason) {
   }
   if (closing()) return;  // the write failed and aborted
   begin_close(reason);
-  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
-  uv_read_stop(stream);
-  if (tcp_.write_queue_size == 0) {
-    // Half-close so the last words arrive before the FIN; close once the shutdown completes.
-    auto* req = new uv_shutdown_t;
-    if (uv_shutdown(req, stream, &Connection::on_shutdown) == 0) return;
-    delete req;
-  }
-  // Output still queued: a client that does not read would hold the connection forever.
-  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &Connection::on_closed);
+  // Everything written: half-close so the last words arrive before the FIN. Output still
+  // queued is dropped: a client that does not read would hold the connection forever.
+  if (output_ == nullptr) ::shutdown(fd_, SHUT_WR);
+  release_socket();
 }
 
 void Connection::abort() {
-  abort(core()->local_close_reason());
+  abort(core_->local_close_reason());
 }
 
 void Connection::abort(CloseReason reason) {
-  auto* handle = reinterpret_cast<uv_handle_t*>(&tcp_);
   if (!closing()) begin_close(reason);
-  if (!uv_is_closing(handle)) uv_close(handle, &Connection::on_closed);
+  release_socket();
 }
 
 void Connection::begin_close(CloseReason reason) {
   assert(!closing());
   id_and_closing_ |= kClosingBit;
   partial_.clear();
-  core()->on_closing(this, reason);
+  core_->on_closing(this, reason);
 }
 
-void Connection::on_shutdown(uv_shutdown_t* req, int) {
-  auto* handle = reinterpret_cast<uv_handle_t*>(req->handle);
-  delete req;
-  if (!uv_is_closing(handle)) uv_close(handle, &Connection::on_closed);
-}
-
-void Connection::on_closed(uv_handle_t* handle) {
-  Connection* self = of(handle);
-  ServerCore* core = self->core();
-  const std::uint64_t id = self->id();
-  delete self;
-  core->on_closed(id);
+void Connection::release_socket() {
+  if (fd_ < 0) return;
+  // Closing the descriptor removes it from the epoll set (the server holds no duplicate).
+  ::close(fd_);
+  fd_ = -1;
+  delete std::exchange(output_, nullptr);
+  core_->release_later(this);
 }
 
 }  // namespace wheel::net

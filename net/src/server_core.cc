@@ -5,13 +5,18 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "wheel/logger.h"
 
+#include <array>
 #include <cerrno>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "wheel/net/listen_socket.h"
 #include "wheel/net/socket_address.h"
@@ -68,6 +73,18 @@ ServerCore::ServerCore(uv_loop_t* given_loop, TcpServerOptions options, Connecti
     shutdown_async_open_ = true;
     init_handle(uv_timer_init(loop_, &force_close_timer_), "uv_timer_init");
     force_close_timer_.data = this;
+    init_handle(uv_idle_init(loop_, &reaper_), "uv_idle_init");
+    reaper_.data = this;
+    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ < 0) check_uv(-errno, "epoll_create1");
+    if (const int rc = uv_poll_init(loop_, &connections_poll_, epoll_fd_); rc != 0) {
+      ::close(std::exchange(epoll_fd_, -1));
+      check_uv(rc, "uv_poll_init");
+    }
+    ++open_handles_;
+    connections_poll_.data = this;
+    check_uv(uv_poll_start(&connections_poll_, UV_READABLE, &ServerCore::on_connections_ready),
+             "uv_poll_start");
   } catch (...) {
     if (own_loop_ == nullptr) throw;  // a given loop: its owner runs the closes
     if (timer_) timer_->close();
@@ -239,35 +256,26 @@ void ServerCore::reject_for_descriptors() {
 
 void ServerCore::accept_one(int fd) {
   const std::uint64_t id = allocate_slot();
-  auto* c = new Connection(this, id);
-  const int init = uv_tcp_init(loop_, &c->tcp_);
-  if (init != 0) {
-    wheel::logger()->warn("TcpServer: uv_tcp_init: {}", uv_err_name(init));
-    free_slots_.push_back(static_cast<std::uint32_t>(id));
-    delete c;
-    ::close(fd);
-    return;
+  const auto slot = static_cast<std::uint32_t>(id);
+  auto* c = new Connection(this, id, fd);  // owns fd from here on
+  // Replies are tiny; Nagle would hold them back. Failing to turn it off is not fatal.
+  const int one = 1;
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) {
+    wheel::logger()->debug("TcpServer: TCP_NODELAY: {}", uv_err_name(-errno));
   }
-  c->tcp_.data = this;
-  slots_[id & 0xffffffffu] = c;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = c;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    const int error = errno;
+    free_slots_.push_back(slot);
+    delete c;
+    ++counts_.accept_errors;
+    return log_accept_trouble("epoll_ctl", -error);
+  }
+  slots_[slot] = c;
   ++allocated_;
   ++counts_.connections;
-  auto* stream = reinterpret_cast<uv_stream_t*>(&c->tcp_);
-  int rc = uv_tcp_open(&c->tcp_, fd);
-  if (rc != 0) {
-    ::close(fd);
-  } else {
-    // Replies are tiny; Nagle would hold them back. Failing to turn it off is not fatal.
-    if (const int nd = uv_tcp_nodelay(&c->tcp_, 1); nd != 0) {
-      wheel::logger()->debug("TcpServer: uv_tcp_nodelay: {}", uv_err_name(nd));
-    }
-    rc = uv_read_start(stream, &Connection::on_alloc, &Connection::on_read);
-  }
-  if (rc != 0) {
-    wheel::logger()->debug("TcpServer: accept failed: {}", uv_err_name(rc));
-    c->abort(CloseReason::kError);
-    return;
-  }
   ++counts_.accepted;
   if (watch_idle_) detector_->watch(id, c->idle_, options_.idle);
   handler_.on_open(*c);
@@ -348,7 +356,42 @@ void ServerCore::on_closing(Connection* c, CloseReason reason) {
   handler_.on_close(*c, reason);
 }
 
-void ServerCore::on_closed(std::uint64_t id) {
+void ServerCore::on_connections_ready(uv_poll_t* poll, int status, int) {
+  auto* self = static_cast<ServerCore*>(poll->data);
+  if (status < 0) {
+    wheel::logger()->error("TcpServer: polling the connections failed: {}", uv_err_name(status));
+    return;
+  }
+  // A bounded batch per turn; the set is level-triggered, so the rest comes on the next one.
+  std::array<epoll_event, 256> events;
+  const int n = ::epoll_wait(self->epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
+  for (int i = 0; i < n; ++i) {
+    static_cast<Connection*>(events[i].data.ptr)->on_events(events[i].events);
+  }
+}
+
+void ServerCore::release_later(Connection* c) {
+  released_.push_back(c);
+  if (released_.size() == 1 && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&reaper_))) {
+    uv_idle_start(&reaper_, [](uv_idle_t* idle) {
+      auto* self = static_cast<ServerCore*>(idle->data);
+      uv_idle_stop(idle);
+      self->free_released();
+    });
+  }
+}
+
+void ServerCore::free_released() {
+  std::vector<Connection*> batch;
+  batch.swap(released_);
+  for (Connection* c : batch) {
+    const std::uint64_t id = c->id();
+    delete c;
+    on_freed(id);
+  }
+}
+
+void ServerCore::on_freed(std::uint64_t id) {
   const auto slot = static_cast<std::uint32_t>(id);
   assert(slot < slots_.size() && slots_[slot] != nullptr);
   slots_[slot] = nullptr;
@@ -410,6 +453,14 @@ void ServerCore::finish_shutdown() {
   if (finished_) return;
   finished_ = true;
   timer_->close();  // joins the worker; tasks not run are destroyed here, unrun
+  free_released();  // the reaper closes below
+  close_handle(&reaper_);
+  connections_poll_.data = this;
+  uv_close(reinterpret_cast<uv_handle_t*>(&connections_poll_), [](uv_handle_t* h) {
+    auto* self = static_cast<ServerCore*>(h->data);
+    ::close(std::exchange(self->epoll_fd_, -1));  // only now: libuv no longer watches it
+    --self->open_handles_;
+  });
   {
     std::lock_guard<std::mutex> lock(shutdown_mutex_);
     shutdown_async_open_ = false;

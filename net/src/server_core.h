@@ -58,13 +58,21 @@ class ServerCore final : private IdleDetector::Owner {
   // The reason a handler's own close reports (kLineTooLong inside on_line_too_long()).
   CloseReason local_close_reason() const { return local_reason_; }
   void on_closing(Connection* c, CloseReason reason);  // c began closing
-  void on_closed(std::uint64_t id);                    // c was freed
+  // The epoll set every open connection's socket is registered in.
+  int epoll_fd() const { return epoll_fd_; }
+  // c closed its socket: freed after this turn of the loop, as libuv frees a closed handle, so
+  // that callers up the stack (and later events of the same batch) still see it, closing.
+  void release_later(Connection* c);
 
  private:
   IdleWatch* find_watch(std::uint64_t id) override;
   void on_idle(std::uint64_t id, IdleEvent event) override;
 
   static void on_listener_readable(uv_poll_t* poll, int status, int events);
+  static void on_connections_ready(uv_poll_t* poll, int status, int events);
+  // Frees the released connections and updates the table (may finish a shutdown).
+  void free_released();
+  void on_freed(std::uint64_t id);
   void accept_one(int fd);
   void reject_full(int fd);
   void reject_for_descriptors();
@@ -90,6 +98,12 @@ class ServerCore final : private IdleDetector::Owner {
 
   // The listening socket is the server's own (accept4 on a uv_poll_t), not a uv_tcp_t: libuv's
   // reserve-descriptor trick would close the clients it cannot accept without a word.
+  // The connections' sockets live in this epoll set, watched by one poll handle: a uv_tcp_t per
+  // connection would cost 248 bytes each.
+  int epoll_fd_ = -1;
+  uv_poll_t connections_poll_;
+  uv_idle_t reaper_;  // runs free_released() on the next turn while released_ is not empty
+  std::vector<Connection*> released_;
   uv_poll_t listener_;
   int listen_fd_ = -1;
   int spare_fd_ = -1;  // given up to accept one client at EMFILE and tell it "server full"
