@@ -166,6 +166,7 @@ fi
 
 echo "=== wheel-load: $connections connections ($active_ratio active) over $sources, ${duration}s" >&2
 status=0
+cpu_start=$(cpu_seconds)
 load_start=$(date +%s.%N)
 TIMEFORMAT="wheel-load (all processes): %R s wall, %U s user, %S s system"
 time "$build/apps/wheel-load/wheel-load" --host 127.0.0.1 --port "$port" \
@@ -174,6 +175,7 @@ time "$build/apps/wheel-load/wheel-load" --host 127.0.0.1 --port "$port" \
   --connect-rate "$connect_rate" --source-addresses "$sources" --processes auto \
   --json "$build/big-load-report.json" --log-level warn || status=$?
 load_end=$(date +%s.%N)
+cpu_end=$(cpu_seconds)
 [[ -n $sampler_pid ]] && wait "$sampler_pid" 2>/dev/null || true
 sampler_pid=""
 
@@ -182,6 +184,8 @@ sampler_pid=""
   awk -v a="$run_start" -v b="$server_ready" -v c="$load_start" -v d="$load_end" 'BEGIN {
     printf "time: server start to listening %.1f s; wheel-load %.1f s; whole run %.1f s\n",
            b - a, d - c, d - a }'
+  awk -v a="$cpu_start" -v b="$cpu_end" 'BEGIN {
+    printf "server CPU during the whole load: %.1f s (user+system, all processes)\n", b - a }'
   if [[ -s $window_file ]]; then
     read -r open_at c0 c1 inuse rss pss slab tcpmem <"$window_file"
     open=$(((inuse - inuse0) / 2))

@@ -185,11 +185,14 @@ class RunnerCore {
       d4.sin_port = htons(cfg_.port);
       d4.sin_addr.s_addr = htonl(cfg_.host.v4);
     }
+    // Taken before connect(): on loopback the server may accept inside the call, and this
+    // process may be preempted for a long time on a loaded machine before it reads the clock
+    // again. The server cannot have accepted earlier than this, whatever the scheduler does.
+    c.connect_ms = now_ms();
     if (int e = uv_tcp_connect(&c.connect_req, &c.tcp, reinterpret_cast<const sockaddr*>(&dst),
                                &RunnerCore::on_connect)) {
       return e;
     }
-    c.connect_ms = now_ms();
     return 0;
   }
 

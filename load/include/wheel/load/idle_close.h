@@ -11,7 +11,8 @@ inline constexpr double kEarlyMarginMs = 50;
 enum class IdleClose { kEarly, kOnTime, kLate };
 
 // Judges a close by its lateness = close time - (connect time + expected idle timeout), in ms,
-// where connect time is when connect() returned (the server cannot have accepted earlier):
+// where connect time is read just before connect() is called (the server cannot have accepted
+// earlier, however long the client is preempted around the call):
 // early below -kEarlyMarginMs, late above `tolerance_ms`, else on time.
 inline IdleClose classify_idle_close(double lateness_ms, double tolerance_ms) {
   if (lateness_ms < -kEarlyMarginMs) return IdleClose::kEarly;
