@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -114,8 +115,10 @@ std::string slurp(const std::string& path) {
 
 // Runs wheel-load to completion with `args` and reads its --json report. A run that does not
 // end within `expected` (its --duration and start-up) plus kExitGrace is killed and fails.
+// `during`, if given, is called with wheel-load's pid right after it started.
 LoadRun run_wheel_load(std::vector<std::string> args,
-                       std::chrono::seconds expected = std::chrono::seconds(10)) {
+                       std::chrono::seconds expected = std::chrono::seconds(10),
+                       const std::function<void(pid_t)>& during = {}) {
   static int counter = 0;
   const std::string base = testing::TempDir() + "wheel_load_" + std::to_string(getpid()) + "_" +
                            std::to_string(counter++);
@@ -135,6 +138,7 @@ LoadRun run_wheel_load(std::vector<std::string> args,
   close(out_fd);
   close(err_fd);
   if (pid <= 0) return run;
+  if (during) during(pid);
   run.exit_status = wait_with_deadline(pid, Clock::now() + expected + kExitGrace);
   std::ifstream in(json_path);
   if (in) run.report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -142,6 +146,25 @@ LoadRun run_wheel_load(std::vector<std::string> args,
   run.err = slurp(err_path);
   for (const auto& p : {json_path, out_path, err_path}) std::remove(p.c_str());
   return run;
+}
+
+// Established IPv4 connections whose local port is `port` (the server's ends), from /proc.
+int established_to(int port) {
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);  // header
+  int count = 0;
+  char local_port[8];
+  unsigned state = 0;
+  while (std::getline(in, line)) {
+    // "  sl  local_address rem_address   st ...": local is ADDR:PORT in hex, st is 01 when open
+    if (std::sscanf(line.c_str(), " %*d: %*8[0-9A-F]:%4[0-9A-F] %*8[0-9A-F]:%*4[0-9A-F] %x",
+                    local_port, &state) == 2 &&
+        std::stoi(local_port, nullptr, 16) == port && state == 1) {
+      ++count;
+    }
+  }
+  return count;
 }
 
 // A loopback port with nothing listening on it (bound then released).
@@ -291,6 +314,37 @@ TEST(WheelLoad, ServerThatClosesTooSoonIsReportedEarlyAndFails) {
   EXPECT_EQ(run.exit_status, 1);
   EXPECT_EQ(run.report["idle"]["closed_early"], 50);
   EXPECT_LT(run.report["idle"]["lateness_ms"]["max"].get<double>(), -500);
+}
+
+// The client, not the server, falls behind: wheel-load is stopped (SIGSTOP) while the server
+// closes its idle connections and resumed 2.5 s later. The closes reached its kernel on time,
+// and that is what it judges (TCP_INFO's last data arrival of "BYE idle"): all on time.
+TEST(WheelLoad, ClientStalledWhileTheServerClosesStillJudgesTheCloseOnTime) {
+  ServerProcess server({WHEEL_SERVER_PATH, "--port", "0", "--reader-idle", "1s", "--tick", "10ms",
+                        "--log-level", "warn"});
+  ASSERT_GT(server.port(), 0);
+  auto args = load_args(server.port(), "20", "1s", "5s");
+  *(std::find(args.begin(), args.end(), "--active-ratio") + 1) = "0";
+  args.insert(args.end(), {"--tolerance", "500ms", "--processes", "1"});
+  bool stalled = false;
+  const LoadRun run = run_wheel_load(args, std::chrono::seconds(10), [&](pid_t pid) {
+    // Stop it only once its connections are open, so the closes come while it is stopped.
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (established_to(server.port()) < 20 && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (established_to(server.port()) < 20) return;
+    kill(pid, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    kill(pid, SIGCONT);
+    stalled = true;
+  });
+  ASSERT_TRUE(stalled) << "the connections did not open within 30 s";
+  ASSERT_TRUE(run.report.is_object()) << run.err;
+  EXPECT_GE(run.report["max_loop_stall_ms"].get<double>(), 1000) << "the stop was not seen";
+  EXPECT_EQ(run.report["idle"]["closed_on_time"], 20) << run.report["idle"].dump();
+  EXPECT_EQ(run.report["idle"]["closed_late"], 0);
+  EXPECT_EQ(run.exit_status, 0) << run.out;
 }
 
 // M8 of issue 12: a close past --tolerance must fail the run, not pass as on time.

@@ -39,10 +39,11 @@ struct Connection {
   bool churn = false;        // one of the churn slots: reused cycle after cycle
   bool ponged = false;       // churn: this cycle's PONG arrived
   bool handle_open = false;  // uv_tcp_init done and uv_close not yet called
+  bool bye_idle = false;     // "BYE idle" arrived: the server's idle close is under way
   ConnState state = ConnState::kNotStarted;
   std::uint16_t pings_in_flight = 0;
-  // When connect() returned (run clock). On loopback the handshake is done by then, so this is
-  // when the server could first accept; on_connect may run much later on a busy loop, and
+  // Just before connect() was called (run clock): the server cannot have accepted earlier,
+  // however long this process is preempted; on_connect may run much later on a busy loop, and
   // measuring from it would make a punctual server look early.
   double connect_ms = 0;
   double ping_sent_ms = -1;          // send time of the oldest unanswered PING still timed, or -1

@@ -2,6 +2,7 @@
 #include "wheel/load/load_runner.h"
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
 
 #include <sys/socket.h>
@@ -277,6 +278,7 @@ class RunnerCore {
       }
     } else if (line == "BYE idle") {
       ++result_.bye_idle_received;
+      c.bye_idle = true;
     } else if (line.starts_with("BYE")) {
       // After our QUIT, or the server shutting down: the close that follows tells the story.
     } else if (c.role == Role::kDelay && line == "OK" && c.oks_due > 0) {
@@ -327,6 +329,22 @@ class RunnerCore {
     }
   }
 
+  // When the server's idle close reached this host, for a connection that got "BYE idle": the
+  // kernel's arrival time of that last line (TCP_INFO's tcpi_last_data_recv, ms), not when this
+  // loop got around to reading it. A client loop that falls behind under load (a million
+  // connections on two cores) would otherwise blame its own delay on the server. Otherwise, or
+  // if the kernel cannot tell: `now`.
+  double close_arrival_ms(Connection& c, double now) const {
+    uv_os_fd_t fd = -1;
+    if (!c.bye_idle || uv_fileno(reinterpret_cast<const uv_handle_t*>(&c.tcp), &fd) != 0) {
+      return now;
+    }
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return now;
+    return std::max(c.connect_ms, now - static_cast<double>(info.tcpi_last_data_recv));
+  }
+
   // The server closed (EOF) or reset the connection.
   void server_closed(Connection& c, int err) {
     if (c.churn) return churn_closed(c, err);
@@ -350,7 +368,8 @@ class RunnerCore {
         --idle_open_;
         if (cfg_.expect_idle_close.count() > 0) {
           const double lateness =
-              now - (c.connect_ms + static_cast<double>(cfg_.expect_idle_close.count()));
+              close_arrival_ms(c, now) -
+              (c.connect_ms + static_cast<double>(cfg_.expect_idle_close.count()));
           result_.idle_lateness_ms.push_back(lateness);
           switch (classify_idle_close(lateness, static_cast<double>(cfg_.tolerance.count()))) {
             case IdleClose::kEarly:

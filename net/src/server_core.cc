@@ -432,6 +432,7 @@ void ServerCore::begin_shutdown() {
   if (allocated_ == 0) return finish_shutdown();
   // Clients that do not take their last words in time are cut off.
   const auto grace = static_cast<std::uint64_t>(options_.shutdown_grace.count());
+  uv_update_time(loop_);  // saying goodbye to many connections takes a while: count from now
   const int rc = uv_timer_start(
       &force_close_timer_,
       [](uv_timer_t* t) { static_cast<ServerCore*>(t->data)->force_close_all(); }, grace, 0);
@@ -439,6 +440,7 @@ void ServerCore::begin_shutdown() {
 }
 
 void ServerCore::force_close_all() {
+  free_released();  // those only wait for the next turn of the loop: not "still closing"
   if (allocated_ > 0) {
     wheel::logger()->warn(
         "TcpServer: {} connections still closing after the grace period, closing them", allocated_);
