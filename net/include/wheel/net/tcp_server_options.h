@@ -26,7 +26,11 @@ struct TcpServerOptions {
   std::uint16_t port = 0;
   // Bind with SO_REUSEPORT so that several processes can accept on one port.
   bool reuse_port = false;
-  int backlog = 1024;
+  // Completed connections the kernel queues for accept(); the kernel caps it at
+  // net.core.somaxconn (4096 on current kernels), as Netty's default SO_BACKLOG is. A deep
+  // queue rides out connect bursts while the loop is busy instead of dropping SYNs (which
+  // makes the clients retry a second or more later). REQUIRES >= 1.
+  int backlog = 4096;
 
   // Past this many open connections a new client gets the handler's reject_line() and is
   // closed. REQUIRES >= 1.
