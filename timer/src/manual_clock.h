@@ -5,7 +5,8 @@
 // what the worker of every started timer would have done by then, so a test can check the
 // timer's contract against a model deterministically. The library everyone links is compiled
 // without the macro and contains none of this: no branch, no member, no thread-safety cost.
-// Not thread-safe: one thread drives the clock, the timers and their tasks.
+// Not thread-safe: one thread drives the clock, the timers and their tasks. drain() would wait
+// for ever (nothing advances the clock while it blocks): manual-clock tests do not call it.
 #pragma once
 
 #include <cstdint>
