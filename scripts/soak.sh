@@ -201,7 +201,9 @@ check_equal() { # name server_value client_value [slack]
 # A churn cycle cut off by the end of a round may have been accepted without the client seeing it.
 check_equal "accepted (= closed, none open)" "${server[accepted]}" "$client_established" \
   "$churn_interrupted"
-check_equal "PINGs answered" "${server[pings]}" "$client_pongs"
+# Likewise its PING may have been answered after the client stopped reading (seen once in 50
+# rounds: server 1 PING ahead).
+check_equal "PINGs answered" "${server[pings]}" "$client_pongs" "$churn_interrupted"
 check_equal "errors (unknown commands)" "${server[errors]}" "$client_garbage"
 check_equal "DELAYED sent" "${server[delayed_sent]}" "$client_delayed"
 check_equal "idle closes" "${server[idle_closed]}" "$client_bye_idle"
