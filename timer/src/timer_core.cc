@@ -59,6 +59,7 @@ TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
       max_pending_(options.max_pending_timeouts),
       thread_name_(std::move(options.thread_name)),
       executor_(std::move(options.executor)),
+      tick_observer_(std::move(options.tick_observer)),
       wheel_(make_wheel(options)) {
   gate_->core = this;
 }
@@ -279,7 +280,9 @@ void TimerCore::worker_main() {
 
     // Process every due tick, skipping those with an empty bucket and nothing queued: they
     // would change nothing. An empty wheel lets the count jump straight to now.
-    std::uint64_t due_end = static_cast<std::uint64_t>(elapsed_ns() / tick_ns);
+    const std::int64_t woke_ns = elapsed_ns();
+    std::uint64_t due_end = static_cast<std::uint64_t>(woke_ns / tick_ns);
+    bool lag_observed = !tick_observer_;  // one observation per wake-up that processes a tick
     while (tick < due_end && !shutdown_.load(std::memory_order_acquire)) {
       if (!has_queued_work()) {
         const auto distance = wheel_->ticks_to_next_event(tick);
@@ -288,6 +291,12 @@ void TimerCore::worker_main() {
           break;
         }
         tick += *distance;
+      }
+      if (!lag_observed) {
+        lag_observed = true;
+        // tick < due_end, so its deadline (tick + 1) * tick_ns <= woke_ns: no overflow, >= 0.
+        tick_observer_(
+            std::chrono::nanoseconds(woke_ns - static_cast<std::int64_t>(tick + 1) * tick_ns));
       }
       process_tick(tick);
       ++tick;

@@ -21,6 +21,9 @@ namespace wheel {
 // more); a periodic timeout ends cancelled (is_cancelled() true, no further runs).
 using TimerExecutor = std::function<void(TimerJob)>;
 
+// Receives the lag of a worker wake-up; see TimerOptions::tick_observer.
+using TickObserver = std::function<void(std::chrono::nanoseconds lag)>;
+
 // How the timer stores its pending timeouts. Both give the same API and contract; see
 // hashed_wheel_timer.h for when to choose which, with measurements.
 enum class TimerLayout {
@@ -49,6 +52,16 @@ struct TimerOptions {
   TimerLayout layout = TimerLayout::kHashed;
   // Optional: where expired tasks go; empty means the worker runs them itself.
   TimerExecutor executor;
+  // Optional: called with the tick lag of each wake-up of the worker that processes due
+  // ticks, in both layouts. Both sleep until the next tick that can expire something (or
+  // until a submission or cancellation needs them), so the lag is measured per wake-up: the
+  // time the worker woke and began processing, minus the deadline of the first tick it then
+  // processes (start + (tick + 1) x tick_duration). Never negative. Wake-ups that process no
+  // tick (a cancellation poll, a submission before its tick is due) are not observed.
+  // Called on the worker thread, O(1) per wake-up, before that tick's tasks run; must be cheap,
+  // must not block and must not throw (an exception ends the process). Empty (the default):
+  // no clock read and no call, a single test of the empty function per wake-up.
+  TickObserver tick_observer;
 };
 
 }  // namespace wheel
