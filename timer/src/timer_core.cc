@@ -280,9 +280,8 @@ void TimerCore::worker_main() {
 
     // Process every due tick, skipping those with an empty bucket and nothing queued: they
     // would change nothing. An empty wheel lets the count jump straight to now.
-    const std::int64_t woke_ns = elapsed_ns();
-    std::uint64_t due_end = static_cast<std::uint64_t>(woke_ns / tick_ns);
-    bool lag_observed = !tick_observer_;  // one observation per wake-up that processes a tick
+    std::int64_t now_ns = elapsed_ns();
+    std::uint64_t due_end = static_cast<std::uint64_t>(now_ns / tick_ns);
     while (tick < due_end && !shutdown_.load(std::memory_order_acquire)) {
       if (!has_queued_work()) {
         const auto distance = wheel_->ticks_to_next_event(tick);
@@ -292,15 +291,15 @@ void TimerCore::worker_main() {
         }
         tick += *distance;
       }
-      if (!lag_observed) {
-        lag_observed = true;
-        // tick < due_end, so its deadline (tick + 1) * tick_ns <= woke_ns: no overflow, >= 0.
+      if (tick_observer_) {
+        // tick < due_end, so its deadline (tick + 1) * tick_ns <= now_ns: no overflow, >= 0.
         tick_observer_(
-            std::chrono::nanoseconds(woke_ns - static_cast<std::int64_t>(tick + 1) * tick_ns));
+            std::chrono::nanoseconds(now_ns - static_cast<std::int64_t>(tick + 1) * tick_ns));
       }
       process_tick(tick);
       ++tick;
-      due_end = static_cast<std::uint64_t>(elapsed_ns() / tick_ns);
+      now_ns = elapsed_ns();
+      due_end = static_cast<std::uint64_t>(now_ns / tick_ns);
     }
   }
 }

@@ -52,15 +52,16 @@ struct TimerOptions {
   TimerLayout layout = TimerLayout::kHashed;
   // Optional: where expired tasks go; empty means the worker runs them itself.
   TimerExecutor executor;
-  // Optional: called with the tick lag of each wake-up of the worker that processes due
-  // ticks, in both layouts. Both sleep until the next tick that can expire something (or
-  // until a submission or cancellation needs them), so the lag is measured per wake-up: the
-  // time the worker woke and began processing, minus the deadline of the first tick it then
-  // processes (start + (tick + 1) x tick_duration). Never negative. Wake-ups that process no
-  // tick (a cancellation poll, a submission before its tick is due) are not observed.
-  // Called on the worker thread, O(1) per wake-up, before that tick's tasks run; must be cheap,
-  // must not block and must not throw (an exception ends the process). Empty (the default):
-  // no clock read and no call, a single test of the empty function per wake-up.
+  // Optional: called with the lag of every tick the worker processes, in both layouts: the
+  // time the worker began processing it minus its deadline (start + (tick + 1) x
+  // tick_duration); never negative. Both layouts sleep through ticks with nothing due (the
+  // hierarchical one until its next due bucket or cascade), so only ticks that do work are
+  // observed: the first one of a wake-up gives the wake-up's lateness, the ones after it in
+  // the same wake-up show how far a slow task or a long tick delayed the next (catch-up).
+  // Called on the worker thread, O(1) per processed tick (it reuses the clock read the worker
+  // makes anyway), before that tick's tasks run; must be cheap, must not block and must not
+  // throw (an exception ends the process). Empty (the default): one test of the empty
+  // function per processed tick, nothing else.
   TickObserver tick_observer;
 };
 
