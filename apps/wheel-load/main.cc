@@ -14,12 +14,14 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "cli_style.h"
 #include "duration.h"
+#include "json_log.h"
 #include "wheel/load/address_range.h"
 #include "wheel/load/fanout.h"
 #include "wheel/load/host_address.h"
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   std::string metrics_url;
   bool metrics_exclusive = false;
+  std::string log_format = "text";
   app.add_option("--host", host,
                  "server: a host name (resolved; its IPv4 address first) or a numeric IPv4 or "
                  "IPv6 address (::1 or [::1])")
@@ -174,6 +177,12 @@ int main(int argc, char** argv) {
       ->type_name(wheel::cli::kTypeLevel)
       ->check(wheel::cli::one_of({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
+  app.add_option("--log-format", log_format,
+                 "text (human-readable) or json (one object per line: time, level, worker, "
+                 "message, fields)")
+      ->type_name(wheel::cli::kTypeText)
+      ->check(wheel::cli::one_of({"text", "json"}))
+      ->capture_default_str();
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-load")) {
     return *exit_status;
   }
@@ -182,6 +191,9 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   wheel::set_logger(spdlog::default_logger());  // the libraries log under the program's name
   spdlog::set_level(spdlog::level::from_str(log_level));
+  if (log_format == "json") {  // "worker" is 0: wheel-load's child processes log through it
+    logger->set_formatter(std::make_unique<wheel::apps::JsonLogFormatter>());
+  }
 
   try {
     config.host = wheel::load::resolve_host(host);
