@@ -137,7 +137,7 @@ TEST(ServerMetricsEndToEnd, WorkersSumsAgreeWithWheelLoadsReport) {
   const std::string command = std::string(WHEEL_LOAD_PATH) + " --port " +
                               std::to_string(server.port()) +
                               " --connections 300 --active-ratio 0.5 --ping-interval 200ms "
-                              "--expect-idle-close 1s --tolerance 2s --duration 5s "
+                              "--expect-idle-close 1s --tolerance 5s --duration 8s "
                               "--connect-rate 1000 --log-level warn --metrics-exclusive "
                               "--metrics-url " +
                               url + " --json " + json + " >" + base + ".out 2>&1";
