@@ -63,6 +63,10 @@ TEST(PrometheusText, EscapesLabelValuesAndHelp) {
 
 TEST(PrometheusText, FormatsFloatsAsTheFormatSpellsThem) {
   EXPECT_EQ(PrometheusText::format_double(0.001), "0.001");
+  EXPECT_EQ(PrometheusText::format_double(0.0001), "0.0001");  // not the shorter "1e-04"
+  EXPECT_EQ(PrometheusText::format_double(0.00025), "0.00025");
+  EXPECT_EQ(PrometheusText::format_double(4.757341755), "4.757341755");
+  EXPECT_EQ(PrometheusText::format_double(1e20), "1e+20");
   EXPECT_EQ(PrometheusText::format_double(1), "1");
   EXPECT_EQ(PrometheusText::format_double(INFINITY), "+Inf");
   EXPECT_EQ(PrometheusText::format_double(-INFINITY), "-Inf");

@@ -161,6 +161,11 @@ TEST(ServerMetricsEndToEnd, WorkersSumsAgreeWithWheelLoadsReport) {
             closed_total(e) + e.value("wheel_connections_open"));
   EXPECT_EQ(e.value("wheel_idle_close_lateness_seconds_count"), closed(e, "reader_idle"));
   EXPECT_GE(e.value("wheel_pings_total"), report["pongs_received"].get<double>());
+  // With every connection closed, the timer retires their idle checks: the gauge, published
+  // by idle loops too (once a second), falls to 0.
+  const Exposition settled = scrape_until(
+      mport, [](const Exposition& x) { return x.value("wheel_timer_pending_timeouts") == 0; });
+  EXPECT_EQ(settled.value("wheel_timer_pending_timeouts"), 0);
 
   // A worker killed by SIGKILL: its counters stay (monotonic), it is restarted.
   const double accepted_before = e.value("wheel_connections_accepted_total");

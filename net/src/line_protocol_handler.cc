@@ -48,6 +48,16 @@ void LineProtocolHandler::attach(TcpServer& server) {
     });
     if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_check_start");
     uv_unref(reinterpret_cast<uv_handle_t*>(&publish_check_));  // never keeps the loop alive
+    rc = uv_timer_init(server.loop(), &publish_timer_);
+    if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_timer_init");
+    publish_timer_.data = this;
+    publish_timer_open_ = true;
+    rc = uv_timer_start(
+        &publish_timer_,
+        [](uv_timer_t* t) { static_cast<const LineProtocolHandler*>(t->data)->publish_metrics(); },
+        1000, 1000);
+    if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_timer_start");
+    uv_unref(reinterpret_cast<uv_handle_t*>(&publish_timer_));
   }
   if (stats_interval_.count() <= 0) return;
   int rc = uv_timer_init(server.loop(), &stats_timer_);
@@ -221,6 +231,10 @@ void LineProtocolHandler::on_shutdown() {
     publish_check_open_ = false;
     publish_metrics();
     uv_close(reinterpret_cast<uv_handle_t*>(&publish_check_), nullptr);
+  }
+  if (publish_timer_open_) {
+    publish_timer_open_ = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&publish_timer_), nullptr);
   }
   if (!stats_timer_open_) return;
   stats_timer_open_ = false;

@@ -39,8 +39,8 @@ class LineProtocolHandler final : public ConnectionHandler {
 
   // Binds the handler to its server, starts the periodic stats line and, with a metrics slot,
   // the publishing of the metrics at the end of every loop iteration (a uv_check handle: a
-  // few dozen relaxed stores per iteration, no work per event). Throws std::system_error when
-  // a libuv handle cannot start. Call once, before the loop runs.
+  // few dozen relaxed stores per iteration, no work per event) and once a second. Throws
+  // std::system_error when a libuv handle cannot start. Call once, before the loop runs.
   void attach(TcpServer& server);
 
   // This worker's counters: the server's and the protocol's. Loop thread only.
@@ -90,6 +90,10 @@ class LineProtocolHandler final : public ConnectionHandler {
   std::function<void()> shutdown_hook_;
   uv_check_t publish_check_;
   bool publish_check_open_ = false;
+  // Publishes once a second as well: gauges that change off the loop (pending timeouts, as
+  // the timer thread retires cancellations) are then at most a second stale on an idle loop.
+  uv_timer_t publish_timer_;
+  bool publish_timer_open_ = false;
 };
 
 }  // namespace wheel::net

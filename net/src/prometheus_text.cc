@@ -55,8 +55,14 @@ std::string PrometheusText::escape_help(std::string_view help) {
 std::string PrometheusText::format_double(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  char buffer[400];  // fixed notation of a double below 1e15 fits easily
+  // Plain decimals ("0.0001", not the shorter "1e-04") in the usual range, as Prometheus'
+  // own clients write bucket bounds; the shortest round-trip form otherwise.
+  const double magnitude = std::fabs(value);
+  const bool plain = magnitude == 0 || (magnitude >= 1e-6 && magnitude < 1e15);
+  const auto result =
+      plain ? std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed)
+            : std::to_chars(buffer, buffer + sizeof(buffer), value);
   return std::string(buffer, result.ptr);
 }
 
