@@ -52,6 +52,7 @@ TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
       max_pending_(options.max_pending_timeouts),
       thread_name_(std::move(options.thread_name)),
       executor_(std::move(options.executor)),
+      tick_observer_(std::move(options.tick_observer)),
       wheel_(make_wheel(options)) {
   gate_->core = this;
 }
@@ -294,7 +295,8 @@ void TimerCore::process_due_ticks(WorkerPosition& at) {
   // Process every due tick, skipping those with an empty bucket and nothing queued: they
   // would change nothing. An empty wheel lets the count jump straight to now.
   std::uint64_t& tick = at.tick;
-  std::uint64_t due_end = static_cast<std::uint64_t>(elapsed_ns() / tick_ns);
+  std::int64_t now_ns = elapsed_ns();
+  std::uint64_t due_end = static_cast<std::uint64_t>(now_ns / tick_ns);
   while (tick < due_end && !shutdown_.load(std::memory_order_acquire)) {
     if (!has_queued_work()) {
       const auto distance = wheel_->ticks_to_next_event(tick);
@@ -304,9 +306,15 @@ void TimerCore::process_due_ticks(WorkerPosition& at) {
       }
       tick += *distance;
     }
+    if (tick_observer_) {
+      // tick < due_end, so its deadline (tick + 1) * tick_ns <= now_ns: no overflow, >= 0.
+      tick_observer_(
+          std::chrono::nanoseconds(now_ns - static_cast<std::int64_t>(tick + 1) * tick_ns));
+    }
     process_tick(tick);
     ++tick;
-    due_end = static_cast<std::uint64_t>(elapsed_ns() / tick_ns);
+    now_ns = elapsed_ns();
+    due_end = static_cast<std::uint64_t>(now_ns / tick_ns);
   }
 }
 

@@ -150,6 +150,7 @@ class TimerCore {
   const std::int64_t max_pending_;
   const std::string thread_name_;
   const TimerExecutor executor_;
+  const TickObserver tick_observer_;
 
   std::atomic<RunState> run_state_{RunState::kInit};
   std::mutex start_mutex_;  // serialises starting the worker with stop()
