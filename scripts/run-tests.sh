@@ -17,7 +17,8 @@ jobs=$(nproc)
 tsan_tests=(timer_options_test timeout_test node_pool_test hashed_wheel_timer_test
             periodic_timeout_test timer_drain_test timer_layout_test logger_test heap_timer_test
             net_loop_timer_test net_idle_detector_test net_tcp_server_test
-            net_server_in_process_test chat_server_test)
+            net_server_in_process_test chat_server_test timer_tick_observer_test
+            net_metrics_test)
 tsan_labels="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
 for cfg in "${configs[@]}"; do
   case $cfg in

@@ -19,13 +19,22 @@
 #              connections open, churn running), is at the last round at most RSS_SLACK_PCT %
 #              (default 25) + 4 MiB above its value after warm-up (the first round's sample:
 #              by then the connection tables, buffers and timer nodes of a full round exist)
-#   fds        the open descriptors of supervisor + workers return to their count before the load
+#   fds        the open descriptors of supervisor + workers (each process's list of what they
+#              point to) are those from before the load, except for at most one /dev/null per
+#              worker: libuv opens that one itself when a loop initialises its first TCP stream
+#              (uv__stream_init's loop->emfile_fd, its reserve for EMFILE) and keeps it for the
+#              loop's lifetime, so a worker gains it with its first accepted connection. Any
+#              other difference (a connection, a pipe, an epoll or eventfd, a restarted worker's
+#              new pid) fails the check and is listed.
 #   counters   per worker, from its last stats line after the load: no connection left open, so
 #              accepted = closed + open holds with open = 0; summed over the workers: accepted =
 #              the connections wheel-load established, PINGs = PONGs the clients read, errors =
 #              unknown commands sent, delayed_sent = DELAYED lines received, idle_closed = BYE
 #              idle received; no rejected_full, accept_errors, slow_consumers, delayed_pending
 #   logs       no warning, error or critical line in the server's log
+# Reported, not checked: stale_timeouts, idle timeouts that had already expired on the timer
+# thread when their connection closed (the loop finds no connection and ignores them): a race
+# the idle detector is built to absorb, a few per thousand churned connections.
 #
 # Usage: scripts/soak.sh [minutes]   (default 1; CI runs 1)
 # Environment: BUILD (build/plain), ROUND (30, seconds), TOLERANCE (3s), RSS_SLACK_PCT (25),
@@ -81,7 +90,21 @@ fd_count() {
   for p in $(pids); do total=$((total + $(ls "/proc/$p/fd" 2>/dev/null | wc -l))); done
   echo "$total"
 }
+fd_targets() { # one line per descriptor of supervisor + workers: "<pid> <what it points to>"
+  local p f
+  for p in $(pids); do
+    for f in "/proc/$p/fd"/*; do echo "$p $(readlink "$f" 2>/dev/null)"; done
+  done | sort
+}
+# Descriptors in `after` and not in `before` other than libuv's reserve (see the header), and
+# descriptors of `before` that are gone, each as "+ pid target" / "- pid target" lines.
+fd_changes() { # before_file after_file
+  comm -23 "$1" "$2" | sed 's/^/- /'
+  comm -13 "$1" "$2" |
+    awk -v sup="$server_pid" '$1 != sup && $2 == "/dev/null" && !seen[$1]++ {next} {print "+ " $0}'
+}
 fds_before=$(fd_count)
+fd_targets >"$dir/fds-before.txt"
 workers=$(pgrep -P "$server_pid" | wc -l)
 echo "soak: $minutes min = $rounds rounds of ${round_s}s against port $port; server pids $(pids)" \
   "($workers workers); $fds_before descriptors; RSS $(($(rss_kib) / 1024)) MiB; logs in $dir" >&2
@@ -112,12 +135,13 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 # Let the last closes land and a fresh stats line per worker be logged.
-fds_after=$(fd_count)
 for _ in $(seq 50); do
-  ((fds_after == fds_before)) && break
+  fd_targets >"$dir/fds-after.txt"
+  [[ -z $(fd_changes "$dir/fds-before.txt" "$dir/fds-after.txt") ]] && break
   sleep 0.2
-  fds_after=$(fd_count)
 done
+fds_after=$(fd_count)
+fd_diff=$(fd_changes "$dir/fds-before.txt" "$dir/fds-after.txt")
 sleep 2.5
 rss_end=$(rss_kib)
 
@@ -131,8 +155,9 @@ rss_max=$(awk 'BEGIN {m = 0} $2 > m {m = $2} END {print m}' "$dir/rss.txt")
 rss_bound=$((rss_warm + rss_warm * slack_pct / 100 + 4096))
 ((rss_last <= rss_bound)) ||
   failures+=("rss: $rss_last KiB at the last round > bound $rss_bound KiB (warm-up $rss_warm KiB)")
-((fds_after == fds_before)) ||
-  failures+=("fds: $fds_after descriptors after the load, $fds_before before")
+[[ -z $fd_diff ]] ||
+  failures+=("fds: $fds_after descriptors after the load, $fds_before before; changed:" \
+    "$(tr '\n' ';' <<<"$fd_diff")")
 
 # counters: each worker's last stats line, against the sum of the rounds' reports.
 read -r -a sums < <(jq -s -r '[
@@ -176,7 +201,9 @@ check_equal() { # name server_value client_value [slack]
 # A churn cycle cut off by the end of a round may have been accepted without the client seeing it.
 check_equal "accepted (= closed, none open)" "${server[accepted]}" "$client_established" \
   "$churn_interrupted"
-check_equal "PINGs answered" "${server[pings]}" "$client_pongs"
+# Likewise its PING may have been answered after the client stopped reading (seen once in 50
+# rounds: server 1 PING ahead).
+check_equal "PINGs answered" "${server[pings]}" "$client_pongs" "$churn_interrupted"
 check_equal "errors (unknown commands)" "${server[errors]}" "$client_garbage"
 check_equal "DELAYED sent" "${server[delayed_sent]}" "$client_delayed"
 check_equal "idle closes" "${server[idle_closed]}" "$client_bye_idle"
@@ -195,7 +222,8 @@ fi
 
 echo "soak: figures: rounds $rounds; server RSS warm-up $((rss_warm / 1024)) MiB, last" \
   "$((rss_last / 1024)) MiB, max $((rss_max / 1024)) MiB, after the load $((rss_end / 1024))" \
-  "MiB (bound $((rss_bound / 1024)) MiB); descriptors $fds_before before, $fds_after after;" \
+  "MiB (bound $((rss_bound / 1024)) MiB); descriptors $fds_before before, $fds_after after" \
+  "(libuv's per-loop reserve included);" \
   "accepted ${server[accepted]} (clients established $client_established, churn cycles" \
   "${sums[6]}), open 0; PINGs ${server[pings]} (slow readers' PONGs ${sums[8]}); DELAYED" \
   "${server[delayed_sent]} of ${sums[7]} sent; unknown commands ${server[errors]}; idle closes" \

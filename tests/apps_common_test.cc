@@ -2,6 +2,13 @@
 // apps/common: the one duration syntax of wheel-server and wheel-load, and the check of the
 // wheel options against the timer's own rule.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
 
 #include <chrono>
 #include <cstdint>
@@ -9,6 +16,7 @@
 #include <string>
 
 #include "duration.h"
+#include "json_log.h"
 #include "option_checks.h"
 #include "wheel/hashed_wheel_timer.h"
 #include "wheel_options.h"
@@ -134,3 +142,34 @@ TEST(OptionChecks, DurationsWithinTheRangeOnly) {
 
 }  // namespace
 }  // namespace wheel::apps
+
+// ---- --log-format json -------------------------------------------------------------------
+
+TEST(JsonLogFormatter, EscapesEveryMessageIntoOneJsonObjectPerLine) {
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  spdlog::logger logger("json-test", sink);
+  logger.set_formatter(std::make_unique<wheel::apps::JsonLogFormatter>());
+  wheel::apps::set_log_worker(3);
+  logger.warn("say \"hi\" \\ twice\nsecond line\t\x01 end");
+  wheel::apps::set_log_worker(-1);
+  logger.info("{} \xff bad utf-8", "supervised");
+  wheel::apps::set_log_worker(0);
+  std::istringstream lines(out.str());
+  std::string line;
+  std::vector<nlohmann::json> objects;
+  while (std::getline(lines, line)) objects.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(objects.size(), 2u);  // the newline inside the message did not split the line
+  EXPECT_EQ(objects[0]["message"], "say \"hi\" \\ twice\nsecond line\t\x01 end");
+  EXPECT_EQ(objects[0]["level"], "warning");
+  EXPECT_EQ(objects[0]["worker"], 3);
+  EXPECT_EQ(objects[0]["fields"]["logger"], "json-test");
+  EXPECT_EQ(objects[1]["worker"], "supervisor");
+  EXPECT_EQ(objects[1]["message"], "supervised \xEF\xBF\xBD bad utf-8");  // U+FFFD
+  const std::string time = objects[0]["time"];
+  ASSERT_EQ(time.size(), 27u) << time;
+  EXPECT_EQ(time[4], '-');
+  EXPECT_EQ(time[10], 'T');
+  EXPECT_EQ(time[19], '.');
+  EXPECT_EQ(time.back(), 'Z');
+}

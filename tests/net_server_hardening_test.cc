@@ -291,8 +291,12 @@ TEST(NetServerHardening, DelaysOfAClosedConnectionAreCancelledNotLeftToExpire) {
 // reads 8 MB of replies only after sending every request is served in full.
 TEST(NetServerHardening, MaxOutputAboveTheDefaultIsHonoured) {
   ServerProcess server(hardening_args({"--max-output", "67108864"}));
-  Client c(server.port());
-  constexpr int kRequests = 20000;  // ~400 B of STATS reply each: far past the kernel buffers
+  // A 4 KiB receive buffer and ~16 MB of replies: the kernel's buffers (the server's send
+  // buffer autotunes to a few MB) cannot take them, so the server must queue megabytes, far
+  // past the 64 KiB default. (With the default receive buffer, loopback autotuning absorbed
+  // most of a smaller batch and the default limit went unnoticed.)
+  Client c(server.port(), 4096);
+  constexpr int kRequests = 40000;  // ~400 B of STATS reply each
   std::string batch;
   for (int i = 0; i < kRequests; ++i) batch += "STATS\n";
   ASSERT_TRUE(c.send(batch));

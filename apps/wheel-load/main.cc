@@ -14,16 +14,20 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "cli_style.h"
 #include "duration.h"
+#include "json_log.h"
 #include "wheel/load/address_range.h"
 #include "wheel/load/fanout.h"
 #include "wheel/load/host_address.h"
 #include "wheel/load/process_plan.h"
 #include "wheel/load/report.h"
+#include "wheel/load/server_metrics_check.h"
 #include "wheel/logger.h"
 #include "wheel/version.h"
 
@@ -79,6 +83,9 @@ int main(int argc, char** argv) {
   std::string processes = "auto";
   std::string json_path;
   std::string log_level = "info";
+  std::string metrics_url;
+  bool metrics_exclusive = false;
+  std::string log_format = "text";
   app.add_option("--host", host,
                  "server: a host name (resolved; its IPv4 address first) or a numeric IPv4 or "
                  "IPv6 address (::1 or [::1])")
@@ -158,9 +165,23 @@ int main(int argc, char** argv) {
   app.add_option("--churn-rate", config.churn_rate, "churn cycles per second at most")
       ->check(number_range(0, 100'000))
       ->capture_default_str();
+  app.add_option("--metrics-url", metrics_url,
+                 "the server's Prometheus endpoint (http://HOST:PORT/metrics, wheel-server "
+                 "--metrics-port): scraped before and after the run, its counts of the run are "
+                 "printed beside wheel-load's and must agree (else exit 1)")
+      ->type_name("URL");
+  app.add_flag("--metrics-exclusive", metrics_exclusive,
+               "wheel-load is the server's only client during the run: the counts must be "
+               "equal, not just at least wheel-load's");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
       ->type_name(wheel::cli::kTypeLevel)
       ->check(wheel::cli::one_of({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app.add_option("--log-format", log_format,
+                 "text (human-readable) or json (one object per line: time, level, worker, "
+                 "message, fields)")
+      ->type_name(wheel::cli::kTypeText)
+      ->check(wheel::cli::one_of({"text", "json"}))
       ->capture_default_str();
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-load")) {
     return *exit_status;
@@ -170,6 +191,9 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   wheel::set_logger(spdlog::default_logger());  // the libraries log under the program's name
   spdlog::set_level(spdlog::level::from_str(log_level));
+  if (log_format == "json") {  // "worker" is 0: wheel-load's child processes log through it
+    logger->set_formatter(std::make_unique<wheel::apps::JsonLogFormatter>());
+  }
 
   try {
     config.host = wheel::load::resolve_host(host);
@@ -234,6 +258,24 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The server's counters before the run: the comparison is of what it counted during it.
+  std::optional<wheel::load::MetricsUrl> scrape_url;
+  wheel::load::MetricSamples metrics_before;
+  if (!metrics_url.empty()) {
+    try {
+      scrape_url = wheel::load::parse_metrics_url(metrics_url);
+    } catch (const std::exception& e) {
+      return usage_error(std::string("--metrics-url: ") + e.what());
+    }
+    try {
+      metrics_before = wheel::load::scrape(*scrape_url, 10s);
+    } catch (const std::exception& e) {
+      return usage_error("--metrics-url: cannot scrape " + metrics_url + ": " + e.what());
+    }
+  } else if (metrics_exclusive) {
+    return usage_error("--metrics-exclusive needs --metrics-url");
+  }
+
   // An idle connection opened late must still have time to be closed and judged.
   const double connect_s = static_cast<double>(connections) / config.connect_rate;
   const double needed_s =
@@ -263,8 +305,36 @@ int main(int argc, char** argv) {
   // A peer that closes while we write must not kill us with SIGPIPE: libuv reports EPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   const wheel::load::LoadResult result = wheel::load::run_load(config, plan.processes);
-  const nlohmann::json report = wheel::load::make_report(result, config);
+  nlohmann::json report = wheel::load::make_report(result, config);
   std::cout << wheel::load::format_summary(report) << std::flush;
+  bool metrics_agree = true;
+  if (scrape_url) {
+    // The server may still be closing the run's last connections: scrape until the counts
+    // agree, for a few seconds at most.
+    nlohmann::json comparison;
+    const auto give_up = std::chrono::steady_clock::now() + 5s;
+    for (;;) {
+      try {
+        comparison = wheel::load::compare_with_server(
+            result, metrics_before, wheel::load::scrape(*scrape_url, 10s), metrics_exclusive);
+      } catch (const std::exception& e) {
+        comparison = {{"exclusive", metrics_exclusive},
+                      {"agree", false},
+                      {"error", e.what()},
+                      {"rows", nlohmann::json::array()}};
+      }
+      if (comparison["agree"].get<bool>() || std::chrono::steady_clock::now() > give_up) break;
+      std::this_thread::sleep_for(100ms);
+    }
+    comparison["url"] = metrics_url;
+    metrics_agree = comparison["agree"].get<bool>();
+    if (comparison.contains("error")) {
+      spdlog::error("wheel-load: --metrics-url {}: {}", metrics_url,
+                    comparison["error"].get<std::string>());
+    }
+    std::cout << wheel::load::format_comparison(comparison) << std::flush;
+    report["server_metrics"] = comparison;
+  }
   if (json_out.is_open()) {
     json_out << report.dump(2) << "\n";
     json_out.close();
@@ -273,5 +343,5 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  return report["ok"].get<bool>() ? 0 : 1;
+  return report["ok"].get<bool>() && metrics_agree ? 0 : 1;
 }

@@ -10,10 +10,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "cli_style.h"
 #include "duration.h"
+#include "json_log.h"
 #include "option_checks.h"
 #include "wheel/logger.h"
 #include "wheel/net/idle_watch.h"
@@ -86,6 +88,8 @@ int run_server(int argc, char** argv) {
   wheel::net::ServerOptions options;
   int workers = 1;
   std::string log_level = "info";
+  std::string log_format = "text";
+  std::uint16_t metrics_port = 0;
 
   CLI::App app{
       "wheel-server: a libuv line server that answers heartbeats and closes idle "
@@ -127,11 +131,25 @@ int run_server(int argc, char** argv) {
             "text bytes of all pending DELAY messages of a worker; past it "
             "\"ERR delayed bytes limit\"",
             1, kMaxDelayedBytes);
+  add_count(app, "--metrics-port", &metrics_port,
+            "serve Prometheus metrics at http://METRICS-HOST:PORT/metrics (with --workers, "
+            "summed over the workers by the supervisor); 0 turns it off",
+            0, 65535);
+  app.add_option("--metrics-host", options.metrics_host,
+                 "IPv4 or IPv6 address or host name of the metrics endpoint")
+      ->type_name(wheel::cli::kTypeAddress)
+      ->capture_default_str();
   add_duration(app, "--stats-interval", &options.stats_interval,
                "period of the stats log line; 0 disables it", milliseconds(0), kMaxStatsInterval);
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
       ->type_name(wheel::cli::kTypeLevel)
       ->check(wheel::cli::one_of({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app.add_option("--log-format", log_format,
+                 "text (human-readable) or json (one object per line: time, level, worker, "
+                 "message, fields)")
+      ->type_name(wheel::cli::kTypeText)
+      ->check(wheel::cli::one_of({"text", "json"}))
       ->capture_default_str();
 
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-server")) {
@@ -146,13 +164,27 @@ int run_server(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage_error("--host: " + std::string(e.what()));
   }
+  if (metrics_port != 0) {
+    try {
+      wheel::net::resolve_address(options.metrics_host, metrics_port);
+    } catch (const std::exception& e) {
+      return usage_error("--metrics-host: " + std::string(e.what()));
+    }
+    options.metrics_port = metrics_port;
+  }
 
   // Logs go to stderr: stdout carries only the "listening on" line that scripts read.
   spdlog::set_default_logger(spdlog::stderr_color_mt("wheel-server"));
   wheel::set_logger(spdlog::default_logger());  // the libraries log under the program's name
   spdlog::set_level(spdlog::level::from_str(log_level));
+  if (log_format == "json") {
+    spdlog::default_logger()->set_formatter(std::make_unique<wheel::apps::JsonLogFormatter>());
+  }
 
-  if (workers > 1) return wheel::server::run_workers(std::move(options), workers);
+  if (workers > 1) {
+    wheel::apps::set_log_worker(-1);  // the supervisor; each worker sets its index
+    return wheel::server::run_workers(std::move(options), workers);
+  }
   try {
     wheel::net::Server server(options);
     std::uint16_t port = 0;

@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -20,12 +22,16 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "json_log.h"
 #include "wheel/net/listen_socket.h"
+#include "wheel/net/metrics_http_server.h"
 #include "wheel/net/server.h"
+#include "wheel/net/server_metrics.h"
 #include "wheel/net/socket_address.h"
 
 namespace wheel::server {
@@ -49,6 +55,7 @@ struct Worker {
 // The body of a worker process: a full Server on the shared port. Tells the parent it listens
 // by writing one byte to `ready_fd` (when >= 0). Returns the process exit code.
 int worker_main(ServerOptions options, int ready_fd) {
+  apps::set_log_worker(options.worker_index);
   try {
     Server server(std::move(options));
     server.listen();
@@ -66,15 +73,20 @@ int worker_main(ServerOptions options, int ready_fd) {
   }
 }
 
-// Forks worker `index`; in the child, never returns. `ready_fd` as for worker_main.
-pid_t spawn(const ServerOptions& options, int index, int held_fd, int claim_fd, int ready_read_fd,
-            int ready_fd, const sigset_t& old_mask) {
+// Forks worker `index`; in the child, never returns. `ready_fd` as for worker_main. `slot`:
+// where the worker publishes its metrics (null: none). `inherited`: the supervisor's
+// descriptors that the worker closes (the held port, the claim, which lives exactly as long as
+// the supervisor, the ready pipe's read end, and the metrics endpoint's: a scrape must never
+// reach a worker). Not a blanket close of every descriptor: libuv's fork handler has just
+// opened descriptors of its own in the child.
+pid_t spawn(const ServerOptions& options, int index, int ready_fd, const sigset_t& old_mask,
+            net::ServerMetricsSlot* slot, const std::vector<int>& inherited) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;            // parent (or -1)
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an orphaned worker shuts down gracefully
-  ::close(held_fd);
-  ::close(claim_fd);  // the claim lives exactly as long as the supervisor
-  if (ready_read_fd >= 0) ::close(ready_read_fd);
+  for (const int fd : inherited) {
+    if (fd >= 0) ::close(fd);
+  }
   // The supervisor is single-threaded (see run_workers), so these process-wide calls are safe.
   ::signal(SIGINT, SIG_DFL);                       // NOLINT(concurrency-mt-unsafe)
   ::signal(SIGTERM, SIG_DFL);                      // NOLINT(concurrency-mt-unsafe)
@@ -82,6 +94,8 @@ pid_t spawn(const ServerOptions& options, int index, int held_fd, int claim_fd, 
   ServerOptions mine = options;
   mine.worker_index = index;
   mine.reuse_port = true;
+  mine.metrics_port.reset();  // the supervisor serves the scrapes
+  mine.metrics_slot = slot;
   ::_exit(worker_main(std::move(mine), ready_fd));  // _exit: never flush the parent's stdio
 }
 
@@ -111,6 +125,86 @@ int claim_address(const std::string& addr) {
   }
   return fd;
 }
+
+// The supervisor's scrape endpoint (--metrics-port with --workers): a libuv loop of its own
+// that the supervisor runs between signals. A scrape sums the workers' shared slots and the
+// counters that dead workers left (see server_metrics.h); it never asks a worker anything.
+class SupervisorMetrics {
+ public:
+  SupervisorMetrics(const ServerOptions& options, net::ServerMetricsRegion& region,
+                    const sigset_t& signals, const std::size_t& alive)
+      : region_(region), alive_(alive) {
+    check(uv_loop_init(&loop_), "uv_loop_init");
+    loop_open_ = true;
+    // The signals stay blocked (sigtimedwait takes them); a signalfd only wakes the loop.
+    signal_fd_ = ::signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (signal_fd_ < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
+    check(uv_poll_init(&loop_, &signal_poll_, signal_fd_), "uv_poll_init");
+    signal_poll_open_ = true;
+    check(uv_poll_start(&signal_poll_, UV_READABLE, [](uv_poll_t*, int, int) {}), "uv_poll_start");
+    // Restarts and the shutdown deadline are checked at least every 100 ms, as without metrics.
+    check(uv_timer_init(&loop_, &tick_), "uv_timer_init");
+    tick_open_ = true;
+    check(uv_timer_start(
+              &tick_, [](uv_timer_t*) {}, 100, 100),
+          "uv_timer_start");
+    // Last: from here on the destructor closes it.
+    endpoint_ = std::make_unique<net::MetricsHttpServer>(
+        &loop_,
+        net::MetricsHttpOptions{.host = options.metrics_host, .port = *options.metrics_port},
+        [this] { return render(); });
+  }
+  ~SupervisorMetrics() {
+    if (endpoint_) endpoint_->close();
+    if (signal_poll_open_) uv_close(reinterpret_cast<uv_handle_t*>(&signal_poll_), nullptr);
+    if (tick_open_) uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
+    if (loop_open_) {
+      uv_run(&loop_, UV_RUN_DEFAULT);
+      uv_loop_close(&loop_);
+    }
+    if (signal_fd_ >= 0) ::close(signal_fd_);
+  }
+  SupervisorMetrics(const SupervisorMetrics&) = delete;
+  SupervisorMetrics& operator=(const SupervisorMetrics&) = delete;
+
+  // Throws as MetricsHttpServer::listen().
+  std::uint16_t listen() { return endpoint_->listen(); }
+  // Appends the descriptors a forked worker must close.
+  void add_descriptors(std::vector<int>* fds) const {
+    endpoint_->add_descriptors(fds);
+    fds->push_back(signal_fd_);
+    fds->push_back(uv_backend_fd(&loop_));
+  }
+  // Serves scrapes until a signal is pending or 100 ms have passed.
+  void run_once() { uv_run(&loop_, UV_RUN_ONCE); }
+  // Worker `i` died: keeps its counters (not its gauges) and clears its slot for the next one.
+  void retire(std::size_t i) {
+    retired_.add_counters(region_.slot(i).read());
+    region_.slot(i).reset();
+  }
+
+ private:
+  static void check(int rc, const char* what) {
+    if (rc != 0) throw std::system_error(-rc, std::generic_category(), what);
+  }
+  std::string render() const {
+    net::ServerMetricsValues total = retired_;
+    for (std::size_t i = 0; i < region_.size(); ++i) total.add_all(region_.slot(i).read());
+    return net::render_server_metrics(total, alive_);
+  }
+
+  net::ServerMetricsRegion& region_;
+  const std::size_t& alive_;
+  net::ServerMetricsValues retired_;  // counters of dead workers
+  uv_loop_t loop_{};
+  bool loop_open_ = false;
+  std::unique_ptr<net::MetricsHttpServer> endpoint_;
+  int signal_fd_ = -1;
+  uv_poll_t signal_poll_{};
+  bool signal_poll_open_ = false;
+  uv_timer_t tick_{};
+  bool tick_open_ = false;
+};
 
 std::string describe(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -160,6 +254,34 @@ int run_workers(ServerOptions options, int workers) {
   }
 
   std::vector<Worker> pool(static_cast<std::size_t>(workers));
+  std::size_t alive = 0;
+  // Metrics: the shared region is mapped before any fork, so every worker inherits it.
+  std::unique_ptr<net::ServerMetricsRegion> region;
+  std::unique_ptr<SupervisorMetrics> metrics;
+  if (options.metrics_port) {
+    try {
+      region = std::make_unique<net::ServerMetricsRegion>(pool.size());
+      metrics = std::make_unique<SupervisorMetrics>(options, *region, wanted, alive);
+      const std::uint16_t port = metrics->listen();
+      spdlog::info("wheel-server: metrics on http://{}/metrics",
+                   format_host_port(options.metrics_host, port));
+    } catch (const std::exception& e) {
+      spdlog::error("wheel-server: cannot serve metrics on {}: {}",
+                    format_host_port(options.metrics_host, *options.metrics_port), e.what());
+      metrics.reset();
+      ::close(held_fd);
+      ::close(claim_fd);
+      return 1;
+    }
+  }
+  const auto slot_of = [&region](std::size_t i) {
+    return region ? &region->slot(i) : static_cast<net::ServerMetricsSlot*>(nullptr);
+  };
+  const auto inherited = [&](int ready_read_fd) {
+    std::vector<int> fds{held_fd, claim_fd, ready_read_fd};
+    if (metrics) metrics->add_descriptors(&fds);
+    return fds;
+  };
   std::vector<int> ready(pool.size(), -1);
   bool failed = false;
   for (std::size_t i = 0; i < pool.size() && !failed; ++i) {
@@ -169,11 +291,13 @@ int run_workers(ServerOptions options, int workers) {
       failed = true;
       break;
     }
-    pool[i].pid = spawn(options, static_cast<int>(i), held_fd, claim_fd, fds[0], fds[1], old_mask);
+    pool[i].pid =
+        spawn(options, static_cast<int>(i), fds[1], old_mask, slot_of(i), inherited(fds[0]));
     pool[i].started = Clock::now();
     ::close(fds[1]);
     ready[i] = fds[0];
     if (pool[i].pid < 0) failed = true;
+    if (pool[i].pid > 0) ++alive;
   }
   // Wait until every worker listens (or one fails), so that the line below means "connect now".
   for (std::size_t i = 0; i < pool.size() && !failed; ++i) {
@@ -204,10 +328,14 @@ int run_workers(ServerOptions options, int workers) {
   bool stopping = false;
   bool clean = true;
   Clock::time_point deadline{};
-  std::size_t alive = pool.size();
   while (alive > 0) {
-    // Sleep until a signal; due restarts and the shutdown deadline are checked every 100 ms.
+    // Sleep until a signal (serving scrapes meanwhile); due restarts and the shutdown deadline
+    // are checked every 100 ms.
     timespec ts{0, 100'000'000};
+    if (metrics) {
+      metrics->run_once();
+      ts = timespec{0, 0};
+    }
     siginfo_t info{};
     const int sig = ::sigtimedwait(&wanted, &info, &ts);
     if ((sig == SIGINT || sig == SIGTERM) && !stopping) {
@@ -226,6 +354,7 @@ int run_workers(ServerOptions options, int workers) {
         if (pool[i].pid != pid) continue;
         pool[i].pid = -1;
         --alive;
+        if (metrics) metrics->retire(i);
         if (stopping) {
           if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
             clean = false;
@@ -245,7 +374,7 @@ int run_workers(ServerOptions options, int workers) {
         if (!w.restart_due || now - w.started < std::chrono::seconds(1)) continue;
         w.restart_due = false;
         w.started = now;
-        w.pid = spawn(options, static_cast<int>(i), held_fd, claim_fd, -1, -1, old_mask);
+        w.pid = spawn(options, static_cast<int>(i), -1, old_mask, slot_of(i), inherited(-1));
         if (w.pid < 0) {
           spdlog::error("wheel-server: fork: {}", std::generic_category().message(errno));
           w.restart_due = true;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "line_protocol.h"
@@ -29,11 +30,35 @@ struct LineProtocolHandler::DelayedTask {
 };
 
 LineProtocolHandler::LineProtocolHandler(int worker_index, std::chrono::milliseconds stats_interval,
-                                         DelayLimits delay_limits)
-    : worker_index_(worker_index), stats_interval_(stats_interval), delay_limits_(delay_limits) {}
+                                         DelayLimits delay_limits, ServerMetricsSlot* metrics)
+    : worker_index_(worker_index),
+      stats_interval_(stats_interval),
+      delay_limits_(delay_limits),
+      metrics_(metrics) {}
 
 void LineProtocolHandler::attach(TcpServer& server) {
   server_ = &server;
+  if (metrics_ != nullptr) {
+    int rc = uv_check_init(server.loop(), &publish_check_);
+    if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_check_init");
+    publish_check_.data = this;
+    publish_check_open_ = true;
+    rc = uv_check_start(&publish_check_, [](uv_check_t* check) {
+      static_cast<const LineProtocolHandler*>(check->data)->publish_metrics();
+    });
+    if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_check_start");
+    uv_unref(reinterpret_cast<uv_handle_t*>(&publish_check_));  // never keeps the loop alive
+    rc = uv_timer_init(server.loop(), &publish_timer_);
+    if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_timer_init");
+    publish_timer_.data = this;
+    publish_timer_open_ = true;
+    rc = uv_timer_start(
+        &publish_timer_,
+        [](uv_timer_t* t) { static_cast<const LineProtocolHandler*>(t->data)->publish_metrics(); },
+        1000, 1000);
+    if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_timer_start");
+    uv_unref(reinterpret_cast<uv_handle_t*>(&publish_timer_));
+  }
   if (stats_interval_.count() <= 0) return;
   int rc = uv_timer_init(server.loop(), &stats_timer_);
   if (rc != 0) throw std::system_error(-rc, std::generic_category(), "uv_timer_init");
@@ -75,6 +100,42 @@ ServerStats LineProtocolHandler::snapshot() const {
   return s;
 }
 
+void LineProtocolHandler::publish_metrics() const {
+  if (metrics_ == nullptr || server_ == nullptr) return;
+  const ServerStats s = snapshot();
+  ServerMetricsValues v;
+  v.connections_open = s.connections;
+  v.delayed_pending = s.delayed_pending;
+  v.timer_pending_timeouts = server_->timer().pending_timeouts();
+  v.accepted = s.accepted;
+  v.rejected_full = s.rejected_full;
+  v.rejected_emfile = s.rejected_emfile;
+  v.closed = closed_;
+  v.heartbeats_sent = s.heartbeats;
+  v.pings = s.pings;
+  v.delayed_sent = s.delayed_sent;
+  v.bytes_received = s.bytes_in;
+  v.bytes_sent = s.bytes_out;
+  metrics_->publish(v);
+}
+
+void LineProtocolHandler::observe_idle_close(const Connection& c, IdleKind kind) {
+  if (metrics_ == nullptr) return;
+  // On the detector's own clock (the loop's, in ms): the time past last activity + idle time.
+  const IdleTimes& idle = server_->options().idle;
+  const IdleWatch& w = c.idle();
+  const std::uint64_t last =
+      kind == IdleKind::kReader ? w.last_read_ms() : std::max(w.last_read_ms(), w.last_write_ms());
+  const auto idle_ms = static_cast<std::uint64_t>((kind == IdleKind::kReader ? idle.reader
+                                                   : kind == IdleKind::kAll  ? idle.all
+                                                                             : idle.writer)
+                                                      .count());
+  const std::uint64_t now = uv_now(server_->loop());
+  const std::uint64_t due = last + idle_ms;
+  metrics_->idle_close_lateness.observe(
+      std::chrono::milliseconds(now > due ? static_cast<std::int64_t>(now - due) : 0));
+}
+
 void LineProtocolHandler::log_stats() const {
   wheel::logger()->info("worker {}: stats {} pending_timeouts={}", worker_index_,
                         snapshot().to_log_string(), server_->timer().pending_timeouts());
@@ -94,6 +155,7 @@ void LineProtocolHandler::on_line(Connection& c, std::string_view line) {
       c.send("STATS " + snapshot().to_json() + "\n");
       break;
     case Command::kQuit:
+      closing_as_ = ClosedReason::kQuit;
       c.close_with("BYE\n");
       break;
     case Command::kDelay:
@@ -124,10 +186,36 @@ void LineProtocolHandler::on_idle(Connection& c, IdleEvent event) {
   ++idle_closed_;
   wheel::logger()->debug("worker {}: connection {:#x} {}-idle, closing", worker_index_, c.id(),
                          to_string(event.kind));
+  observe_idle_close(c, event.kind);
+  closing_as_ =
+      event.kind == IdleKind::kReader ? ClosedReason::kReaderIdle : ClosedReason::kAllIdle;
   c.close_with("BYE idle\n");
 }
 
-void LineProtocolHandler::on_close(Connection& c, CloseReason) {
+void LineProtocolHandler::on_close(Connection& c, CloseReason reason) {
+  ClosedReason why = ClosedReason::kError;
+  switch (reason) {
+    case CloseReason::kLocal:  // this handler's own close: idle or QUIT, marked just before
+      why = closing_as_;
+      break;
+    case CloseReason::kPeerClosed:
+      why = ClosedReason::kPeer;
+      break;
+    case CloseReason::kError:
+      why = ClosedReason::kError;
+      break;
+    case CloseReason::kSlowConsumer:
+      why = ClosedReason::kSlowConsumer;
+      break;
+    case CloseReason::kLineTooLong:
+      why = ClosedReason::kLineTooLong;
+      break;
+    case CloseReason::kShutdown:
+      why = ClosedReason::kShutdown;
+      break;
+  }
+  closing_as_ = ClosedReason::kError;
+  ++closed_[static_cast<std::size_t>(why)];
   auto* pending = static_cast<Pending*>(c.context());
   if (pending == nullptr) return;
   for (TimeoutHandle& h : pending->timeouts) server_->timer().cancel(h);
@@ -138,6 +226,16 @@ void LineProtocolHandler::on_close(Connection& c, CloseReason) {
 }
 
 void LineProtocolHandler::on_shutdown() {
+  if (shutdown_hook_) std::exchange(shutdown_hook_, nullptr)();
+  if (publish_check_open_) {
+    publish_check_open_ = false;
+    publish_metrics();
+    uv_close(reinterpret_cast<uv_handle_t*>(&publish_check_), nullptr);
+  }
+  if (publish_timer_open_) {
+    publish_timer_open_ = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&publish_timer_), nullptr);
+  }
   if (!stats_timer_open_) return;
   stats_timer_open_ = false;
   uv_close(reinterpret_cast<uv_handle_t*>(&stats_timer_), nullptr);

@@ -6,12 +6,15 @@
 
 #include <uv.h>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "wheel/net/connection_handler.h"
+#include "wheel/net/server_metrics.h"
 #include "wheel/net/server_stats.h"
 #include "wheel/net/tcp_server.h"
 #include "wheel/timeout.h"
@@ -27,17 +30,25 @@ struct DelayLimits {
 
 class LineProtocolHandler final : public ConnectionHandler {
  public:
+  // `metrics`: where to publish this worker's Prometheus metrics (null: nowhere); it must
+  // outlive the handler.
   LineProtocolHandler(int worker_index, std::chrono::milliseconds stats_interval,
-                      DelayLimits delay_limits = {});
+                      DelayLimits delay_limits = {}, ServerMetricsSlot* metrics = nullptr);
   LineProtocolHandler(const LineProtocolHandler&) = delete;
   LineProtocolHandler& operator=(const LineProtocolHandler&) = delete;
 
-  // Binds the handler to its server and starts the periodic stats line. Throws
-  // std::system_error when the libuv timer cannot start. Call once, before the loop runs.
+  // Binds the handler to its server, starts the periodic stats line and, with a metrics slot,
+  // the publishing of the metrics at the end of every loop iteration (a uv_check handle: a
+  // few dozen relaxed stores per iteration, no work per event) and once a second. Throws
+  // std::system_error when a libuv handle cannot start. Call once, before the loop runs.
   void attach(TcpServer& server);
 
   // This worker's counters: the server's and the protocol's. Loop thread only.
   ServerStats snapshot() const;
+  // Stores the current counters into the metrics slot (if any). Loop thread only.
+  void publish_metrics() const;
+  // Also runs `hook` when the shutdown begins (to close more loop handles). Loop thread only.
+  void set_shutdown_hook(std::function<void()> hook) { shutdown_hook_ = std::move(hook); }
 
   void on_line(Connection& c, std::string_view line) override;
   void on_line_too_long(Connection& c) override;
@@ -55,6 +66,7 @@ class LineProtocolHandler final : public ConnectionHandler {
   void on_delayed(std::uint64_t id, const Timeout* fired, std::string_view text);
   void refuse_delay(Connection& c, std::string_view why);
   void log_stats() const;
+  void observe_idle_close(const Connection& c, IdleKind kind);
 
   const int worker_index_;
   const std::chrono::milliseconds stats_interval_;
@@ -71,6 +83,17 @@ class LineProtocolHandler final : public ConnectionHandler {
   std::uint64_t delayed_refused_ = 0;
   std::uint64_t errors_ = 0;
   std::uint64_t stale_delayed_ = 0;
+  std::array<std::uint64_t, kClosedReasonCount> closed_{};
+  // The reason of the handler's own close in progress (on_close() then sees kLocal).
+  ClosedReason closing_as_ = ClosedReason::kError;
+  ServerMetricsSlot* const metrics_;
+  std::function<void()> shutdown_hook_;
+  uv_check_t publish_check_;
+  bool publish_check_open_ = false;
+  // Publishes once a second as well: gauges that change off the loop (pending timeouts, as
+  // the timer thread retires cancellations) are then at most a second stale on an idle loop.
+  uv_timer_t publish_timer_;
+  bool publish_timer_open_ = false;
 };
 
 }  // namespace wheel::net

@@ -5,18 +5,22 @@
 
 #include "wheel/logger.h"
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include "line_protocol.h"
 #include "line_protocol_handler.h"
+#include "wheel/net/metrics_http_server.h"
+#include "wheel/net/server_metrics.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
 
 namespace wheel::net {
 namespace {
 
-TcpServerOptions tcp_options(const ServerOptions& o) {
+TcpServerOptions tcp_options(const ServerOptions& o, ServerMetricsSlot* metrics) {
   if (o.reader_idle.count() < 0 || o.writer_idle.count() < 0 || o.all_idle.count() < 0 ||
       o.stats_interval.count() < 0) {
     throw std::invalid_argument("durations must not be negative");
@@ -36,22 +40,39 @@ TcpServerOptions tcp_options(const ServerOptions& o) {
   t.timer.tick_duration = o.tick;
   t.timer.ticks_per_wheel = o.wheel_size;
   t.timer.thread_name = "wheel-timer-" + std::to_string(o.worker_index);
+  if (metrics != nullptr) {
+    t.timer.tick_observer = [metrics](std::chrono::nanoseconds lag) {
+      metrics->tick_lag.observe(lag);  // the timer thread is this histogram's one writer
+    };
+  }
   return t;
 }
 
 }  // namespace
 
-// The handler before the server: the server's destructor still calls it.
+// The handler (and the metrics endpoint) before the server: the server's destructor still
+// calls the handler, and runs the loop that closes the endpoint's handles.
 struct Server::Parts {
   explicit Parts(const ServerOptions& o)
       : options(o),
+        own_metrics(o.metrics_slot == nullptr && o.metrics_port
+                        ? std::make_unique<ServerMetricsRegion>(1)
+                        : nullptr),
+        metrics(o.metrics_slot != nullptr ? o.metrics_slot
+                : own_metrics             ? &own_metrics->slot(0)
+                                          : nullptr),
         handler(o.worker_index, o.stats_interval,
                 DelayLimits{kMaxDelayedPerConnection, o.max_connection_delayed_bytes,
-                            o.max_delayed_bytes}),
-        server(tcp_options(o), handler) {
+                            o.max_delayed_bytes},
+                metrics),
+        server(tcp_options(o, metrics), handler) {
     handler.attach(server);
   }
   ServerOptions options;
+  std::unique_ptr<ServerMetricsRegion> own_metrics;
+  ServerMetricsSlot* metrics;
+  std::unique_ptr<MetricsHttpServer> endpoint;  // made by listen(), closed by the shutdown
+  std::atomic<std::uint16_t> endpoint_port{0};
   LineProtocolHandler handler;
   TcpServer server;
 };
@@ -62,6 +83,26 @@ Server::~Server() = default;
 std::uint16_t Server::listen() {
   const std::uint16_t port = parts_->server.listen();
   const ServerOptions& o = parts_->options;
+  if (o.metrics_port) {
+    Parts& p = *parts_;
+    p.endpoint = std::make_unique<MetricsHttpServer>(
+        p.server.loop(), MetricsHttpOptions{.host = o.metrics_host, .port = *o.metrics_port}, [&p] {
+          p.handler.publish_metrics();  // this iteration's counters too
+          return render_server_metrics(p.metrics->read(), 1);
+        });
+    p.handler.set_shutdown_hook([&p] { p.endpoint->close(); });
+    std::uint16_t metrics_port = 0;
+    try {
+      metrics_port = p.endpoint->listen();
+    } catch (const std::system_error& e) {
+      throw std::system_error(e.code(), "metrics endpoint " +
+                                            format_host_port(o.metrics_host, *o.metrics_port) +
+                                            ": " + e.what());
+    }
+    p.endpoint_port.store(metrics_port, std::memory_order_release);
+    wheel::logger()->info("worker {}: metrics on http://{}/metrics", o.worker_index,
+                          format_host_port(o.metrics_host, metrics_port));
+  }
   wheel::logger()->info(
       "worker {}: listening on {} (reader-idle {} ms, writer-idle {} ms, all-idle {} ms, "
       "tick {} ms, wheel {})",
@@ -79,6 +120,7 @@ void Server::handle_signals() {
 
 ServerStats Server::run() {
   parts_->server.run();
+  parts_->handler.publish_metrics();  // the closes of the shutdown
   ServerStats final_stats = parts_->handler.snapshot();
   wheel::logger()->info("worker {}: stopped; final counters: {}", parts_->options.worker_index,
                         final_stats.to_log_string());
@@ -91,6 +133,10 @@ void Server::shutdown() {
 
 std::uint16_t Server::port() const {
   return parts_->server.port();
+}
+
+std::uint16_t Server::metrics_port() const {
+  return parts_->endpoint_port.load(std::memory_order_acquire);
 }
 
 }  // namespace wheel::net

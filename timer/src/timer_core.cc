@@ -15,6 +15,7 @@
 #include "wheel/logger.h"
 
 #include "hierarchical_wheel.h"
+#include "manual_clock.h"
 #include "timer_wheel.h"
 #include "wheel/detail/saturating.h"
 #include "wheel/rejected_execution_error.h"
@@ -51,11 +52,15 @@ TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
       max_pending_(options.max_pending_timeouts),
       thread_name_(std::move(options.thread_name)),
       executor_(std::move(options.executor)),
+      tick_observer_(std::move(options.tick_observer)),
       wheel_(make_wheel(options)) {
   gate_->core = this;
 }
 
 TimerCore::~TimerCore() {
+#ifdef WHEEL_TIMER_MANUAL_CLOCK
+  manual_clock::detach(this);
+#endif
   try {
     stop();
   } catch (const std::exception& e) {  // destroyed from its own task: the worker cannot join itself
@@ -90,8 +95,13 @@ void TimerCore::start() {
     case RunState::kInit:
       break;
   }
+#ifdef WHEEL_TIMER_MANUAL_CLOCK
+  manual_start_ns_ = manual_clock::now_ns();
+  manual_clock::attach(this);  // no worker thread: manual_clock::advance_to() stands in for it
+#else
   start_time_ = std::chrono::steady_clock::now();
   worker_ = std::thread([this] { worker_main(); });
+#endif
   run_state_.store(RunState::kStarted, std::memory_order_release);
 }
 
@@ -115,7 +125,11 @@ std::vector<TimerJob> TimerCore::stop() {
     shutdown_.store(true, std::memory_order_release);
   }
   wake_.notify_all();
+#ifdef WHEEL_TIMER_MANUAL_CLOCK
+  manual_clock::detach(this);
+#else
   worker_.join();
+#endif
   close_gate();
   std::vector<TimerJob> unprocessed;
   unprocessed.reserve(pending());
@@ -214,9 +228,13 @@ bool TimerCore::has_queued_work() const {
 }
 
 std::int64_t TimerCore::elapsed_ns() const {
+#ifdef WHEEL_TIMER_MANUAL_CLOCK
+  return manual_clock::now_ns() - manual_start_ns_;
+#else
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                               start_time_)
       .count();
+#endif
 }
 
 void TimerCore::worker_main() {
@@ -233,10 +251,9 @@ void TimerCore::worker_main() {
     std::atomic<std::thread::id>* id;
     ~ForgetWorkerId() { id->store(std::thread::id(), std::memory_order_release); }
   } forget{&worker_id_};
-  std::uint64_t tick = 0;  // the next tick to process; tick t is due at start + (t + 1) * tick_
-  // The cancellation stack's head when the worker last looked; see below.
-  Timeout* cancel_head_seen = nullptr;
+  WorkerPosition at;
   for (;;) {
+    const std::uint64_t tick = at.tick;
     std::optional<std::uint64_t> target;
     if (has_queued_work()) {
       target = tick;
@@ -258,35 +275,54 @@ void TimerCore::worker_main() {
       if (!target || *target > tick) wake_for |= kWakeForSubmit;
     }
     if (!sleep_until(target, wake_for, poll)) return;
-    // Between ticks, cancellations are drained once they pause for kCancelPoll: pending drops
-    // about a millisecond after a burst of cancel() calls whatever the tick, and the worker does
-    // not compete with the canceller for the nodes' cache lines meanwhile. Ticks drain them too.
-    // Only the worker pops, so an unchanged head means nothing was pushed since.
-    Timeout* cancel_head = cancellations_.peek();
-    if (cancel_head != nullptr && cancel_head == cancel_head_seen) {
-      process_cancellations();
-      cancel_head = nullptr;
-    }
-    cancel_head_seen = cancel_head;
-
-    // Process every due tick, skipping those with an empty bucket and nothing queued: they
-    // would change nothing. An empty wheel lets the count jump straight to now.
-    std::uint64_t due_end = static_cast<std::uint64_t>(elapsed_ns() / tick_ns);
-    while (tick < due_end && !shutdown_.load(std::memory_order_acquire)) {
-      if (!has_queued_work()) {
-        const auto distance = wheel_->ticks_to_next_event(tick);
-        if (!distance || tick + *distance >= due_end) {
-          tick = due_end;
-          break;
-        }
-        tick += *distance;
-      }
-      process_tick(tick);
-      ++tick;
-      due_end = static_cast<std::uint64_t>(elapsed_ns() / tick_ns);
-    }
+    process_due_ticks(at);
   }
 }
+
+void TimerCore::process_due_ticks(WorkerPosition& at) {
+  const std::int64_t tick_ns = tick_.count();
+  // Between ticks, cancellations are drained once they pause for kCancelPoll: pending drops
+  // about a millisecond after a burst of cancel() calls whatever the tick, and the worker does
+  // not compete with the canceller for the nodes' cache lines meanwhile. Ticks drain them too.
+  // Only the worker pops, so an unchanged head means nothing was pushed since.
+  Timeout* cancel_head = cancellations_.peek();
+  if (cancel_head != nullptr && cancel_head == at.cancel_head_seen) {
+    process_cancellations();
+    cancel_head = nullptr;
+  }
+  at.cancel_head_seen = cancel_head;
+
+  // Process every due tick, skipping those with an empty bucket and nothing queued: they
+  // would change nothing. An empty wheel lets the count jump straight to now.
+  std::uint64_t& tick = at.tick;
+  std::int64_t now_ns = elapsed_ns();
+  std::uint64_t due_end = static_cast<std::uint64_t>(now_ns / tick_ns);
+  while (tick < due_end && !shutdown_.load(std::memory_order_acquire)) {
+    if (!has_queued_work()) {
+      const auto distance = wheel_->ticks_to_next_event(tick);
+      if (!distance || tick + *distance >= due_end) {
+        tick = due_end;
+        break;
+      }
+      tick += *distance;
+    }
+    if (tick_observer_) {
+      // tick < due_end, so its deadline (tick + 1) * tick_ns <= now_ns: no overflow, >= 0.
+      tick_observer_(
+          std::chrono::nanoseconds(now_ns - static_cast<std::int64_t>(tick + 1) * tick_ns));
+    }
+    process_tick(tick);
+    ++tick;
+    now_ns = elapsed_ns();
+    due_end = static_cast<std::uint64_t>(now_ns / tick_ns);
+  }
+}
+
+#ifdef WHEEL_TIMER_MANUAL_CLOCK
+void TimerCore::run_worker_once() {
+  process_due_ticks(manual_position_);
+}
+#endif
 
 bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, std::uint8_t wake_for,
                             bool poll) {

@@ -92,13 +92,28 @@ class TimerCore {
   // True while the calling thread runs a task of this timer (worker, executor or stop()'s job).
   bool in_own_task() const noexcept;
 
+#ifdef WHEEL_TIMER_MANUAL_CLOCK
+  // Manual-clock builds only (see manual_clock.h): on the calling thread, what the worker does
+  // each time it wakes, at the manual clock's present.
+  void run_worker_once();
+#endif
+
  private:
   friend struct PeriodicGate;  // take_back_periodic()
 
   // kDraining: started, and new_timeout() is refused outside the timer's own tasks.
   enum class RunState { kInit, kStarted, kDraining, kShutdown };
 
+  // Where the worker is: the next tick to process (tick t is due at start + (t + 1) * tick_),
+  // and the cancellation stack's head when it last looked.
+  struct WorkerPosition {
+    std::uint64_t tick = 0;
+    Timeout* cancel_head_seen = nullptr;
+  };
+
   void worker_main();
+  // The worker's work after each wake-up: idle cancellations, then every due tick.
+  void process_due_ticks(WorkerPosition& at);
   // Sleeps until the deadline of `target_tick` (no target: indefinitely), or until a push of a
   // kind in `wake_for` (kWakeFor*) wakes it; with `poll`, kCancelPoll at most. False on
   // shutdown.
@@ -135,6 +150,7 @@ class TimerCore {
   const std::int64_t max_pending_;
   const std::string thread_name_;
   const TimerExecutor executor_;
+  const TickObserver tick_observer_;
 
   std::atomic<RunState> run_state_{RunState::kInit};
   std::mutex start_mutex_;  // serialises starting the worker with stop()
@@ -162,6 +178,10 @@ class TimerCore {
   const std::unique_ptr<Wheel> wheel_;
   Timeout* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
   Timeout* backlog_tail_ = nullptr;
+#ifdef WHEEL_TIMER_MANUAL_CLOCK
+  std::int64_t manual_start_ns_ = 0;  // the manual clock's reading at start()
+  WorkerPosition manual_position_;
+#endif
 };
 
 }  // namespace wheel::detail

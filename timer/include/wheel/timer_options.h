@@ -21,6 +21,9 @@ namespace wheel {
 // more); a periodic timeout ends cancelled (is_cancelled() true, no further runs).
 using TimerExecutor = std::function<void(TimerJob)>;
 
+// Receives the lag of a worker wake-up; see TimerOptions::tick_observer.
+using TickObserver = std::function<void(std::chrono::nanoseconds lag)>;
+
 // How the timer stores its pending timeouts. Both give the same API and contract; see
 // hashed_wheel_timer.h for when to choose which, with measurements.
 enum class TimerLayout {
@@ -49,6 +52,17 @@ struct TimerOptions {
   TimerLayout layout = TimerLayout::kHashed;
   // Optional: where expired tasks go; empty means the worker runs them itself.
   TimerExecutor executor;
+  // Optional: called with the lag of every tick the worker processes, in both layouts: the
+  // time the worker began processing it minus its deadline (start + (tick + 1) x
+  // tick_duration); never negative. Both layouts sleep through ticks with nothing due (the
+  // hierarchical one until its next due bucket or cascade), so only ticks that do work are
+  // observed: the first one of a wake-up gives the wake-up's lateness, the ones after it in
+  // the same wake-up show how far a slow task or a long tick delayed the next (catch-up).
+  // Called on the worker thread, O(1) per processed tick (it reuses the clock read the worker
+  // makes anyway), before that tick's tasks run; must be cheap, must not block and must not
+  // throw (an exception ends the process). Empty (the default): one test of the empty
+  // function per processed tick, nothing else.
+  TickObserver tick_observer;
 };
 
 }  // namespace wheel

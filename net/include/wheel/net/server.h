@@ -32,7 +32,8 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds and listens; returns the bound port (the chosen one when options.port is 0). Also
+  // Binds and listens (and, with options.metrics_port, listens for scrapes too); returns the
+  // bound port (the chosen one when options.port is 0). Also
   // ignores SIGPIPE process-wide: a write to a reset socket must fail with EPIPE, not kill.
   // Throws std::system_error (or std::invalid_argument for a host that does not resolve) when
   // it cannot listen.
@@ -54,6 +55,9 @@ class Server {
 
   // The bound port; 0 before listen(). Safe from any thread after listen().
   std::uint16_t port() const;
+  // The port of the metrics endpoint; 0 without one or before listen(). Safe from any thread
+  // after listen().
+  std::uint16_t metrics_port() const;
 
  private:
   struct Parts;

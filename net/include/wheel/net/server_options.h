@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace wheel::net {
+
+struct ServerMetricsSlot;
 
 struct ServerOptions {
   // IPv4 or IPv6 address or host name to listen on. Loopback by default.
@@ -48,6 +51,16 @@ struct ServerOptions {
 
   // This worker's index, reported by STATS and in log lines.
   int worker_index = 0;
+
+  // Prometheus metrics (server_metrics.h). Where this server publishes them: a slot of a
+  // region shared with a supervisor (which then serves the scrapes; it must outlive the
+  // server), or null: a slot of its own when metrics_port is set, else no metrics at all (no
+  // per-iteration publishing, no tick-lag observer).
+  ServerMetricsSlot* metrics_slot = nullptr;
+  // Serve `GET /metrics` on this server's own loop at metrics_host:metrics_port (0 picks a
+  // free port: Server::metrics_port() tells which); unset: no endpoint.
+  std::optional<std::uint16_t> metrics_port;
+  std::string metrics_host = "127.0.0.1";
 };
 
 }  // namespace wheel::net

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "json_log.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace wheel::apps {
+namespace {
+
+std::atomic<int> g_worker{0};
+
+std::string iso8601_utc(spdlog::log_clock::time_point t) {
+  const auto since_epoch = t.time_since_epoch();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(since_epoch - seconds).count();
+  const std::time_t tt = seconds.count();
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buffer[40];
+  const std::size_t n = std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buffer + n, sizeof(buffer) - n, ".%06dZ", static_cast<int>(micros));
+  return buffer;
+}
+
+}  // namespace
+
+void set_log_worker(int worker) {
+  g_worker.store(worker, std::memory_order_relaxed);
+}
+
+void JsonLogFormatter::format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) {
+  nlohmann::ordered_json line;
+  line["time"] = iso8601_utc(msg.time);
+  const auto level = spdlog::level::to_string_view(msg.level);
+  line["level"] = std::string(level.data(), level.size());
+  const int worker = g_worker.load(std::memory_order_relaxed);
+  if (worker < 0) {
+    line["worker"] = "supervisor";
+  } else {
+    line["worker"] = worker;
+  }
+  line["message"] = std::string(msg.payload.data(), msg.payload.size());
+  line["fields"] = {{"logger", std::string(msg.logger_name.data(), msg.logger_name.size())},
+                    {"pid", static_cast<long long>(::getpid())}};
+  const std::string text =
+      line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  dest.append(text.data(), text.data() + text.size());
+}
+
+std::unique_ptr<spdlog::formatter> JsonLogFormatter::clone() const {
+  return std::make_unique<JsonLogFormatter>();
+}
+
+}  // namespace wheel::apps

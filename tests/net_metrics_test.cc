@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Prometheus pieces of wheel::net: the text writer (checked by an independent parser of
+// the format's rules, support/prometheus_parser.h), the histogram, the per-worker slot and its
+// shared region across fork(), and the HTTP endpoint against broken and hostile scrapers.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "support/prometheus_parser.h"
+#include "wheel/net/metrics_http_server.h"
+#include "wheel/net/prometheus_text.h"
+#include "wheel/net/server_metrics.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using wheel::net::ClosedReason;
+using wheel::net::MetricsHttpServer;
+using wheel::net::PrometheusText;
+using wheel::net::ServerMetricsRegion;
+using wheel::net::ServerMetricsValues;
+using wheel::testing::parse_exposition;
+
+// ---- the parser itself rejects what the format forbids -----------------------------------
+
+TEST(PrometheusParser, RejectsWhatTheFormatForbids) {
+  EXPECT_NO_THROW(parse_exposition("# TYPE a counter\na 1\n"));
+  EXPECT_THROW(parse_exposition("a 1\n# TYPE a counter\n"), std::runtime_error);  // TYPE late
+  EXPECT_THROW(parse_exposition("1a 1\n"), std::runtime_error);
+  EXPECT_THROW(parse_exposition("a{b=\"x\\q\"} 1\n"), std::runtime_error);
+  EXPECT_THROW(parse_exposition("a{b=\"x} 1\n"), std::runtime_error);
+  EXPECT_THROW(parse_exposition("a 1\nb 1\na 2\n"), std::runtime_error);  // not contiguous
+  EXPECT_THROW(parse_exposition("# TYPE h histogram\nh_bucket{le=\"1\"} 2\n"
+                                "h_bucket{le=\"+Inf\"} 1\nh_sum 0\nh_count 1\n"),
+               std::runtime_error);  // not cumulative
+  EXPECT_THROW(parse_exposition("# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_sum 0\n"
+                                "h_count 3\n"),
+               std::runtime_error);                           // +Inf != count
+  EXPECT_THROW(parse_exposition("a 1"), std::runtime_error);  // no final newline
+}
+
+// ---- the writer --------------------------------------------------------------------------
+
+TEST(PrometheusText, EscapesLabelValuesAndHelp) {
+  EXPECT_EQ(PrometheusText::escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+  EXPECT_EQ(PrometheusText::escape_help("a\\b\"c\nd"), "a\\\\b\"c\\nd");
+  PrometheusText t;
+  t.family("x_total", "counter", "help with \\ and\nnewline");
+  t.sample("x_total", {{"path", "C:\\dir \"q\"\n"}}, 3);
+  const auto parsed = parse_exposition(t.text());
+  EXPECT_EQ(parsed.value("x_total", {{"path", "C:\\dir \"q\"\n"}}), 3);
+}
+
+TEST(PrometheusText, FormatsFloatsAsTheFormatSpellsThem) {
+  EXPECT_EQ(PrometheusText::format_double(0.001), "0.001");
+  EXPECT_EQ(PrometheusText::format_double(0.0001), "0.0001");  // not the shorter "1e-04"
+  EXPECT_EQ(PrometheusText::format_double(0.00025), "0.00025");
+  EXPECT_EQ(PrometheusText::format_double(4.757341755), "4.757341755");
+  EXPECT_EQ(PrometheusText::format_double(1e20), "1e+20");
+  EXPECT_EQ(PrometheusText::format_double(1), "1");
+  EXPECT_EQ(PrometheusText::format_double(INFINITY), "+Inf");
+  EXPECT_EQ(PrometheusText::format_double(-INFINITY), "-Inf");
+  EXPECT_EQ(PrometheusText::format_double(NAN), "NaN");
+}
+
+TEST(MetricsHistogram, CountsEachValueInTheFirstBucketAtOrAboveIt) {
+  wheel::net::MetricsHistogram<3> h({0.001, 0.01, 0.1});
+  h.observe(0ns);
+  h.observe(1ms);  // on the bound: that bucket (le is "less or equal")
+  h.observe(1001us);
+  h.observe(5s);
+  h.observe(-5ms);  // counts as 0
+  const auto c = h.read();
+  EXPECT_EQ(c.buckets[0], 3u);
+  EXPECT_EQ(c.buckets[1], 1u);
+  EXPECT_EQ(c.buckets[2], 0u);
+  EXPECT_EQ(c.buckets[3], 1u);
+  EXPECT_EQ(c.count(), 5u);
+  EXPECT_EQ(c.sum_ns, 1'000'000u + 1'001'000u + 5'000'000'000u);
+  h.reset();
+  EXPECT_EQ(h.read().count(), 0u);
+}
+
+TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
+  ServerMetricsValues v;
+  v.connections_open = 7;
+  v.accepted = 20;
+  v.rejected_full = 2;
+  v.rejected_emfile = 1;
+  v.closed[static_cast<std::size_t>(ClosedReason::kReaderIdle)] = 10;
+  v.closed[static_cast<std::size_t>(ClosedReason::kQuit)] = 3;
+  v.heartbeats_sent = 4;
+  v.pings = 5;
+  v.delayed_pending = 6;
+  v.delayed_sent = 8;
+  v.bytes_received = 100;
+  v.bytes_sent = 200;
+  v.timer_pending_timeouts = 9;
+  v.idle_close_lateness.buckets[0] = 4;
+  v.idle_close_lateness.buckets[3] = 5;
+  v.idle_close_lateness.buckets.back() = 1;
+  v.idle_close_lateness.sum_ns = 1'500'000'000;
+  v.tick_lag.buckets[1] = 2;
+  const auto e = parse_exposition(wheel::net::render_server_metrics(v, 3));
+  EXPECT_EQ(e.families.at("wheel_connections_open").type, "gauge");
+  EXPECT_EQ(e.value("wheel_connections_open"), 7);
+  EXPECT_EQ(e.value("wheel_connections_accepted_total"), 20);
+  EXPECT_EQ(e.value("wheel_connections_rejected_total", {{"reason", "full"}}), 2);
+  EXPECT_EQ(e.value("wheel_connections_rejected_total", {{"reason", "emfile"}}), 1);
+  EXPECT_EQ(e.families.at("wheel_connections_closed_total").type, "counter");
+  for (const char* reason : {"reader_idle", "writer_idle", "all_idle", "quit", "peer",
+                             "slow_consumer", "line_too_long", "error", "shutdown"}) {
+    EXPECT_NO_THROW(e.value("wheel_connections_closed_total", {{"reason", reason}})) << reason;
+  }
+  EXPECT_EQ(e.value("wheel_connections_closed_total", {{"reason", "reader_idle"}}), 10);
+  EXPECT_EQ(e.value("wheel_connections_closed_total", {{"reason", "quit"}}), 3);
+  EXPECT_EQ(e.value("wheel_heartbeats_sent_total"), 4);
+  EXPECT_EQ(e.value("wheel_pings_total"), 5);
+  EXPECT_EQ(e.value("wheel_delayed_pending"), 6);
+  EXPECT_EQ(e.value("wheel_delayed_sent_total"), 8);
+  EXPECT_EQ(e.value("wheel_bytes_received_total"), 100);
+  EXPECT_EQ(e.value("wheel_bytes_sent_total"), 200);
+  EXPECT_EQ(e.value("wheel_timer_pending_timeouts"), 9);
+  EXPECT_EQ(e.value("wheel_workers"), 3);
+  EXPECT_EQ(e.families.at("wheel_idle_close_lateness_seconds").type, "histogram");
+  EXPECT_EQ(e.value("wheel_idle_close_lateness_seconds_bucket", {{"le", "0.001"}}), 4);
+  EXPECT_EQ(e.value("wheel_idle_close_lateness_seconds_bucket", {{"le", "0.01"}}), 9);
+  EXPECT_EQ(e.value("wheel_idle_close_lateness_seconds_bucket", {{"le", "+Inf"}}), 10);
+  EXPECT_EQ(e.value("wheel_idle_close_lateness_seconds_count"), 10);
+  EXPECT_DOUBLE_EQ(e.value("wheel_idle_close_lateness_seconds_sum"), 1.5);
+  EXPECT_EQ(e.value("wheel_timer_tick_lag_seconds_count"), 2);
+  for (const auto& [name, family] : e.families) {
+    EXPECT_TRUE(family.has_help) << name;
+    if (family.type == "counter") {
+      EXPECT_TRUE(name.ends_with("_total")) << name;
+    }
+  }
+}
+
+// ---- the shared slots --------------------------------------------------------------------
+
+TEST(ServerMetricsRegion, SlotsAreCacheLineAlignedAndSharedWithAForkedChild) {
+  static_assert(alignof(wheel::net::ServerMetricsSlot) == 64);
+  ServerMetricsRegion region(3);
+  for (std::size_t i = 0; i < region.size(); ++i) {
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&region.slot(i)) % 64, 0u);
+  }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a worker: writes only its own slot
+    ServerMetricsValues v;
+    v.accepted = 41;
+    v.connections_open = 2;
+    region.slot(1).publish(v);
+    region.slot(1).idle_close_lateness.observe(3ms);
+    region.slot(1).tick_lag.observe(50us);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const ServerMetricsValues seen = region.slot(1).read();
+  EXPECT_EQ(seen.accepted, 41u);
+  EXPECT_EQ(seen.connections_open, 2u);
+  EXPECT_EQ(seen.idle_close_lateness.count(), 1u);
+  EXPECT_EQ(seen.tick_lag.count(), 1u);
+  EXPECT_EQ(region.slot(0).read().accepted, 0u);
+  // A dead worker's counters are folded into a total, its gauges are not; the slot restarts.
+  ServerMetricsValues total;
+  total.add_counters(seen);
+  region.slot(1).reset();
+  EXPECT_EQ(total.accepted, 41u);
+  EXPECT_EQ(total.connections_open, 0u);
+  EXPECT_EQ(total.idle_close_lateness.count(), 1u);
+  EXPECT_EQ(region.slot(1).read().accepted, 0u);
+  ServerMetricsValues live;
+  live.add_all(seen);
+  EXPECT_EQ(live.connections_open, 2u);
+}
+
+// ---- the HTTP endpoint -------------------------------------------------------------------
+
+// A MetricsHttpServer on a loop thread of its own.
+class Endpoint {
+ public:
+  explicit Endpoint(wheel::net::MetricsHttpOptions options) {
+    uv_loop_init(&loop_);
+    uv_async_init(&loop_, &stop_, [](uv_async_t* a) {
+      auto* self = static_cast<Endpoint*>(a->data);
+      self->server_->close();
+      uv_close(reinterpret_cast<uv_handle_t*>(&self->stop_), nullptr);
+    });
+    stop_.data = this;
+    server_ = std::make_unique<MetricsHttpServer>(&loop_, options, [this] {
+      ++renders_;
+      return std::string("# TYPE x_total counter\nx_total 1\n");
+    });
+    port_ = server_->listen();
+    thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
+  }
+  ~Endpoint() {
+    uv_async_send(&stop_);
+    thread_.join();
+    EXPECT_TRUE(server_->closed());
+    server_.reset();
+    EXPECT_EQ(uv_loop_close(&loop_), 0);
+  }
+  std::uint16_t port() const { return port_; }
+  int renders() const { return renders_.load(); }
+
+ private:
+  uv_loop_t loop_;
+  uv_async_t stop_;
+  std::unique_ptr<MetricsHttpServer> server_;
+  std::uint16_t port_ = 0;
+  std::atomic<int> renders_{0};
+  std::thread thread_;
+};
+
+int connect_to(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Everything until EOF (or `timeout`); "<timeout>" appended when it ran out.
+std::string read_all(int fd, std::chrono::milliseconds timeout = 10s) {
+  std::string out;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const auto left = timeout - (std::chrono::steady_clock::now() - start);
+    if (left <= 0ms) return out + "<timeout>";
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left / 1ms) + 1) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) return out;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+std::string exchange(std::uint16_t port, const std::string& request) {
+  const int fd = connect_to(port);
+  if (fd < 0) return "<connect failed>";
+  (void)!::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string reply = read_all(fd);
+  ::close(fd);
+  return reply;
+}
+
+std::string status_line(const std::string& reply) {
+  return reply.substr(0, reply.find("\r\n"));
+}
+
+TEST(MetricsHttpServer, ServesMetricsWithThePrometheusContentType) {
+  Endpoint e({});
+  const std::string reply = exchange(e.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(status_line(reply), "HTTP/1.1 200 OK");
+  EXPECT_NE(reply.find("\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+            std::string::npos);
+  EXPECT_NE(reply.find("\r\nContent-Length: 33\r\n"), std::string::npos) << reply;
+  EXPECT_TRUE(reply.ends_with("\r\n\r\n# TYPE x_total counter\nx_total 1\n")) << reply;
+  // A query string is ignored; HEAD gets the headers only.
+  EXPECT_EQ(status_line(exchange(e.port(), "GET /metrics?x=1 HTTP/1.0\r\n\r\n")),
+            "HTTP/1.1 200 OK");
+  const std::string head = exchange(e.port(), "HEAD /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(status_line(head), "HTTP/1.1 200 OK");
+  EXPECT_TRUE(head.ends_with("\r\n\r\n")) << head;
+}
+
+TEST(MetricsHttpServer, AnswersOtherPathsWith404AndOtherMethodsWith405) {
+  Endpoint e({});
+  EXPECT_EQ(status_line(exchange(e.port(), "GET / HTTP/1.1\r\n\r\n")), "HTTP/1.1 404 Not Found");
+  EXPECT_EQ(status_line(exchange(e.port(), "GET /metricsx HTTP/1.1\r\n\r\n")),
+            "HTTP/1.1 404 Not Found");
+  const std::string post =
+      exchange(e.port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(status_line(post), "HTTP/1.1 405 Method Not Allowed");
+  EXPECT_NE(post.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos);
+  EXPECT_EQ(status_line(exchange(e.port(), "garbage\r\n\r\n")), "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(e.renders(), 0);  // none of them rendered the metrics
+}
+
+TEST(MetricsHttpServer, RefusesAnOversizedRequestWith431) {
+  wheel::net::MetricsHttpOptions o;
+  o.max_request = 1024;
+  Endpoint e(o);
+  const std::string big = "GET /metrics HTTP/1.1\r\nX-Junk: " + std::string(1500, 'a');
+  const int fd = connect_to(e.port());
+  ASSERT_GE(fd, 0);
+  (void)!::send(fd, big.data(), big.size(), MSG_NOSIGNAL);  // no blank line, ever
+  const std::string reply = read_all(fd);
+  ::close(fd);
+  EXPECT_EQ(status_line(reply), "HTTP/1.1 431 Request Header Fields Too Large") << reply;
+}
+
+TEST(MetricsHttpServer, CutsOffASlowClientAfterTheReadTimeoutHoweverItDrips) {
+  wheel::net::MetricsHttpOptions o;
+  o.read_timeout = 500ms;
+  Endpoint e(o);
+  const int fd = connect_to(e.port());
+  ASSERT_GE(fd, 0);
+  const auto start = std::chrono::steady_clock::now();
+  std::string reply;
+  // One byte every 100 ms never completes the head: the deadline runs from accept.
+  for (int i = 0; i < 100 && reply.empty(); ++i) {
+    (void)!::send(fd, "G", 1, MSG_NOSIGNAL);
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) reply = read_all(fd);
+  }
+  ::close(fd);
+  EXPECT_EQ(status_line(reply), "HTTP/1.1 408 Request Timeout") << reply;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 8s);
+}
+
+TEST(MetricsHttpServer, ClosesClientsBeyondMaxClientsAndServesAgainAfterwards) {
+  wheel::net::MetricsHttpOptions o;
+  o.max_clients = 2;
+  o.read_timeout = 20s;
+  Endpoint e(o);
+  const int a = connect_to(e.port());
+  const int b = connect_to(e.port());
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  // Wait until the two idle clients are accepted: a third is then closed without an answer.
+  std::string third;
+  for (int i = 0; i < 100; ++i) {
+    third = exchange(e.port(), "GET /metrics HTTP/1.1\r\n\r\n");
+    if (third.empty()) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(third, "");
+  ::close(a);
+  ::close(b);
+  std::string again;
+  for (int i = 0; i < 100; ++i) {  // the closes reach the server
+    again = exchange(e.port(), "GET /metrics HTTP/1.1\r\n\r\n");
+    if (status_line(again) == "HTTP/1.1 200 OK") break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(status_line(again), "HTTP/1.1 200 OK");
+}
+
+}  // namespace
