@@ -23,7 +23,9 @@
 #              point to) are those from before the load, except for at most one /dev/null per
 #              worker: libuv opens that one itself when a loop initialises its first TCP stream
 #              (uv__stream_init's loop->emfile_fd, its reserve for EMFILE) and keeps it for the
-#              loop's lifetime, so a worker gains it with its first accepted connection. Any
+#              loop's lifetime. Workers gained it with their first connection while connections
+#              were uv_tcp_t handles; they now sit in the server's own epoll set, so a worker
+#              should end where it began, and one /dev/null more is still no leak. Any
 #              other difference (a connection, a pipe, an epoll or eventfd, a restarted worker's
 #              new pid) fails the check and is listed.
 #   counters   per worker, from its last stats line after the load: no connection left open, so
