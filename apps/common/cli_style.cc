@@ -121,4 +121,17 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv,
   }
 }
 
+void add_logging_options(CLI::App& app, std::string& level, std::string& format) {
+  app.add_option("--log-level", level, "trace, debug, info, warn, error, critical or off")
+      ->type_name(kTypeLevel)
+      ->check(one_of({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app.add_option("--log-format", format,
+                 "text (human-readable) or json (one object per line: time, level, worker, "
+                 "message, fields)")
+      ->type_name(kTypeText)
+      ->check(one_of({"text", "json"}))
+      ->capture_default_str();
+}
+
 }  // namespace wheel::cli

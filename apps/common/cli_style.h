@@ -40,6 +40,10 @@ CLI::Validator positive_number(double hi);
 // One of `choices`: "must be one of trace, debug, info, got 'x'".
 CLI::Validator one_of(std::vector<std::string> choices);
 
+// --log-level (trace ... off) into `level` and --log-format (text or json) into `format`, with
+// the same text and checks in every program; their defaults are the strings' values.
+void add_logging_options(CLI::App& app, std::string& level, std::string& format);
+
 // The message a user sees for `error`, in plain words, naming the option ("--port: ...").
 // `app` is the parsed app (to find which option was repeated).
 std::string plain_message(const CLI::App& app, const CLI::ParseError& error);

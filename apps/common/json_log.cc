@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "json_log.h"
 
+#include "wheel/logger.h"
+
 #include <unistd.h>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -55,6 +59,15 @@ void JsonLogFormatter::format(const spdlog::details::log_msg& msg, spdlog::memor
 
 std::unique_ptr<spdlog::formatter> JsonLogFormatter::clone() const {
   return std::make_unique<JsonLogFormatter>();
+}
+
+void install_program_logger(const std::string& program, const std::string& level,
+                            const std::string& format) {
+  auto logger = spdlog::stderr_color_mt(program);
+  spdlog::set_default_logger(logger);
+  wheel::set_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(level));
+  if (format == "json") logger->set_formatter(std::make_unique<JsonLogFormatter>());
 }
 
 }  // namespace wheel::apps

@@ -12,6 +12,7 @@
 #include <spdlog/formatter.h>
 
 #include <memory>
+#include <string>
 
 namespace wheel::apps {
 
@@ -26,5 +27,11 @@ class JsonLogFormatter final : public spdlog::formatter {
 // The "worker" of the following lines of this process: an index, or -1 for "supervisor"
 // (the default is 0: a single-process program). Safe from any thread.
 void set_log_worker(int worker);
+
+// Makes `program`'s stderr logger the default one and the libraries' "wheel" logger (so they
+// log under the program's name), at `level` (an spdlog level name) and in `format` ("text" or
+// "json", as --log-format takes them). Stderr: stdout is left to what scripts read.
+void install_program_logger(const std::string& program, const std::string& level,
+                            const std::string& format);
 
 }  // namespace wheel::apps

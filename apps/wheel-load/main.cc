@@ -2,7 +2,6 @@
 // wheel-load: opens many long-lived connections to a PING/PONG line server, keeps a share of
 // them alive with heartbeats, and checks that the server closes exactly the silent ones, on
 // time. Option parsing and wiring only; the logic is in wheel::load (load/).
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -28,7 +27,6 @@
 #include "wheel/load/process_plan.h"
 #include "wheel/load/report.h"
 #include "wheel/load/server_metrics_check.h"
-#include "wheel/logger.h"
 #include "wheel/version.h"
 
 namespace {
@@ -173,27 +171,13 @@ int main(int argc, char** argv) {
   app.add_flag("--metrics-exclusive", metrics_exclusive,
                "wheel-load is the server's only client during the run: the counts must be "
                "equal, not just at least wheel-load's");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
-      ->type_name(wheel::cli::kTypeLevel)
-      ->check(wheel::cli::one_of({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
-  app.add_option("--log-format", log_format,
-                 "text (human-readable) or json (one object per line: time, level, worker, "
-                 "message, fields)")
-      ->type_name(wheel::cli::kTypeText)
-      ->check(wheel::cli::one_of({"text", "json"}))
-      ->capture_default_str();
+  wheel::cli::add_logging_options(app, log_level, log_format);
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-load")) {
     return *exit_status;
   }
 
-  auto logger = spdlog::stderr_color_mt("wheel-load");
-  spdlog::set_default_logger(logger);
-  wheel::set_logger(spdlog::default_logger());  // the libraries log under the program's name
-  spdlog::set_level(spdlog::level::from_str(log_level));
-  if (log_format == "json") {  // "worker" is 0: wheel-load's child processes log through it
-    logger->set_formatter(std::make_unique<wheel::apps::JsonLogFormatter>());
-  }
+  // "worker" is 0 in JSON lines: wheel-load's child processes log through this logger too.
+  wheel::apps::install_program_logger("wheel-load", log_level, log_format);
 
   try {
     config.host = wheel::load::resolve_host(host);

@@ -2,7 +2,6 @@
 // wheel-server: the libuv heartbeat / idle-disconnect server. Option parsing and wiring only:
 // the server is wheel::net::Server (the line protocol on a TcpServer); --workers N runs N of
 // them under the pre-fork supervisor (worker_pool.h).
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -17,7 +16,6 @@
 #include "duration.h"
 #include "json_log.h"
 #include "option_checks.h"
-#include "wheel/logger.h"
 #include "wheel/net/idle_watch.h"
 #include "wheel/net/server.h"
 #include "wheel/net/server_options.h"
@@ -141,16 +139,7 @@ int run_server(int argc, char** argv) {
       ->capture_default_str();
   add_duration(app, "--stats-interval", &options.stats_interval,
                "period of the stats log line; 0 disables it", milliseconds(0), kMaxStatsInterval);
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
-      ->type_name(wheel::cli::kTypeLevel)
-      ->check(wheel::cli::one_of({"trace", "debug", "info", "warn", "error", "critical", "off"}))
-      ->capture_default_str();
-  app.add_option("--log-format", log_format,
-                 "text (human-readable) or json (one object per line: time, level, worker, "
-                 "message, fields)")
-      ->type_name(wheel::cli::kTypeText)
-      ->check(wheel::cli::one_of({"text", "json"}))
-      ->capture_default_str();
+  wheel::cli::add_logging_options(app, log_level, log_format);
 
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-server")) {
     return *exit_status;  // --help, --version, or a usage error already printed
@@ -174,12 +163,7 @@ int run_server(int argc, char** argv) {
   }
 
   // Logs go to stderr: stdout carries only the "listening on" line that scripts read.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("wheel-server"));
-  wheel::set_logger(spdlog::default_logger());  // the libraries log under the program's name
-  spdlog::set_level(spdlog::level::from_str(log_level));
-  if (log_format == "json") {
-    spdlog::default_logger()->set_formatter(std::make_unique<wheel::apps::JsonLogFormatter>());
-  }
+  wheel::apps::install_program_logger("wheel-server", log_level, log_format);
 
   if (workers > 1) {
     wheel::apps::set_log_worker(-1);  // the supervisor; each worker sets its index
