@@ -28,6 +28,7 @@ using wheel::Timeout;
 using wheel::TimeoutHandle;
 using wheel::TimerOptions;
 using wheel::testing::Clock;
+using wheel::testing::outcome_of;
 using wheel::testing::wait_until;
 
 // Counts live instances, so a test can see when a task's captures are destroyed.
@@ -499,16 +500,8 @@ TEST_P(HashedWheelTimerTest, NewTimeoutAfterStopThrowsLogicError) {
 TEST_P(HashedWheelTimerTest, StopFromATaskThrowsLogicError) {
   HashedWheelTimer timer(options_with(1ms));
   std::atomic<int> outcome{0};
-  timer.new_timeout(
-      [&](Timeout& self) {
-        try {
-          self.timer().stop();
-          outcome = 1;
-        } catch (const std::logic_error&) {
-          outcome = 2;
-        }
-      },
-      1ms);
+  timer.new_timeout([&](Timeout& self) { outcome = outcome_of([&] { self.timer().stop(); }); },
+                    1ms);
   ASSERT_TRUE(wait_until([&] { return outcome != 0; }));
   EXPECT_EQ(outcome, 2);
 }

@@ -27,6 +27,7 @@ using wheel::TimeoutHandle;
 using wheel::TimerJob;
 using wheel::TimerLayout;
 using wheel::TimerOptions;
+using wheel::testing::outcome_of;
 using wheel::testing::wait_until;
 
 class DrainTest : public ::testing::TestWithParam<TimerLayout> {
@@ -148,16 +149,8 @@ TEST_P(DrainTest, StopFromAnotherThreadEndsTheDrainAndGetsTheJobs) {
 TEST_P(DrainTest, FromATaskThrowsLogicError) {
   HashedWheelTimer timer(options());
   std::atomic<int> outcome{0};
-  timer.new_timeout(
-      [&](Timeout& self) {
-        try {
-          self.timer().drain();
-          outcome = 1;
-        } catch (const std::logic_error&) {
-          outcome = 2;
-        }
-      },
-      1ms);
+  timer.new_timeout([&](Timeout& self) { outcome = outcome_of([&] { self.timer().drain(); }); },
+                    1ms);
   ASSERT_TRUE(wait_until([&] { return outcome != 0; }));
   EXPECT_EQ(outcome, 2);
   EXPECT_FALSE(timer.is_stopped());
@@ -174,16 +167,8 @@ TEST_P(DrainTest, FromATaskOnTheExecutorThrowsLogicError) {
   std::atomic<int> outcome{0};
   {
     HashedWheelTimer timer(o);
-    timer.new_timeout(
-        [&](Timeout& self) {
-          try {
-            self.timer().drain();
-            outcome = 1;
-          } catch (const std::logic_error&) {
-            outcome = 2;
-          }
-        },
-        1ms);
+    timer.new_timeout([&](Timeout& self) { outcome = outcome_of([&] { self.timer().drain(); }); },
+                      1ms);
     ASSERT_TRUE(wait_until([&] { return outcome != 0; }));
   }
   for (auto& t : threads) t.join();
@@ -229,12 +214,7 @@ TEST_P(DrainTest, IsStoppedTurnsTrueAsSoonAsStopBegins) {
       [&](Timeout& self) {
         running.count_down();
         if (!wait_until([&] { return self.timer().is_stopped(); })) return;
-        try {
-          self.timer().new_timeout([] {}, 1ms);
-          outcome = 1;
-        } catch (const std::logic_error&) {
-          outcome = 2;
-        }
+        outcome = outcome_of([&] { self.timer().new_timeout([] {}, 1ms); });
       },
       1ms);
   running.wait();

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,18 @@ using Clock = std::chrono::steady_clock;
 // Limits are generous: the tests check behaviour, not speed, on a loaded 2-core machine.
 bool wait_until(const std::function<bool()>& done,
                 std::chrono::milliseconds limit = std::chrono::seconds(20));
+
+// Calls `call` and tells how it ended: 1 if it returned, 2 if it threw std::logic_error (any
+// other exception goes on). Tests keep it in an atomic where 0 means "not yet".
+template <class Call>
+int outcome_of(Call&& call) {
+  try {
+    call();
+    return 1;
+  } catch (const std::logic_error&) {
+    return 2;
+  }
+}
 
 // Replaces wheeltimer's logger (wheel::set_logger) for its lifetime and records what is logged.
 class LogCapture {
