@@ -733,6 +733,41 @@ TEST_P(HashedWheelTimerTest, ManyThreadsScheduleAndCancelAndEveryTimeoutEndsOnce
   EXPECT_EQ(runs, expired);
 }
 
+TEST_P(HashedWheelTimerTest, CancelsRacingTheMoveIntoTheWheelAreEachRetiredOnce) {
+  // cancel() links the timeout into the cancellation queue through the field that held its
+  // deadline. The worker, moving that timeout into the wheel at the same moment, must not
+  // write the deadline over the link: the queue would lose timeouts or lead into garbage.
+  // Batches are cancelled a random moment after they were scheduled, so that some of the
+  // sweeps run into the worker's transfer of that batch at a tick boundary.
+  HashedWheelTimer timer(options_with(1ms));
+  constexpr int kThreads = 2;
+  constexpr int kRounds = 300;
+  constexpr int kBatch = 2'000;
+  std::atomic<int> runs{0};
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::minstd_rand random(t + 7);
+      std::vector<TimeoutHandle> batch;
+      batch.reserve(kBatch);
+      for (int round = 0; round < kRounds; ++round) {
+        for (int i = 0; i < kBatch; ++i) batch.push_back(timer.new_timeout([&] { ++runs; }, 1h));
+        std::this_thread::sleep_for(std::chrono::microseconds(random() % 1'000));
+        for (auto& handle : batch) refused += handle->cancel() ? 0 : 1;
+        batch.clear();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(refused, 0);
+  ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
+  std::latch fired(1);
+  timer.new_timeout([&] { fired.count_down(); }, 1ms);
+  EXPECT_TRUE(wait_until([&] { return fired.try_wait(); })) << "the worker still runs timeouts";
+  EXPECT_EQ(runs, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, HashedWheelTimerTest, wheel::testing::kLayouts,
                          wheel::testing::layout_name);
 

@@ -17,12 +17,15 @@ HierarchicalWheel::HierarchicalWheel(std::size_t buckets_per_level)
 }
 
 void HierarchicalWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
-  node->deadline_ = static_cast<std::int64_t>(std::max(due, tick));
+  node->set_deadline(static_cast<std::int64_t>(std::max(due, tick)));
   place(node, tick);
 }
 
 void HierarchicalWheel::place(Timeout* node, std::uint64_t tick) {
-  const auto due = static_cast<std::uint64_t>(node->deadline_);
+  // A cancelled timeout has no deadline left: any bucket will hold it until its cancellation
+  // removes it; the current one does.
+  const std::int64_t deadline = node->deadline();
+  const std::uint64_t due = deadline < 0 ? tick : static_cast<std::uint64_t>(deadline);
   assert(due >= tick);
   const std::uint64_t differ = due ^ tick;
   const std::size_t level =
@@ -65,7 +68,7 @@ Timeout* HierarchicalWheel::collect_due(std::uint64_t tick) {
   Timeout* ready_tail = nullptr;
   for (std::uint32_t i = 0; i < size;) {
     Timeout* node = BucketStore::node_of(store_.at(digit, i));
-    assert(static_cast<std::uint64_t>(node->deadline_) == tick);
+    assert(node->deadline() < 0 || static_cast<std::uint64_t>(node->deadline()) == tick);
     // A cancelled timeout stays until the cancellation queue reaches it (see TimerWheel).
     if (!node->try_transition(Timeout::kExpired)) {
       ++i;

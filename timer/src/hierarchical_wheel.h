@@ -41,7 +41,7 @@ class HierarchicalWheel final : public Wheel {
   std::size_t levels() const { return nonempty_.size(); }
 
  private:
-  // Places `node` (deadline_ set, >= tick) relative to `tick`.
+  // Places `node` (deadline set, >= tick; or cancelled) relative to `tick`.
   void place(Timeout* node, std::uint64_t tick);
   std::uint32_t bucket_id(std::size_t level, std::uint64_t digit) const {
     return static_cast<std::uint32_t>((level << bits_) + digit);

@@ -41,9 +41,9 @@ const TaskOps& task_ops(std::uint16_t index) noexcept {
 
 }  // namespace detail
 
-// A pending timeout costs a 40-byte node plus its task, and an 8-byte entry in its wheel bucket
+// A pending timeout costs a 32-byte node plus its task, and an 8-byte entry in its wheel bucket
 // (on 64-bit targets).
-static_assert(sizeof(void*) != 8 || sizeof(detail::TaskTimeout<void (*)()>) == 48);
+static_assert(sizeof(void*) != 8 || sizeof(detail::TaskTimeout<void (*)()>) == 40);
 
 bool Timeout::cancel() {
   if (try_transition(kCancelled)) {

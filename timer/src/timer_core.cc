@@ -202,8 +202,10 @@ void TimerCore::reserve_slot() {
 }
 
 TimeoutHandle TimerCore::submit(Timeout* node, std::chrono::nanoseconds delay) {
-  node->deadline_ = saturating_add(elapsed_ns(), delay.count());
-  if (node->is_periodic()) static_cast<PeriodicTimeout*>(node)->deadline_ns_ = node->deadline_;
+  const std::int64_t deadline = saturating_add(elapsed_ns(), delay.count());
+  // A deadline already past fires on the next tick either way; the field wants it >= 0.
+  node->deadline_or_link_.store(std::max<std::int64_t>(deadline, 0), std::memory_order_relaxed);
+  if (node->is_periodic()) static_cast<PeriodicTimeout*>(node)->deadline_ns_ = deadline;
   submissions_.push(node);
   wake_if_sleeping(kWakeForSubmit);
   return TimeoutHandle(node, TimeoutHandle::Adopt{});
@@ -376,7 +378,9 @@ void TimerCore::transfer_pending(std::uint64_t tick) {
     if (backlog_head_ == nullptr) backlog_tail_ = nullptr;
     node->queue_next_ = nullptr;
 
-    if (node->state_.load(std::memory_order_acquire) == Timeout::kCancelled) {
+    // Negative once cancel() has put its link there (the state is CANCELLED then).
+    const std::int64_t deadline = node->deadline();
+    if (deadline < 0 || node->state_.load(std::memory_order_acquire) == Timeout::kCancelled) {
       if (node->place_ == Timeout::kCancelSeenInQueue) {
         node->place_ = Timeout::kRetired;
         node->release();
@@ -385,7 +389,6 @@ void TimerCore::transfer_pending(std::uint64_t tick) {
       }
       continue;
     }
-    const std::int64_t deadline = node->deadline_;
     // Tick t is processed once start + (t + 1) * tick has passed: the first tick boundary at or
     // after the deadline. A deadline already past lands on the current tick.
     const std::uint64_t due = deadline <= 0 ? 0 : static_cast<std::uint64_t>(deadline / tick_ns);
@@ -404,7 +407,7 @@ std::size_t TimerCore::process_cancellations() {
   while (node != nullptr) {
     Timeout* group[kGroup];
     std::size_t size = 0;
-    for (; node != nullptr && size < kGroup; node = node->cancel_next_) {
+    for (; node != nullptr && size < kGroup; node = CancelStack::next(node)) {
       group[size++] = node;
     }
     for (int phase = 0; phase < 2; ++phase) {
@@ -414,7 +417,6 @@ std::size_t TimerCore::process_cancellations() {
     }
     for (std::size_t i = 0; i < size; ++i) {
       Timeout* t = group[i];
-      t->cancel_next_ = nullptr;
       switch (t->place_) {
         case Timeout::kInWheel:
           wheel_->unlink(t);
@@ -498,7 +500,9 @@ void TimerCore::run_periodic_here(Timeout* node) {
     // the backlog, as a new timeout would, whatever the wheel's layout.
     periodic->deadline_ns_ =
         next_periodic_deadline(periodic->deadline_ns_, periodic->period_ns_, elapsed_ns());
-    node->deadline_ = periodic->deadline_ns_;
+    // RUNNING: no cancel() can put its link here now.
+    node->deadline_or_link_.store(std::max<std::int64_t>(periodic->deadline_ns_, 0),
+                                  std::memory_order_relaxed);
     node->place_ = Timeout::kInQueue;
     if (node->try_transition(Timeout::kInit, Timeout::kRunning)) {
       (backlog_tail_ != nullptr ? backlog_tail_->queue_next_ : backlog_head_) = node;
@@ -525,7 +529,9 @@ bool TimerCore::take_back_periodic(Timeout* node, bool ran) noexcept {
   if (ran) {
     periodic->deadline_ns_ =
         next_periodic_deadline(periodic->deadline_ns_, periodic->period_ns_, elapsed_ns());
-    node->deadline_ = periodic->deadline_ns_;
+    // RUNNING: no cancel() can put its link here now.
+    node->deadline_or_link_.store(std::max<std::int64_t>(periodic->deadline_ns_, 0),
+                                  std::memory_order_relaxed);
     node->place_ = Timeout::kInQueue;
     if (node->try_transition(Timeout::kInit, Timeout::kRunning)) {
       submissions_.push(node);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cancel_stack.h"
 #include "intrusive_stack.h"
 #include "periodic_deadline.h"
 #include "wheel.h"
@@ -163,7 +164,7 @@ class TimerCore {
   std::condition_variable drained_;
   const std::shared_ptr<PeriodicGate> gate_ = std::make_shared<PeriodicGate>();
   IntrusiveStack<Timeout, &Timeout::queue_next_> submissions_;
-  IntrusiveStack<Timeout, &Timeout::cancel_next_> cancellations_;
+  CancelStack cancellations_;
 
   // Sleep and wake-up: before sleeping, the worker says in sleeping_ which pushes should wake
   // it; the first producer that sees its reason there clears it and notifies.

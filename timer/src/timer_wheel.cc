@@ -19,7 +19,7 @@ TimerWheel::TimerWheel(std::size_t buckets)
 
 void TimerWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
   const std::uint64_t slot_tick = std::max(due, tick);
-  node->deadline_ = static_cast<std::int64_t>(slot_tick);
+  node->set_deadline(static_cast<std::int64_t>(slot_tick));  // false: cancelled, retired soon
   // The bucket is visited at `tick` at the earliest (this tick's visit follows the insertion),
   // then once per turn; `rounds` visits pass before the one that expires it.
   const std::uint64_t rounds = (slot_tick - tick) >> bits_;
@@ -72,7 +72,12 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
       }
       // Too many rounds for a label: the node knows how many are left.
       Timeout* node = BucketStore::node_of(entry);
-      const auto due = static_cast<std::uint64_t>(node->deadline_);
+      const std::int64_t deadline = node->deadline();
+      if (deadline < 0) {  // cancelled: its cancellation removes it
+        ++i;
+        continue;
+      }
+      const auto due = static_cast<std::uint64_t>(deadline);
       const std::uint64_t left = (due - tick) >> bits_;
       if (left != 0) {
         if (left < kRoundLabels) entry = BucketStore::entry(node, round_label(due));

@@ -21,7 +21,8 @@ class Wheel {
   virtual std::size_t buckets() const = 0;
 
   // Adds `node`, due at tick `due` (a tick already processed means `tick`), while `tick` is the
-  // next tick to process. Sets node->deadline_ to the tick it will fire at.
+  // next tick to process. Sets the node's deadline to the tick it will fire at (unless cancel()
+  // linked it).
   virtual void insert(Timeout* node, std::uint64_t due, std::uint64_t tick) = 0;
   // Removes `node` (it is in the wheel). O(1).
   virtual void unlink(Timeout* node) = 0;

@@ -35,8 +35,8 @@
 // default) when delays mostly fit in about one turn, or for Netty's exact structure. Schedule,
 // cancel and memory cost the same in both.
 //
-// Memory. A pending timeout costs a 40-byte node plus its task (stored inline; nothing for a
-// capture-less lambda) and an 8-byte entry: ~56 B with its handle. A wheel commits memory per
+// Memory. A pending timeout costs a 32-byte node plus its task (stored inline; nothing for a
+// capture-less lambda) and an 8-byte entry: ~48 B with its handle. A wheel commits memory per
 // bucket up front: kHashed 24 B * ticks_per_wheel (512 buckets = 12 KiB, 2^20 = 24 MiB,
 // 2^26 = 1.5 GiB, 2^30 = 24 GiB); kHierarchical 16 B * ticks_per_wheel for level 0 and as
 // much again for each level created later (at most ceil(64 / log2(ticks_per_wheel)) levels).

@@ -36,6 +36,7 @@ class BucketStore;
 class TimerWheel;
 class HierarchicalWheel;
 class PeriodicTimeout;
+class CancelStack;
 
 // Where a timeout's entry sits in its wheel: bucket number and index within the bucket.
 struct WheelSlot {
@@ -44,7 +45,7 @@ struct WheelSlot {
 };
 
 // What a node needs to know about its task's type. One table per task type, found through a
-// 16-bit index instead of a vtable pointer: a node is 40 bytes, not 48 (see task_timeout.h).
+// 16-bit index instead of a vtable pointer: a node is 32 bytes, not 48 (see task_timeout.h).
 struct TaskOps {
   void (*invoke)(Timeout& node);                 // runs the task
   void (*destroy_task)(Timeout& node) noexcept;  // destroys the task; called at most once
@@ -101,6 +102,7 @@ class Timeout {
   friend class detail::BucketStore;
   friend class detail::TimerWheel;
   friend class detail::HierarchicalWheel;
+  friend class detail::CancelStack;
 
   // kRunning: periodic timeouts only, while a run is in progress.
   enum State : std::uint8_t { kInit = 0, kCancelled = 1, kExpired = 2, kRunning = 3 };
@@ -144,9 +146,31 @@ class Timeout {
     Timeout* queue_next_ = nullptr;
     detail::WheelSlot slot_;
   };
-  // Nanoseconds since the timer's start while queued; the tick it is due at once in the wheel.
-  std::int64_t deadline_ = 0;
-  Timeout* cancel_next_ = nullptr;
+  // The worker's view of deadline_or_link_ (see there): the deadline, or -1 once cancel() has
+  // put its link there. Worker only.
+  std::int64_t deadline() const noexcept {
+    const std::int64_t value = deadline_or_link_.load(std::memory_order_acquire);
+    return value < 0 ? -1 : value;
+  }
+  // Stores `deadline` (>= 0) unless cancel() has put its link there; false then. Worker only.
+  bool set_deadline(std::int64_t deadline) noexcept {
+    std::int64_t value = deadline_or_link_.load(std::memory_order_relaxed);
+    while (value >= 0) {
+      if (deadline_or_link_.compare_exchange_weak(value, deadline, std::memory_order_relaxed)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // One field for two phases, so that a pending timeout does not pay 8 bytes for a
+  // cancellation it may never have. Until cancel() succeeds: the deadline, >= 0 (nanoseconds
+  // since the timer's start while queued, the tick it is due at once in the wheel). Then, from
+  // the cancelling thread: the link of the cancellation stack, stored negative (kLinkTag |
+  // address), so that no deadline can be taken for it. The worker reads the deadline through
+  // deadline() and writes it only through set_deadline(), which never overwrites a link; a
+  // cancelled timeout needs no deadline, its cancellation retires it.
+  std::atomic<std::int64_t> deadline_or_link_{0};
   detail::TimerCore* core_;
 };
 
