@@ -407,7 +407,7 @@ std::size_t TimerCore::process_cancellations() {
   while (node != nullptr) {
     Timeout* group[kGroup];
     std::size_t size = 0;
-    for (; node != nullptr && size < kGroup; node = CancelStack::next(node)) {
+    for (; node != nullptr && size < kGroup; node = CancelLink::get(node)) {
       group[size++] = node;
     }
     for (int phase = 0; phase < 2; ++phase) {

@@ -163,7 +163,7 @@ class TimerCore {
   std::mutex drain_mutex_;  // drain() waits on drained_ for pending_ to reach 0
   std::condition_variable drained_;
   const std::shared_ptr<PeriodicGate> gate_ = std::make_shared<PeriodicGate>();
-  IntrusiveStack<Timeout, &Timeout::queue_next_> submissions_;
+  IntrusiveStack<Timeout, MemberLink<Timeout, &Timeout::queue_next_>> submissions_;
   CancelStack cancellations_;
 
   // Sleep and wake-up: before sleeping, the worker says in sleeping_ which pushes should wake

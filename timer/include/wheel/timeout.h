@@ -36,7 +36,7 @@ class BucketStore;
 class TimerWheel;
 class HierarchicalWheel;
 class PeriodicTimeout;
-class CancelStack;
+struct CancelLink;
 
 // Where a timeout's entry sits in its wheel: bucket number and index within the bucket.
 struct WheelSlot {
@@ -102,7 +102,7 @@ class Timeout {
   friend class detail::BucketStore;
   friend class detail::TimerWheel;
   friend class detail::HierarchicalWheel;
-  friend class detail::CancelStack;
+  friend struct detail::CancelLink;
 
   // kRunning: periodic timeouts only, while a run is in progress.
   enum State : std::uint8_t { kInit = 0, kCancelled = 1, kExpired = 2, kRunning = 3 };
