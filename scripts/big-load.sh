@@ -162,11 +162,17 @@ cpu_start=$(cpu_seconds)
 load_start=$(date +%s.%N)
 TIMEFORMAT="wheel-load (all processes): %R s wall, %U s user, %S s system"
 progress_file=$(mktemp)
+# wheel-load's progress lines (stderr) go to the terminal and to a file, through a tee that is
+# waited for below, so the file is complete before it is read.
+exec {progress_fd}> >(tee "$progress_file" >&2)
+progress_tee=$!
 time "$build/apps/wheel-load/wheel-load" --host 127.0.0.1 --port "$port" \
   --connections "$connections" --active-ratio "$active_ratio" --ping-interval "${ping_interval}s" \
   --expect-idle-close "${reader_idle}s" --tolerance 1s --duration "${duration}s" \
   --connect-rate "$connect_rate" --source-addresses "$sources" --processes auto \
-  --json "$build/big-load-report.json" --log-level warn 2> >(tee "$progress_file" >&2) || status=$?
+  --json "$build/big-load-report.json" --log-level warn 2>&"$progress_fd" || status=$?
+exec {progress_fd}>&-
+wait "$progress_tee"
 load_end=$(date +%s.%N)
 cpu_end=$(cpu_seconds)
 [[ -n $sampler_pid ]] && wait "$sampler_pid" 2>/dev/null || true
@@ -179,7 +185,6 @@ sampler_pid=""
            b - a, d - c, d - a }'
   awk -v a="$cpu_start" -v b="$cpu_end" 'BEGIN {
     printf "server CPU during the whole load: %.1f s (user+system, all processes)\n", b - a }'
-  sleep 0.2  # tee may still be writing the last progress lines
   # The connect rate held: when wheel-load's progress line first showed every connection open.
   open_at=$(sed -n "s/^wheel-load *\([0-9.]*\)s: connected $connections\/$connections,.*/\1/p" \
     "$progress_file" | head -1)
