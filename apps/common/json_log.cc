@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "json_log.h"
 
-#include "wheel/logger.h"
-
 #include <unistd.h>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <atomic>
 #include <chrono>
 #include <ctime>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "wheel/logger.h"
 
 namespace wheel::apps {
 namespace {
