@@ -14,7 +14,7 @@ jobs=$(nproc)
 # the idle detector and the in-process servers. The rest is single-threaded per process (libuv
 # loops, forked workers) and runs in the other two configurations. Test binaries are labelled
 # with their own names (tests/CMakeLists.txt).
-tsan_tests=(timer_options_test timeout_test node_pool_test hashed_wheel_timer_test
+tsan_tests=(timer_options_test timeout_test node_pool_test cycle_clock_test hashed_wheel_timer_test
             periodic_timeout_test timer_drain_test timer_layout_test logger_test heap_timer_test
             net_loop_timer_test net_idle_detector_test net_tcp_server_test
             net_server_in_process_test chat_server_test timer_tick_observer_test

@@ -14,6 +14,7 @@
 
 #include "wheel/logger.h"
 
+#include "cycle_clock.h"
 #include "hierarchical_wheel.h"
 #include "manual_clock.h"
 #include "timer_wheel.h"
@@ -202,7 +203,7 @@ void TimerCore::reserve_slot() {
 }
 
 TimeoutHandle TimerCore::submit(Timeout* node, std::chrono::nanoseconds delay) {
-  const std::int64_t deadline = saturating_add(elapsed_ns(), delay.count());
+  const std::int64_t deadline = saturating_add(stamp_ns(), delay.count());
   // A deadline already past fires on the next tick either way; the field wants it >= 0.
   node->deadline_or_link_.store(std::max<std::int64_t>(deadline, 0), std::memory_order_relaxed);
   if (node->is_periodic()) static_cast<PeriodicTimeout*>(node)->deadline_ns_ = deadline;
@@ -236,6 +237,14 @@ std::int64_t TimerCore::elapsed_ns() const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                               start_time_)
       .count();
+#endif
+}
+
+std::int64_t TimerCore::stamp_ns() const {
+#ifdef WHEEL_TIMER_MANUAL_CLOCK
+  return elapsed_ns();
+#else
+  return CycleClock::steady_upper_ns() - start_time_.time_since_epoch().count();
 #endif
 }
 

@@ -145,6 +145,9 @@ class TimerCore {
   // After the worker is gone: cancels and collects whatever the timer still holds.
   void collect_remaining(std::vector<TimerJob>* unprocessed);
   std::int64_t elapsed_ns() const;
+  // elapsed_ns() for a new timeout's deadline: cheaper, and up to CycleClock::kSlackNs late,
+  // never early.
+  std::int64_t stamp_ns() const;
 
   HashedWheelTimer& owner_;
   const std::chrono::nanoseconds tick_;
