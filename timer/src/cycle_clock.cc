@@ -49,11 +49,13 @@ void CycleClock::calibrate(std::uint64_t cycles_before, std::int64_t ns) {
   }
   const std::int64_t span_ns = ns - first_ns_;
   if (span_ns < kCalibrationNs) return;
-  if (cycles_before < first_cycles_) return distrust("the cycle counter went backwards");
+  if (cycles_before < first_cycles_) return distrust_locked("the cycle counter went backwards");
   const std::uint64_t per_us =
       (cycles_before - first_cycles_) / static_cast<std::uint64_t>(span_ns / 1'000);
   // Below 100 MHz a microsecond holds too few cycles to bound it; above 10 GHz is no clock.
-  if (per_us < 100 || per_us > 10'000) return distrust("the cycle counter's rate is implausible");
+  if (per_us < 100 || per_us > 10'000) {
+    return distrust_locked("the cycle counter's rate is implausible");
+  }
   window_cycles_.store(per_us * kWindowUs, std::memory_order_relaxed);
   wheel::logger()->debug(
       "wheel: cycle counter at {} MHz; new timeouts reuse a clock reading up to {} ns old", per_us,
@@ -87,6 +89,13 @@ void CycleClock::check_rate(ThreadState& state, std::uint64_t cycles, std::int64
 }
 
 void CycleClock::distrust(const char* why) {
+  std::lock_guard lock(calibration_mutex_);
+  distrust_locked(why);
+}
+
+void CycleClock::distrust_locked(const char* why) {
+  // Under the mutex, as calibration's store of the window: a calibration cannot finish after
+  // the distrust and turn reuse back on.
   window_cycles_.store(0, std::memory_order_relaxed);
   if (!distrusted_.exchange(true)) {
     wheel::logger()->warn("wheel: {}; new timeouts read steady_clock every time", why);

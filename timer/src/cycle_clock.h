@@ -94,6 +94,7 @@ class CycleClock {
   void calibrate(std::uint64_t cycles_before, std::int64_t ns);
   void check_rate(ThreadState& state, std::uint64_t cycles, std::int64_t ns);
   void distrust(const char* why);
+  void distrust_locked(const char* why);  // REQUIRES: calibration_mutex_ held
 
   const CycleSource cycles_;
   const NanosecondSource ns_;
@@ -101,7 +102,7 @@ class CycleClock {
   // Counter cycles per kWindowNs; 0 = do not reuse.
   std::atomic<std::uint64_t> window_cycles_{0};
   std::atomic<bool> distrusted_{false};
-  std::mutex calibration_mutex_;
+  std::mutex calibration_mutex_;    // serialises every store to window_cycles_
   bool have_first_sample_ = false;  // guarded by calibration_mutex_
   std::uint64_t first_cycles_ = 0;
   std::int64_t first_ns_ = 0;

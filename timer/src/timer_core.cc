@@ -381,10 +381,11 @@ void TimerCore::take_submissions() {
 void TimerCore::transfer_pending(std::uint64_t tick) {
   take_submissions();
   const std::int64_t tick_ns = tick_.count();
-  for (std::size_t moved = 0; backlog_head_ != nullptr && moved < kMaxTransfersPerTick; ++moved) {
-    Timeout* node = backlog_head_;
-    backlog_head_ = backlog_head_->queue_next_;
-    if (backlog_head_ == nullptr) backlog_tail_ = nullptr;
+  // The walk keeps the backlog's head in a local and stores it once at the end.
+  Timeout* head = backlog_head_;
+  for (std::size_t moved = 0; head != nullptr && moved < kMaxTransfersPerTick; ++moved) {
+    Timeout* node = head;
+    head = head->queue_next_;
     node->queue_next_ = nullptr;
 
     // Negative once cancel() has put its link there (the state is CANCELLED then).
@@ -404,6 +405,8 @@ void TimerCore::transfer_pending(std::uint64_t tick) {
     node->place_ = Timeout::kInWheel;
     wheel_->insert(node, due, tick);
   }
+  backlog_head_ = head;
+  if (head == nullptr) backlog_tail_ = nullptr;
 }
 
 std::size_t TimerCore::process_cancellations() {

@@ -100,6 +100,8 @@ class TimerCore {
 #endif
 
  private:
+  // x86-64 and arm64 lines (std::hardware_destructive_interference_size varies by flags).
+  static constexpr std::size_t kCacheLine = 64;
   friend struct PeriodicGate;  // take_back_periodic()
 
   // kDraining: started, and new_timeout() is refused outside the timer's own tasks.
@@ -178,8 +180,10 @@ class TimerCore {
   std::atomic<std::uint8_t> sleeping_{0};  // what may wake the sleeping worker; 0: nothing
   std::atomic<bool> shutdown_{false};
 
-  // Worker-owned (and the stopping thread's once the worker has been joined).
-  const std::unique_ptr<Wheel> wheel_;
+  // Worker-owned (and the stopping thread's once the worker has been joined). On a cache line
+  // of their own: producers read sleeping_ and push onto the queues above at every
+  // new_timeout(), and must not share a line with what the worker writes meanwhile.
+  alignas(kCacheLine) const std::unique_ptr<Wheel> wheel_;
   Timeout* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
   Timeout* backlog_tail_ = nullptr;
 #ifdef WHEEL_TIMER_MANUAL_CLOCK
