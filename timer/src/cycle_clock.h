@@ -48,8 +48,8 @@ class CycleClock {
   static constexpr std::uint32_t kMaxReuses = 256;
   static constexpr std::int64_t kCalibrationNs = 10'000'000;
   static constexpr std::int64_t kRateCheckNs = 10'000'000;
-  // A calibration sample whose two counter reads around the real reading lie further apart
-  // than this (the thread was preempted between them) is not used.
+  // A calibration or rate-check sample whose two counter reads around the real reading lie
+  // further apart than this (the thread was preempted between them) is not used.
   static constexpr std::uint64_t kMaxSampleCycles = 100'000;
 
   // `cycles` and `ns` are read on any thread; `trusted` says whether `cycles` ticks at a
