@@ -16,11 +16,11 @@
 namespace wheel::detail {
 
 CycleClock::CycleClock(CycleSource cycles, NanosecondSource ns, bool trusted)
-    : cycles_(cycles), ns_(ns), trusted_(trusted) {}
+    : cycles_(cycles), ns_(ns), distrusted_(!trusted) {}
 
 std::int64_t CycleClock::read_real(ThreadState& state, std::uint64_t cycles_before) {
   const std::int64_t ns = ns_();
-  if (trusted_ && !distrusted_.load(std::memory_order_relaxed)) {
+  if (!distrusted_.load(std::memory_order_relaxed)) {
     if (window_cycles_.load(std::memory_order_relaxed) == 0) {
       calibrate(cycles_before, ns);
     } else {

@@ -98,10 +98,10 @@ class CycleClock {
 
   const CycleSource cycles_;
   const NanosecondSource ns_;
-  const bool trusted_;
   // Counter cycles per kWindowNs; 0 = do not reuse.
   std::atomic<std::uint64_t> window_cycles_{0};
-  std::atomic<bool> distrusted_{false};
+  // The counter is never used: not trusted from the start, or found at fault since.
+  std::atomic<bool> distrusted_;
   std::mutex calibration_mutex_;    // serialises every store to window_cycles_
   bool have_first_sample_ = false;  // guarded by calibration_mutex_
   std::uint64_t first_cycles_ = 0;
