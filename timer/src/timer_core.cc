@@ -244,7 +244,9 @@ std::int64_t TimerCore::stamp_ns() const {
 #ifdef WHEEL_TIMER_MANUAL_CLOCK
   return elapsed_ns();
 #else
-  return CycleClock::steady_upper_ns() - start_time_.time_since_epoch().count();
+  return CycleClock::steady_upper_ns() -
+         std::chrono::duration_cast<std::chrono::nanoseconds>(start_time_.time_since_epoch())
+             .count();
 #endif
 }
 
