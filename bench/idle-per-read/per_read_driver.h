@@ -14,7 +14,8 @@
 //            10^6 connections reads every 5 s on average, idle time 10 s) is one that every
 //            implementation holds on this 2-core machine.
 //   tight  - --tight-reads reads back to back in one callback, then the loop runs what they
-//            queued (Asio's cancelled waits): wall time / reads.
+//            queued (Asio's cancelled waits): process CPU time / reads (wall time beside: on a
+//            shared machine it measures the other programs too).
 // A deadline that passes without a read counts one idle event and re-arms for the full time
 // (Netty's IdleStateHandler: the connection stays open, the handler is told).
 #pragma once
