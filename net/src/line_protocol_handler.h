@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal: LineProtocolHandler, wheel-server's protocol (PING/PONG/DELAY/STATS/QUIT, idle
-// closes and heartbeats; see the README) as a ConnectionHandler, built only on the public
+// closes and heartbeats; see docs/wheel-server.md) as a ConnectionHandler, built only on the public
 // pieces: TcpServer, Connection, LoopTimer, the idle events. Loop thread only.
 #pragma once
 
