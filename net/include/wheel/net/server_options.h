@@ -46,6 +46,8 @@ struct ServerOptions {
   // past either bound a DELAY gets "ERR delayed bytes limit". REQUIRES >= 1.
   std::size_t max_connection_delayed_bytes = std::size_t{1} << 20;  // per connection
   std::size_t max_delayed_bytes = std::size_t{256} << 20;           // per worker, all connections
+  // A closed connection that has not read its last replies after this long is reset.
+  std::chrono::milliseconds close_grace = std::chrono::seconds(5);
   // Interval of the periodic stats log line; 0 disables it.
   std::chrono::milliseconds stats_interval = std::chrono::seconds(10);
 
