@@ -8,6 +8,8 @@ packages=(g++ cmake make pkg-config libuv1-dev libspdlog-dev libfmt-dev libgtest
 # The beanstalkd client scenario (tests/clients) runs an npm client under node against Debian's
 # beanstalkd. Debian packages npm apart from nodejs; NodeSource's nodejs brings its own npm.
 command -v npm >/dev/null || packages+=(npm)
+# Bench only: Boost.Asio for wheel-idle-bench's asio implementation (the build goes on without).
+packages+=(libboost-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

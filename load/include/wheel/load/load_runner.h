@@ -16,7 +16,7 @@
 
 namespace wheel::load {
 
-class RunnerCore;  // src/load_runner.cc
+class RunnerCore;  // src/runner_core.h
 
 class LoadRunner {
  public:
