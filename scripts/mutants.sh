@@ -32,7 +32,7 @@ mutants=(
   "D4-wheel-size@apps/wheel-server/main.cc@s/kMaxServerWheelSize = std::uint64_t\{1\} << 20;/kMaxServerWheelSize = std::uint64_t{1} << 21;/@net_server_hardening_test@*OutOfRangeOptions*"
   "D6-worker-bytes@net/src/line_protocol_handler.cc@s/delayed_bytes_ \+ text\.size\(\) > delay_limits_\.bytes_per_worker/false/@net_server_hardening_test@*DelayedTextIsBounded*"
   "D6-connection-bytes@net/src/line_protocol_handler.cc@s/pending->bytes \+ text\.size\(\) > delay_limits_\.bytes_per_connection \|\|//@net_server_hardening_test@*DelayedTextIsBounded*:*OneMebibyte*"
-  "G7-emfile@net/src/server_core.cc@s/if \(error == EMFILE \|\| error == ENFILE\) return self->reject_for_descriptors\(\);//@net_server_hardening_test@*LackOfDescriptors*"
+  "G7-emfile@net/src/acceptor.cc@s/if \(error == EMFILE \|\| error == ENFILE\) return self->reject_for_descriptors\(\);//@net_server_hardening_test@*LackOfDescriptors*"
 )
 
 selected=("$@")

@@ -24,7 +24,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::net::ClosedReason;
+using wheel::net::CloseReason;
 using wheel::net::MetricsHttpServer;
 using wheel::net::PrometheusText;
 using wheel::net::ServerMetricsRegion;
@@ -97,8 +97,8 @@ TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
   v.accepted = 20;
   v.rejected_full = 2;
   v.rejected_emfile = 1;
-  v.closed[static_cast<std::size_t>(ClosedReason::kReaderIdle)] = 10;
-  v.closed[static_cast<std::size_t>(ClosedReason::kQuit)] = 3;
+  v.closed[static_cast<std::size_t>(CloseReason::kReaderIdle)] = 10;
+  v.closed[static_cast<std::size_t>(CloseReason::kQuit)] = 3;
   v.heartbeats_sent = 4;
   v.pings = 5;
   v.delayed_pending = 6;

@@ -158,8 +158,7 @@ void LineProtocolHandler::on_line(Connection& c, std::string_view line) {
       c.send("STATS " + snapshot().to_json() + "\n");
       break;
     case Command::kQuit:
-      closing_as_ = ClosedReason::kQuit;
-      c.close_with("BYE\n");
+      c.close_with("BYE\n", CloseReason::kQuit);
       break;
     case Command::kDelay:
       schedule_delayed(c, cmd.delay_ms, cmd.text);
@@ -177,7 +176,7 @@ void LineProtocolHandler::on_line(Connection& c, std::string_view line) {
 
 void LineProtocolHandler::on_line_too_long(Connection& c) {
   ++errors_;
-  c.close_with("ERR line too long\n");
+  c.close_with("ERR line too long\n", CloseReason::kLineTooLong);
 }
 
 void LineProtocolHandler::on_input_end(Connection& c) {
@@ -187,7 +186,7 @@ void LineProtocolHandler::on_input_end(Connection& c) {
     pending->input_ended = true;
     return;
   }
-  c.close();  // after the replies queued; reported as the peer's close
+  c.close(CloseReason::kPeerClosed);  // after the replies queued
 }
 
 void LineProtocolHandler::on_idle(Connection& c, IdleEvent event) {
@@ -200,35 +199,12 @@ void LineProtocolHandler::on_idle(Connection& c, IdleEvent event) {
   wheel::logger()->debug("worker {}: connection {:#x} {}-idle, closing", worker_index_, c.id(),
                          to_string(event.kind));
   observe_idle_close(c, event.kind);
-  closing_as_ =
-      event.kind == IdleKind::kReader ? ClosedReason::kReaderIdle : ClosedReason::kAllIdle;
-  c.close_with("BYE idle\n");
+  c.close_with("BYE idle\n",
+               event.kind == IdleKind::kReader ? CloseReason::kReaderIdle : CloseReason::kAllIdle);
 }
 
 void LineProtocolHandler::on_close(Connection& c, CloseReason reason) {
-  ClosedReason why = ClosedReason::kError;
-  switch (reason) {
-    case CloseReason::kLocal:  // this handler's own close: idle or QUIT, marked just before
-      why = closing_as_;
-      break;
-    case CloseReason::kPeerClosed:
-      why = ClosedReason::kPeer;
-      break;
-    case CloseReason::kError:
-      why = ClosedReason::kError;
-      break;
-    case CloseReason::kSlowConsumer:
-      why = ClosedReason::kSlowConsumer;
-      break;
-    case CloseReason::kLineTooLong:
-      why = ClosedReason::kLineTooLong;
-      break;
-    case CloseReason::kShutdown:
-      why = ClosedReason::kShutdown;
-      break;
-  }
-  closing_as_ = ClosedReason::kError;
-  ++closed_[static_cast<std::size_t>(why)];
+  ++closed_[static_cast<std::size_t>(reason)];
   auto* pending = static_cast<Pending*>(c.context());
   if (pending == nullptr) return;
   for (TimeoutHandle& h : pending->timeouts) server_->timer().cancel(h);
@@ -307,8 +283,7 @@ void LineProtocolHandler::on_delayed(std::uint64_t id, const Timeout* fired,
   message.append("DELAYED ").append(text).append("\n");
   c->send(message);
   if (pending->input_ended && timeouts.empty()) {
-    closing_as_ = ClosedReason::kPeer;  // the client ended its input; now it has everything
-    c->close();
+    c->close(CloseReason::kPeerClosed);  // it ended its input; now it has everything
   }
 }
 

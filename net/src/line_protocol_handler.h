@@ -84,9 +84,7 @@ class LineProtocolHandler final : public ConnectionHandler {
   std::uint64_t delayed_refused_ = 0;
   std::uint64_t errors_ = 0;
   std::uint64_t stale_delayed_ = 0;
-  std::array<std::uint64_t, kClosedReasonCount> closed_{};
-  // The reason of the handler's own close in progress (on_close() then sees kLocal).
-  ClosedReason closing_as_ = ClosedReason::kError;
+  std::array<std::uint64_t, kCloseReasonCount> closed_{};
   ServerMetricsSlot* const metrics_;
   std::function<void()> shutdown_hook_;
   uv_check_t publish_check_;

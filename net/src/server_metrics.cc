@@ -13,9 +13,10 @@
 namespace wheel::net {
 namespace {
 
-constexpr std::array<std::string_view, kClosedReasonCount> kClosedLabels = {
-    "reader_idle",   "writer_idle",   "all_idle", "quit",    "peer",
-    "slow_consumer", "line_too_long", "error",    "shutdown"};
+// In CloseReason's order.
+constexpr std::array<std::string_view, kCloseReasonCount> kClosedLabels = {
+    "reader_idle",   "writer_idle",   "all_idle", "quit",     "peer",
+    "slow_consumer", "line_too_long", "error",    "shutdown", "local"};
 
 void put(std::atomic<std::uint64_t>& field, std::uint64_t value) {
   field.store(value, std::memory_order_relaxed);
@@ -26,7 +27,7 @@ std::uint64_t get(const std::atomic<std::uint64_t>& field) {
 
 }  // namespace
 
-std::string_view label_of(ClosedReason reason) {
+std::string_view label_of(CloseReason reason) {
   return kClosedLabels[static_cast<std::size_t>(reason)];
 }
 
@@ -127,7 +128,7 @@ std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t li
   t.sample("wheel_connections_rejected_total", {{"reason", "full"}}, v.rejected_full);
   t.sample("wheel_connections_rejected_total", {{"reason", "emfile"}}, v.rejected_emfile);
   t.family("wheel_connections_closed_total", "counter", "Client connections closed, by reason.");
-  for (std::size_t i = 0; i < kClosedReasonCount; ++i) {
+  for (std::size_t i = 0; i < kCloseReasonCount; ++i) {
     t.sample("wheel_connections_closed_total", {{"reason", kClosedLabels[i]}}, v.closed[i]);
   }
   t.family("wheel_heartbeats_sent_total", "counter", "PINGs sent to writer-idle clients.");
