@@ -66,25 +66,25 @@ rows = [json.loads(l) for l in open(path)]
 def med(impl, metric):
     v = [r["value"] for r in rows if r["impl"] == impl and r["metric"] == metric and r["value"] is not None]
     return statistics.median(v) if v else None
-cols = [("ns_per_read", "ns per read (CPU, paced)"),
-        ("tight_ns_per_read", "ns per read (back to back, wall)"),
-        ("bytes_per_conn", "bytes per connection (RSS)"),
-        ("bytes_per_conn_after_reads", "bytes per connection after the reads"),
-        ("idle_cpu_ms_per_s", "CPU while idle (ms/s)")]
+cols = [("ns_per_read", "ns per read (CPU, paced)", 1),
+        ("tight_ns_per_read", "ns per read (CPU, back to back)", 1),
+        ("bytes_per_conn", "bytes per connection (RSS)", 1),
+        ("bytes_per_conn_after_reads", "bytes per connection after the reads", 1),
+        ("idle_cpu_ms_per_s", "CPU while idle (ms/s)", 3)]
 n = rows[0]["n"] if rows else 0
 print(f"n = {n} connections, median of {max(r['round'] for r in rows)} rounds; (x) = ratio to wheel")
 print("| impl | " + " | ".join(c[1] for c in cols) + " |")
 print("|---|" + "---:|" * len(cols))
 for impl in impls:
     cells = []
-    for metric, _ in cols:
+    for metric, _, digits in cols:
         v, w = med(impl, metric), med("wheel", metric)
         if v is None:
             cells.append("-")
         elif impl == "wheel" or not w:
-            cells.append(f"{v:.1f}")
+            cells.append(f"{v:.{digits}f}")
         else:
-            cells.append(f"{v:.1f} ({v / w:.2f}x)")
+            cells.append(f"{v:.{digits}f} ({v / w:.2f}x)")
     print(f"| {impl} | " + " | ".join(cells) + " |")
 late = [r for r in rows if r["metric"] == "idle_cpu_ms_per_s" and r.get("idle_events")]
 for r in late:

@@ -33,15 +33,15 @@ int main(int argc, char** argv) {
       ->check(wheel::cli::one_of(impls));
   app.add_option("--n", p.n, "simulated connections (default 1000000)")
       ->check(integer_range(1, 20'000'000));
-  app.add_option("--idle-ms", p.idle_ms, "reader idle time per connection, ms (default 8000)")
+  app.add_option("--idle-ms", p.idle_ms, "reader idle time per connection, ms (default 10000)")
       ->check(integer_range(10, 3'600'000));
   app.add_option("--idle-secs", p.idle_secs, "seconds of the idle-CPU phase (default 3)")
       ->check(number_range(0.1, 600));
   app.add_option("--read-secs", p.read_secs, "seconds of the paced-read phase (default 10)")
       ->check(number_range(0.1, 600));
-  app.add_option("--rate", p.rate, "reads per second in the paced phase (default 1000000)")
+  app.add_option("--rate", p.rate, "reads per second in the paced phase (default 200000)")
       ->check(integer_range(1, 100'000'000));
-  app.add_option("--tight-reads", p.tight_reads, "back-to-back reads, 0 to skip (default 2000000)")
+  app.add_option("--tight-reads", p.tight_reads, "back-to-back reads, 0 to skip (default 1000000)")
       ->check(integer_range(0, 1'000'000'000));
   app.add_option("--tick", p.tick_ms, "the wheel's tick in ms (wheel only; default 1)")
       ->check(integer_range(1, 1'000));
