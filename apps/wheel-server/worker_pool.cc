@@ -29,9 +29,9 @@
 
 #include "json_log.h"
 #include "wheel/net/listen_socket.h"
-#include "wheel/net/metrics_http_server.h"
-#include "wheel/net/server.h"
-#include "wheel/net/server_metrics.h"
+#include "wheel/server/metrics_http_server.h"
+#include "wheel/server/line_server.h"
+#include "wheel/server/server_metrics.h"
 #include "wheel/net/socket_address.h"
 
 namespace wheel::server {
@@ -39,8 +39,6 @@ namespace wheel::server {
 using net::bind_reuseport_socket;
 using net::bound_port;
 using net::format_host_port;
-using net::Server;
-using net::ServerOptions;
 
 namespace {
 
@@ -54,10 +52,10 @@ struct Worker {
 
 // The body of a worker process: a full Server on the shared port. Tells the parent it listens
 // by writing one byte to `ready_fd` (when >= 0). Returns the process exit code.
-int worker_main(ServerOptions options, int ready_fd) {
+int worker_main(LineServerOptions options, int ready_fd) {
   apps::set_log_worker(options.worker_index);
   try {
-    Server server(std::move(options));
+    LineServer server(std::move(options));
     server.listen();
     server.handle_signals();
     if (ready_fd >= 0) {
@@ -79,8 +77,8 @@ int worker_main(ServerOptions options, int ready_fd) {
 // the supervisor, the ready pipe's read end, and the metrics endpoint's: a scrape must never
 // reach a worker). Not a blanket close of every descriptor: libuv's fork handler has just
 // opened descriptors of its own in the child.
-pid_t spawn(const ServerOptions& options, int index, int ready_fd, const sigset_t& old_mask,
-            net::ServerMetricsSlot* slot, const std::vector<int>& inherited) {
+pid_t spawn(const LineServerOptions& options, int index, int ready_fd, const sigset_t& old_mask,
+            ServerMetricsSlot* slot, const std::vector<int>& inherited) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;            // parent (or -1)
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an orphaned worker shuts down gracefully
@@ -91,7 +89,7 @@ pid_t spawn(const ServerOptions& options, int index, int ready_fd, const sigset_
   ::signal(SIGINT, SIG_DFL);                       // NOLINT(concurrency-mt-unsafe)
   ::signal(SIGTERM, SIG_DFL);                      // NOLINT(concurrency-mt-unsafe)
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // NOLINT(concurrency-mt-unsafe)
-  ServerOptions mine = options;
+  LineServerOptions mine = options;
   mine.worker_index = index;
   mine.reuse_port = true;
   mine.metrics_port.reset();  // the supervisor serves the scrapes
@@ -131,7 +129,7 @@ int claim_address(const std::string& addr) {
 // counters that dead workers left (see server_metrics.h); it never asks a worker anything.
 class SupervisorMetrics {
  public:
-  SupervisorMetrics(const ServerOptions& options, net::ServerMetricsRegion& region,
+  SupervisorMetrics(const LineServerOptions& options, ServerMetricsRegion& region,
                     const sigset_t& signals, const std::size_t& alive)
       : region_(region), alive_(alive) {
     check(uv_loop_init(&loop_), "uv_loop_init");
@@ -149,9 +147,9 @@ class SupervisorMetrics {
               &tick_, [](uv_timer_t*) {}, 100, 100),
           "uv_timer_start");
     // Last: from here on the destructor closes it.
-    endpoint_ = std::make_unique<net::MetricsHttpServer>(
+    endpoint_ = std::make_unique<MetricsHttpServer>(
         &loop_,
-        net::MetricsHttpOptions{.host = options.metrics_host, .port = *options.metrics_port},
+        MetricsHttpOptions{.host = options.metrics_host, .port = *options.metrics_port},
         [this] { return render(); });
   }
   ~SupervisorMetrics() {
@@ -188,17 +186,17 @@ class SupervisorMetrics {
     if (rc != 0) throw std::system_error(-rc, std::generic_category(), what);
   }
   std::string render() const {
-    net::ServerMetricsValues total = retired_;
+    ServerMetricsValues total = retired_;
     for (std::size_t i = 0; i < region_.size(); ++i) total.add_all(region_.slot(i).read());
-    return net::render_server_metrics(total, alive_);
+    return render_server_metrics(total, alive_);
   }
 
-  net::ServerMetricsRegion& region_;
+  ServerMetricsRegion& region_;
   const std::size_t& alive_;
-  net::ServerMetricsValues retired_;  // counters of dead workers
+  ServerMetricsValues retired_;  // counters of dead workers
   uv_loop_t loop_{};
   bool loop_open_ = false;
-  std::unique_ptr<net::MetricsHttpServer> endpoint_;
+  std::unique_ptr<MetricsHttpServer> endpoint_;
   int signal_fd_ = -1;
   uv_poll_t signal_poll_{};
   bool signal_poll_open_ = false;
@@ -214,7 +212,7 @@ std::string describe(int status) {
 
 }  // namespace
 
-int run_workers(ServerOptions options, int workers) {
+int run_workers(LineServerOptions options, int workers) {
   // Signals arrive through sigtimedwait; block them before any child exists.
   sigset_t wanted, old_mask;
   sigemptyset(&wanted);
@@ -256,11 +254,11 @@ int run_workers(ServerOptions options, int workers) {
   std::vector<Worker> pool(static_cast<std::size_t>(workers));
   std::size_t alive = 0;
   // Metrics: the shared region is mapped before any fork, so every worker inherits it.
-  std::unique_ptr<net::ServerMetricsRegion> region;
+  std::unique_ptr<ServerMetricsRegion> region;
   std::unique_ptr<SupervisorMetrics> metrics;
   if (options.metrics_port) {
     try {
-      region = std::make_unique<net::ServerMetricsRegion>(pool.size());
+      region = std::make_unique<ServerMetricsRegion>(pool.size());
       metrics = std::make_unique<SupervisorMetrics>(options, *region, wanted, alive);
       const std::uint16_t port = metrics->listen();
       spdlog::info("wheel-server: metrics on http://{}/metrics",
@@ -275,7 +273,7 @@ int run_workers(ServerOptions options, int workers) {
     }
   }
   const auto slot_of = [&region](std::size_t i) {
-    return region ? &region->slot(i) : static_cast<net::ServerMetricsSlot*>(nullptr);
+    return region ? &region->slot(i) : static_cast<ServerMetricsSlot*>(nullptr);
   };
   const auto inherited = [&](int ready_read_fd) {
     std::vector<int> fds{held_fd, claim_fd, ready_read_fd};

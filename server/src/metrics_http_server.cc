@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "wheel/net/metrics_http_server.h"
+#include "wheel/server/metrics_http_server.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,10 +9,10 @@
 #include <system_error>
 
 #include "wheel/logger.h"
-#include "wheel/net/prometheus_text.h"
+#include "wheel/server/prometheus_text.h"
 #include "wheel/net/socket_address.h"
 
-namespace wheel::net {
+namespace wheel::server {
 namespace {
 
 void check_uv(int rc, const char* what) {
@@ -62,7 +62,7 @@ MetricsHttpServer::MetricsHttpServer(uv_loop_t* loop, MetricsHttpOptions options
 }
 
 std::uint16_t MetricsHttpServer::listen() {
-  const sockaddr_storage address = resolve_address(options_.host, options_.port);
+  const sockaddr_storage address = net::resolve_address(options_.host, options_.port);
   check_uv(uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&address), 0), "bind");
   check_uv(uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 64, &on_connection), "listen");
   sockaddr_storage bound{};
@@ -210,4 +210,4 @@ void MetricsHttpServer::finish(Client* c) {
   uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), closed);
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "wheel/net/server_metrics.h"
+#include "wheel/server/server_metrics.h"
 
 #include <sys/mman.h>
 
@@ -8,13 +8,13 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "wheel/net/prometheus_text.h"
+#include "wheel/server/prometheus_text.h"
 
-namespace wheel::net {
+namespace wheel::server {
 namespace {
 
-// In CloseReason's order.
-constexpr std::array<std::string_view, kCloseReasonCount> kClosedLabels = {
+// In net::CloseReason's order.
+constexpr std::array<std::string_view, net::kCloseReasonCount> kClosedLabels = {
     "reader_idle",   "writer_idle",   "all_idle", "quit",     "peer",
     "slow_consumer", "line_too_long", "error",    "shutdown", "local"};
 
@@ -27,7 +27,7 @@ std::uint64_t get(const std::atomic<std::uint64_t>& field) {
 
 }  // namespace
 
-std::string_view label_of(CloseReason reason) {
+std::string_view label_of(net::CloseReason reason) {
   return kClosedLabels[static_cast<std::size_t>(reason)];
 }
 
@@ -128,7 +128,7 @@ std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t li
   t.sample("wheel_connections_rejected_total", {{"reason", "full"}}, v.rejected_full);
   t.sample("wheel_connections_rejected_total", {{"reason", "emfile"}}, v.rejected_emfile);
   t.family("wheel_connections_closed_total", "counter", "Client connections closed, by reason.");
-  for (std::size_t i = 0; i < kCloseReasonCount; ++i) {
+  for (std::size_t i = 0; i < net::kCloseReasonCount; ++i) {
     t.sample("wheel_connections_closed_total", {{"reason", kClosedLabels[i]}}, v.closed[i]);
   }
   t.family("wheel_heartbeats_sent_total", "counter", "PINGs sent to writer-idle clients.");
@@ -157,4 +157,4 @@ std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t li
   return t.take();
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -30,13 +30,13 @@
 #include <string_view>
 
 #include "wheel/net/close_reason.h"
-#include "wheel/net/metrics_histogram.h"
+#include "wheel/server/metrics_histogram.h"
 
-namespace wheel::net {
+namespace wheel::server {
 
 // The "reason" label of wheel_connections_closed_total: "reader_idle", "writer_idle",
 // "all_idle", "quit", "peer", "slow_consumer", "line_too_long", "error", "shutdown" or "local".
-std::string_view label_of(CloseReason reason);
+std::string_view label_of(net::CloseReason reason);
 
 // The values of one worker's slot, or a sum of slots. Plain data.
 struct ServerMetricsValues {
@@ -48,7 +48,7 @@ struct ServerMetricsValues {
   std::uint64_t accepted = 0;
   std::uint64_t rejected_full = 0;
   std::uint64_t rejected_emfile = 0;
-  std::array<std::uint64_t, kCloseReasonCount> closed{};
+  std::array<std::uint64_t, net::kCloseReasonCount> closed{};
   std::uint64_t heartbeats_sent = 0;
   std::uint64_t pings = 0;
   std::uint64_t delayed_sent = 0;
@@ -87,7 +87,7 @@ struct alignas(64) ServerMetricsSlot {
   std::atomic<std::uint64_t> accepted{0};
   std::atomic<std::uint64_t> rejected_full{0};
   std::atomic<std::uint64_t> rejected_emfile{0};
-  std::array<std::atomic<std::uint64_t>, kCloseReasonCount> closed{};
+  std::array<std::atomic<std::uint64_t>, net::kCloseReasonCount> closed{};
   std::atomic<std::uint64_t> heartbeats_sent{0};
   std::atomic<std::uint64_t> pings{0};
   std::atomic<std::uint64_t> delayed_sent{0};
@@ -124,4 +124,4 @@ class ServerMetricsRegion {
 // format 0.0.4, with `live_workers` as wheel_workers. Safe from any thread.
 std::string render_server_metrics(const ServerMetricsValues& values, std::uint64_t live_workers);
 
-}  // namespace wheel::net
+}  // namespace wheel::server

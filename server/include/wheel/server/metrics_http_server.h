@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-namespace wheel::net {
+namespace wheel::server {
 
 struct MetricsHttpOptions {
-  // IPv4 or IPv6 address or host name (see resolve_address()); loopback by default, since
+  // IPv4 or IPv6 address or host name (see net::resolve_address()); loopback by default, since
   // the metrics tell anyone who can reach them about the server's load.
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;  // 0 picks a free one (port() tells which)
@@ -81,4 +81,4 @@ class MetricsHttpServer {
   std::uint64_t responses_ = 0;
 };
 
-}  // namespace wheel::net
+}  // namespace wheel::server
