@@ -5,8 +5,8 @@
 
 namespace wheel::load {
 
-LoadRunner::LoadRunner(LoadConfig config, ProgressCallback on_progress)
-    : core_(std::make_unique<RunnerCore>(std::move(config), std::move(on_progress))) {}
+LoadRunner::LoadRunner(LoadConfig config, ProgressCallback on_progress, int stop_fd)
+    : core_(std::make_unique<RunnerCore>(std::move(config), std::move(on_progress), stop_fd)) {}
 
 LoadRunner::~LoadRunner() = default;
 

@@ -31,6 +31,7 @@ void RunnerCore::churn_failed(Connection& c, std::string_view why) {
   if (result_.churn_failed++ < 5) wheel::logger()->warn("wheel-load: churn cycle failed: {}", why);
   c.state = ConnState::kClosed;
   close_handle(c);
+  maybe_give_up();
 }
 
 void RunnerCore::churn_connected(Connection& c, int status) {
@@ -62,6 +63,10 @@ void RunnerCore::churn_ponged(Connection& c) {
 void RunnerCore::churn_closed(Connection& c, int err) {
   if (c.state == ConnState::kQuitting && err == 0) {
     ++result_.churn_completed;
+    c.state = ConnState::kClosed;
+    close_handle(c);
+  } else if (c.bye_shutdown || result_.server_shutdown_at_s >= 0) {
+    ++result_.churn_interrupted;  // cut off by the server's shutdown, not a failed cycle
     c.state = ConnState::kClosed;
     close_handle(c);
   } else if (c.state == ConnState::kOpen || c.state == ConnState::kQuitting) {

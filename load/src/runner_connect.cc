@@ -9,20 +9,30 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
 #include "runner_core.h"
 
 #include "wheel/logger.h"
 
 namespace wheel::load {
+namespace {
+
+// How long connects may all fail, none ever succeeding, before the run gives up.
+constexpr double kGiveUpAfterMs = 1000;
+
+}  // namespace
 
 void RunnerCore::on_connect_tick(uv_timer_t* t) {
   auto* self = static_cast<RunnerCore*>(t->data);
   // Paced by elapsed time, not by tick count, so a stalled loop catches up instead of drifting.
   const double due = self->now_ms() / 1000.0 * self->cfg_.connect_rate + 1;
   const std::size_t target = std::min<std::size_t>(self->cfg_.share, static_cast<std::size_t>(due));
-  while (self->next_to_open_ < target) self->open(self->next_to_open_++);
+  while (self->next_to_open_ < target && !self->ending_) self->open(self->next_to_open_++);
   if (self->next_to_open_ == self->cfg_.share) uv_timer_stop(t);
+  // Failures that went on long enough give up here when no new one comes to say so.
+  if (self->first_failure_ms_ >= 0 && !self->ending_) self->maybe_give_up();
 }
 
 void RunnerCore::open(std::size_t local) {
@@ -89,8 +99,10 @@ int RunnerCore::start_connect(Connection& c, std::size_t address_index) {
   // process may be preempted for a long time on a loaded machine before it reads the clock
   // again. The server cannot have accepted earlier than this, whatever the scheduler does.
   c.connect_ms = now_ms();
-  return uv_tcp_connect(&c.connect_req, &c.tcp, reinterpret_cast<const sockaddr*>(&dst),
-                        &RunnerCore::on_connect);
+  const int e = uv_tcp_connect(&c.connect_req, &c.tcp, reinterpret_cast<const sockaddr*>(&dst),
+                               &RunnerCore::on_connect);
+  if (e == 0) ++connecting_;
+  return e;
 }
 
 void RunnerCore::connect_failed(Connection& c, int err) {
@@ -105,11 +117,37 @@ void RunnerCore::count_connect_error(Connection& c, const char* kind) {
   }
   c.state = ConnState::kClosed;
   close_handle(c);
+  maybe_give_up();
+}
+
+// A load test against a server that cannot be reached measures nothing: once every connect
+// has failed and none is under way, it gives up, when every connection was tried or after
+// kGiveUpAfterMs of failures (a server still starting gets that long), instead of waiting for
+// --duration.
+void RunnerCore::maybe_give_up() {
+  if (first_failure_ms_ < 0) first_failure_ms_ = now_ms();
+  if (ending_ || connecting_ > 0 ||
+      result_.connections_established + result_.churn_established > 0) {
+    return;
+  }
+  const double failing_for_ms = now_ms() - first_failure_ms_;
+  if (next_to_open_ < cfg_.share && failing_for_ms < kGiveUpAfterMs) return;
+  std::string kinds;
+  for (const auto& [kind, n] : result_.connect_errors_by_kind) {
+    kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", kind, n);
+  }
+  result_.gave_up =
+      fmt::format("no connection could be made to {}:{}: all {} attempts in {:.1f} s failed ({})",
+                  cfg_.host.to_string(), cfg_.port, result_.connect_errors + result_.churn_failed,
+                  now_ms() / 1000.0, kinds.empty() ? "churn only" : kinds);
+  wheel::logger()->error("wheel-load: giving up: {}", result_.gave_up);
+  end();
 }
 
 void RunnerCore::on_connect(uv_connect_t* req, int status) {
   Connection& c = conn_of(req);
   RunnerCore& self = *c.runner;
+  --self.connecting_;
   if (c.state != ConnState::kConnecting) return;  // closed meanwhile (end of run), counted
   if (c.churn) return self.churn_connected(c, status);
   if (status < 0) return self.connect_failed(c, status);

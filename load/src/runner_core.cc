@@ -6,6 +6,8 @@
 #include <cassert>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include "wheel/logger.h"
@@ -20,8 +22,11 @@ constexpr std::uint64_t kSlowReadEveryMs = 50;
 
 }  // namespace
 
-RunnerCore::RunnerCore(LoadConfig config, LoadRunner::ProgressCallback on_progress)
-    : cfg_(std::move(config)), on_progress_(std::move(on_progress)), rng_(cfg_.seed) {}
+RunnerCore::RunnerCore(LoadConfig config, LoadRunner::ProgressCallback on_progress, int stop_fd)
+    : cfg_(std::move(config)),
+      on_progress_(std::move(on_progress)),
+      rng_(cfg_.seed),
+      stop_fd_(stop_fd) {}
 
 LoadResult RunnerCore::run() {
   if (int e = uv_loop_init(&loop_)) {
@@ -35,6 +40,13 @@ LoadResult RunnerCore::run() {
   for (uv_timer_t* t : all_timers()) {
     uv_timer_init(&loop_, t);
     t->data = this;
+  }
+  if (stop_fd_ >= 0) {
+    if (int e = uv_poll_init(&loop_, &stop_poll_, stop_fd_)) {
+      throw std::runtime_error(std::string("uv_poll_init: ") + uv_err_name(e));
+    }
+    stop_poll_.data = this;
+    uv_poll_start(&stop_poll_, UV_READABLE, &RunnerCore::on_stop);
   }
   start_ns_ = uv_hrtime();
   uv_timer_start(&connect_timer_, &RunnerCore::on_connect_tick, 0, kConnectTickMs);
@@ -93,6 +105,40 @@ void RunnerCore::on_end(uv_timer_t* t) {
   static_cast<RunnerCore*>(t->data)->end();
 }
 
+// A signal asked the run to stop: it ends now, as at the end of --duration.
+void RunnerCore::on_stop(uv_poll_t* p, int, int) {
+  auto* self = static_cast<RunnerCore*>(p->data);
+  unsigned char sig = 0;
+  if (::read(self->stop_fd_, &sig, 1) == 1 && self->result_.interrupted_by == 0) {
+    self->result_.interrupted_by = sig;
+  }
+  if (self->result_.interrupted_by == 0) return;  // a spurious wake-up
+  uv_poll_stop(p);
+  wheel::logger()->warn("wheel-load: interrupted by signal {} after {:.1f} s: ending the run",
+                        self->result_.interrupted_by, self->now_ms() / 1000.0);
+  if (self->ending_) {
+    self->finish();  // already in the QUIT grace: cut it short
+  } else {
+    self->end();
+  }
+}
+
+// The first "BYE shutdown": the server is going away, so nothing more can be measured. New
+// work stops now and the run ends after a short grace in which the server closes the rest;
+// every close from now on is counted as the shutdown's, not judged as early.
+void RunnerCore::server_shutting_down(Connection& c) {
+  c.bye_shutdown = true;
+  if (result_.server_shutdown_at_s >= 0 || ending_) return;
+  result_.server_shutdown_at_s = now_ms() / 1000.0;
+  wheel::logger()->warn(
+      "wheel-load: the server is shutting down (BYE shutdown after {:.1f} s): "
+      "ending the run",
+      result_.server_shutdown_at_s);
+  uv_timer_stop(&connect_timer_);
+  uv_timer_stop(&churn_timer_);
+  uv_timer_start(&end_timer_, &RunnerCore::on_end, kQuitGraceMs, 0);
+}
+
 void RunnerCore::close_handle(Connection& c) {
   if (!c.handle_open) {
     if (c.churn && c.state == ConnState::kClosed) c.state = ConnState::kNotStarted;
@@ -116,9 +162,13 @@ void RunnerCore::end() {
   if (next_to_open_ < cfg_.share) {
     const auto n = cfg_.share - next_to_open_;
     result_.connect_errors += n;
-    result_.connect_errors_by_kind["not_started"] += n;
-    wheel::logger()->warn("wheel-load: {} connections were not opened before the end of --duration",
-                          n);
+    // Not opened: the run ended first, or stopped early (LoadResult says why).
+    const char* why = result_.server_shutdown_at_s >= 0 ? "server_shut_down"
+                      : !result_.gave_up.empty()        ? "gave_up"
+                      : result_.interrupted_by != 0     ? "interrupted"
+                                                        : "not_started";
+    result_.connect_errors_by_kind[why] += n;
+    wheel::logger()->warn("wheel-load: {} connections were not opened ({})", n, why);
   }
   for (std::size_t i = 0; i < next_to_open_; ++i) {
     Connection& c = conns_[i];
@@ -184,10 +234,11 @@ void RunnerCore::finish() {
   finished_ = true;
   // Every connection lands in exactly one bucket of the report.
   assert(result_.connections_established + result_.connect_errors == cfg_.share);
-  assert(result_.active_count == result_.active_survived + result_.active_closed_early);
+  assert(result_.active_count ==
+         result_.active_survived + result_.active_closed_early + result_.active_closed_by_shutdown);
   assert(result_.idle_count == result_.idle_closed_on_time + result_.idle_closed_early +
                                    result_.idle_closed_late + result_.idle_never_closed +
-                                   result_.idle_not_yet_due);
+                                   result_.idle_not_yet_due + result_.idle_closed_by_shutdown);
   for (std::size_t i = 0; i < next_to_open_; ++i) {
     judge_pending_delays(conns_[i]);
     conns_[i].state = ConnState::kClosed;
@@ -200,6 +251,7 @@ void RunnerCore::finish() {
          result_.churn_completed + result_.churn_failed + result_.churn_interrupted);
   quitting_ = 0;
   for (uv_timer_t* t : all_timers()) uv_close(reinterpret_cast<uv_handle_t*>(t), nullptr);
+  if (stop_fd_ >= 0) uv_close(reinterpret_cast<uv_handle_t*>(&stop_poll_), nullptr);
 }
 
 }  // namespace wheel::load

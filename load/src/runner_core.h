@@ -29,7 +29,7 @@ namespace wheel::load {
 
 class RunnerCore {
  public:
-  RunnerCore(LoadConfig config, LoadRunner::ProgressCallback on_progress);
+  RunnerCore(LoadConfig config, LoadRunner::ProgressCallback on_progress, int stop_fd);
 
   // See LoadRunner::run.
   LoadResult run();
@@ -50,6 +50,8 @@ class RunnerCore {
   static void on_grace_over(uv_timer_t* t);
   void finish();
   void close_handle(Connection& c);
+  static void on_stop(uv_poll_t* p, int status, int events);
+  void server_shutting_down(Connection& c);
 
   // --- runner_connect.cc: opening connections
   static void on_connect_tick(uv_timer_t* t);
@@ -59,6 +61,7 @@ class RunnerCore {
   void count_connect_error(Connection& c, const char* kind);
   static void on_connect(uv_connect_t* req, int status);
   void start_reading(Connection& c);
+  void maybe_give_up();
 
   // --- runner_lines.cc: each connection's turn and the server's lines
   static void on_ping_tick(uv_timer_t* t);
@@ -92,6 +95,8 @@ class RunnerCore {
   uv_loop_t loop_{};
   uv_timer_t connect_timer_{}, ping_timer_{}, progress_timer_{}, end_timer_{}, grace_timer_{};
   uv_timer_t slow_read_timer_{}, churn_timer_{};
+  int stop_fd_ = -1;
+  uv_poll_t stop_poll_{};  // watches stop_fd_ when it is not -1
   std::unique_ptr<Connection[]> conns_;
   std::unique_ptr<Connection[]> churn_;  // cfg_.churn slots (at least one, unused when 0)
   std::vector<std::uint32_t> slow_ids_;  // local indices of the established slow readers
@@ -104,6 +109,8 @@ class RunnerCore {
   std::uint64_t idle_open_ = 0;
   std::uint64_t closed_by_server_ = 0;
   std::uint64_t quitting_ = 0;
+  std::uint64_t connecting_ = 0;  // connects started whose on_connect has not run
+  double first_failure_ms_ = -1;  // the first connect failure (for giving up), or -1
   bool ending_ = false;
   bool finished_ = false;
   LoadResult result_;

@@ -186,9 +186,21 @@ void RunnerCore::on_line(Connection& c, std::string_view line) {
         c.ping_sent_ms = -1;
       }
     }
+  } else if (line == "PING") {
+    // The server's heartbeat (wheel-server --writer-idle). An answer is input to the server, so
+    // a connection meant to look idle stays silent.
+    ++result_.heartbeats_received;
+    using Heartbeats = LoadConfig::Heartbeats;
+    if (cfg_.answer_heartbeats == Heartbeats::kAll ||
+        (cfg_.answer_heartbeats == Heartbeats::kActive && (c.active || c.churn))) {
+      ++result_.heartbeats_answered;
+      send_line(c, "PONG\n");
+    }
   } else if (line == "BYE idle") {
     ++result_.bye_idle_received;
     c.bye_idle = true;
+  } else if (line == "BYE shutdown") {
+    server_shutting_down(c);
   } else if (line.starts_with("BYE")) {
     // After our QUIT, or the server shutting down: the close that follows tells the story.
   } else if (c.role == Role::kDelay && line == "OK" && c.oks_due > 0) {
@@ -259,7 +271,16 @@ void RunnerCore::server_closed(Connection& c, int err) {
   if (c.state == ConnState::kOpen) {
     ++closed_by_server_;
     const double now = now_ms();
-    if (c.active) {
+    if (c.bye_shutdown || result_.server_shutdown_at_s >= 0) {
+      // The server's shutdown, not its idle policy: counted apart, never judged.
+      if (c.active) {
+        --active_open_;
+        ++result_.active_closed_by_shutdown;
+      } else {
+        --idle_open_;
+        ++result_.idle_closed_by_shutdown;
+      }
+    } else if (c.active) {
       --active_open_;
       ++result_.active_closed_early;
       wheel::logger()->debug(
