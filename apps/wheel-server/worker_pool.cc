@@ -29,10 +29,10 @@
 
 #include "json_log.h"
 #include "wheel/net/listen_socket.h"
-#include "wheel/server/metrics_http_server.h"
-#include "wheel/server/line_server.h"
-#include "wheel/server/server_metrics.h"
 #include "wheel/net/socket_address.h"
+#include "wheel/server/line_server.h"
+#include "wheel/server/metrics_http_server.h"
+#include "wheel/server/server_metrics.h"
 
 namespace wheel::server {
 
@@ -148,8 +148,7 @@ class SupervisorMetrics {
           "uv_timer_start");
     // Last: from here on the destructor closes it.
     endpoint_ = std::make_unique<MetricsHttpServer>(
-        &loop_,
-        MetricsHttpOptions{.host = options.metrics_host, .port = *options.metrics_port},
+        &loop_, MetricsHttpOptions{.host = options.metrics_host, .port = *options.metrics_port},
         [this] { return render(); });
   }
   ~SupervisorMetrics() {

@@ -127,11 +127,12 @@ void LineProtocolHandler::observe_idle_close(const net::Connection& c, net::Idle
   // On the detector's own clock (the loop's, in ms): the time past last activity + idle time.
   const net::IdleTimes& idle = server_->options().idle;
   const net::IdleWatch& w = c.idle();
-  const std::uint64_t last =
-      kind == net::IdleKind::kReader ? w.last_read_ms() : std::max(w.last_read_ms(), w.last_write_ms());
+  const std::uint64_t last = kind == net::IdleKind::kReader
+                                 ? w.last_read_ms()
+                                 : std::max(w.last_read_ms(), w.last_write_ms());
   const auto idle_ms = static_cast<std::uint64_t>((kind == net::IdleKind::kReader ? idle.reader
                                                    : kind == net::IdleKind::kAll  ? idle.all
-                                                                             : idle.writer)
+                                                                                  : idle.writer)
                                                       .count());
   const std::uint64_t now = uv_now(server_->loop());
   const std::uint64_t due = last + idle_ms;
@@ -199,8 +200,8 @@ void LineProtocolHandler::on_idle(net::Connection& c, net::IdleEvent event) {
   wheel::logger()->debug("worker {}: connection {:#x} {}-idle, closing", worker_index_, c.id(),
                          to_string(event.kind));
   observe_idle_close(c, event.kind);
-  c.close_with("BYE idle\n",
-               event.kind == net::IdleKind::kReader ? net::CloseReason::kReaderIdle : net::CloseReason::kAllIdle);
+  c.close_with("BYE idle\n", event.kind == net::IdleKind::kReader ? net::CloseReason::kReaderIdle
+                                                                  : net::CloseReason::kAllIdle);
 }
 
 void LineProtocolHandler::on_close(net::Connection& c, net::CloseReason reason) {

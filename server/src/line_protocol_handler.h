@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal: LineProtocolHandler, wheel-server's protocol (PING/PONG/DELAY/STATS/QUIT, idle
-// closes and heartbeats; see docs/wheel-server.md) as a net::ConnectionHandler, built only on the public
-// pieces: net::TcpServer, net::Connection, net::LoopTimer, the idle events. Loop thread only.
+// closes and heartbeats; see docs/wheel-server.md) as a net::ConnectionHandler, built only on the
+// public pieces: net::TcpServer, net::Connection, net::LoopTimer, the idle events. Loop thread
+// only.
 #pragma once
 
 #include <uv.h>
@@ -14,9 +15,9 @@
 #include <string_view>
 
 #include "wheel/net/connection_handler.h"
+#include "wheel/net/tcp_server.h"
 #include "wheel/server/server_metrics.h"
 #include "wheel/server/server_stats.h"
-#include "wheel/net/tcp_server.h"
 #include "wheel/timeout.h"
 
 namespace wheel::server {

@@ -12,10 +12,10 @@
 
 #include "line_protocol.h"
 #include "line_protocol_handler.h"
-#include "wheel/server/metrics_http_server.h"
-#include "wheel/server/server_metrics.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
+#include "wheel/server/metrics_http_server.h"
+#include "wheel/server/server_metrics.h"
 
 namespace wheel::server {
 namespace {
@@ -107,8 +107,8 @@ std::uint16_t LineServer::listen() {
   wheel::logger()->info(
       "worker {}: listening on {} (reader-idle {} ms, writer-idle {} ms, all-idle {} ms, "
       "tick {} ms, wheel {})",
-      o.worker_index, net::format_host_port(o.host, port), o.reader_idle.count(), o.writer_idle.count(),
-      o.all_idle.count(),
+      o.worker_index, net::format_host_port(o.host, port), o.reader_idle.count(),
+      o.writer_idle.count(), o.all_idle.count(),
       std::chrono::duration_cast<std::chrono::milliseconds>(parts_->server.timer().tick_duration())
           .count(),
       parts_->server.timer().ticks_per_wheel());

@@ -9,8 +9,8 @@
 #include <system_error>
 
 #include "wheel/logger.h"
-#include "wheel/server/prometheus_text.h"
 #include "wheel/net/socket_address.h"
+#include "wheel/server/prometheus_text.h"
 
 namespace wheel::server {
 namespace {

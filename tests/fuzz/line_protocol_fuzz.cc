@@ -16,9 +16,9 @@
 
 namespace {
 
-using wheel::server::Command;
 using wheel::net::LineBuffer;
 using wheel::net::LineFramer;
+using wheel::server::Command;
 
 void check(bool ok) {
   if (!ok) std::abort();
