@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # ctest: installs wheeltimer from BUILD_DIR into a scratch prefix, then compiles a consumer with
 # nothing but g++ and `pkg-config wheeltimer`, runs it, and checks that pkg-config, version.h and
-# the CMake project report the same version.
+# the CMake project report the same version; then a wheel::jobs consumer with `pkg-config wheeljobs`.
 # Usage: check_pkgconfig.sh SOURCE_DIR BUILD_DIR SCRATCH_DIR EXPECTED_VERSION
 set -euo pipefail
 src=$1 build=$2 scratch=$3 expected=$4
@@ -26,3 +26,10 @@ awk '/^## Embedding the timer/{on=1} on&&/^```cpp/{grab=1;next} grab&&/^```/{exi
 g++ -std=c++20 -Wall -Wextra -Wpedantic -Werror -o "$scratch/readme_snippet" \
     "$scratch/readme_snippet.cc" $(pkg-config --cflags --libs wheeltimer)
 "$scratch/readme_snippet"
+# wheeljobs.pc: its Requires bring wheeltimer (and spdlog for a static build) along.
+# shellcheck disable=SC2046
+g++ -std=c++20 -Wall -Wextra -Wpedantic -Werror -o "$scratch/jobs_consumer" \
+    "$src/tests/package/pkgconfig_jobs_consumer.cc" $(pkg-config --cflags --libs wheeljobs)
+out=$("$scratch/jobs_consumer" "$scratch/jobs-log")
+echo "$out"
+[[ $out == *"body hello"* ]] || { echo "the wheeljobs consumer did not read its job back" >&2; exit 1; }
