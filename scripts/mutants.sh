@@ -33,6 +33,22 @@ mutants=(
   "D6-worker-bytes@net/src/line_protocol_handler.cc@s/delayed_bytes_ \+ text\.size\(\) > delay_limits_\.bytes_per_worker/false/@net_server_hardening_test@*DelayedTextIsBounded*"
   "D6-connection-bytes@net/src/line_protocol_handler.cc@s/pending->bytes \+ text\.size\(\) > delay_limits_\.bytes_per_connection \|\|//@net_server_hardening_test@*DelayedTextIsBounded*:*OneMebibyte*"
   "G7-emfile@net/src/server_core.cc@s/if \(error == EMFILE \|\| error == ENFILE\) return self->reject_for_descriptors\(\);//@net_server_hardening_test@*LackOfDescriptors*"
+  # issue 19: beanstalkd's protocol parser and replies (jobs/)
+  "J1-line-limit@jobs/src/beanstalk_protocol.cc@s/if \\(line_size_ == kMaxLineBytes - 1\\)/if (line_size_ == kMaxLineBytes)/@jobs_beanstalk_protocol_test@*224Bytes*"
+  "J2-number-overflow@jobs/src/beanstalk_command_line.cc@s/if \\(value > \\(max - digit\\) \\/ 10\\) return false;//@jobs_beanstalk_protocol_test@*Limits*"
+  "J3-tube-length@jobs/src/beanstalk_command_line.cc@s/name\\.size\\(\\) > kMaxTubeNameBytes/name.size() > kMaxTubeNameBytes + 1/@jobs_beanstalk_protocol_test@*TubeNames*"
+  "J4-tube-hyphen@jobs/src/beanstalk_command_line.cc@s/ \\|\\| name\\.front\\(\\) == '-'//@jobs_beanstalk_protocol_test@*TubeNames*"
+  "J5-job-too-big-limit@jobs/src/beanstalk_protocol.cc@s/if \\(announced > max_job_size_\\)/if (announced >= max_job_size_)/@jobs_beanstalk_protocol_test@*JobTooBig*"
+  "J6-discard-crlf@jobs/src/beanstalk_protocol.cc@s/discard_left_ = std::uint64_t\\{announced\\} \\+ 2;/discard_left_ = std::uint64_t{announced};/@jobs_beanstalk_protocol_test@*JobTooBig*"
+  "J7-trailer-cr@jobs/src/beanstalk_protocol.cc@s/trailer_\\[0\\] == '\\\\r' && //@jobs_beanstalk_protocol_test@*ExpectedCrlf*"
+  "J8-decimals@jobs/src/beanstalk_command_line.cc@s/if \\(\\+\\+decimals > 3\\)/if (++decimals > 4)/@jobs_beanstalk_protocol_test@*Decimals*"
+  "J9-split-crlf@jobs/src/beanstalk_protocol.cc@s/(RequestParser::feed_discard_line.*?)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = (c == '\\\\r') && i + 1 < bytes.size();/s@jobs_beanstalk_protocol_test@*LongLine*"
+  "J9b-split-crlf-line@jobs/src/beanstalk_protocol.cc@s/(line_\\[line_size_\\+\\+\\] = c;\\n\\s+)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = (c == '\\\\r') && i + 1 < bytes.size();/@jobs_beanstalk_protocol_test@*Chunked*"
+  "J9c-split-crlf-overflow@jobs/src/beanstalk_protocol.cc@s/(line_size_ = 0;\\n\\s+)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = false;/@jobs_beanstalk_protocol_test@*TooLongAtItsCarriage*"
+  "J10-body-reserve@jobs/src/beanstalk_protocol.cc@s/body\\.reserve\\(std::min<std::size_t>\\(body_needed_, std::max\\(want, 2 \\* body\\.capacity\\(\\)\\)\\)\\);/body.reserve(body_needed_);/@jobs_beanstalk_protocol_test@*GrowsWithTheBytes*"
+  "J11-one-request-per-feed@jobs/src/beanstalk_protocol.cc@s/while \\(step\\.consumed < bytes\\.size\\(\\) && !step\\.request\\)/while (step.consumed < bytes.size())/@jobs_beanstalk_protocol_test@*FeedStops*:*Chunked*"
+  "J12-stats-key@jobs/src/beanstalk_stats.cc@s/  y\\.number\\(\"cmd-touch\", c\\.touch\\);\\n//@jobs_beanstalk_reply_test@*ServerStats*"
+  "J13-ok-length@jobs/src/beanstalk_reply.cc@s/append_word_and_number\\(out, \"OK\", yaml\\.size\\(\\)\\);/append_word_and_number(out, \"OK\", yaml.size() + 2);/@jobs_beanstalk_reply_test@*Ok*"
 )
 
 selected=("$@")
