@@ -49,6 +49,9 @@ mutants=(
   "J11-one-request-per-feed@jobs/src/beanstalk_protocol.cc@s/while \\(step\\.consumed < bytes\\.size\\(\\) && !step\\.request\\)/while (step.consumed < bytes.size())/@jobs_beanstalk_protocol_test@*FeedStops*:*Chunked*"
   "J12-stats-key@jobs/src/beanstalk_stats.cc@s/  y\\.number\\(\"cmd-touch\", c\\.touch\\);\\n//@jobs_beanstalk_reply_test@*ServerStats*"
   "J13-ok-length@jobs/src/beanstalk_reply.cc@s/append_word_and_number\\(out, \"OK\", yaml\\.size\\(\\)\\);/append_word_and_number(out, \"OK\", yaml.size() + 2);/@jobs_beanstalk_reply_test@*Ok*"
+  "J14-version-quotes@jobs/src/beanstalk_stats.cc@s/y\\.quoted\\(\"version\", s\\.version\\);/y.raw(\"version\", s.version);/@jobs_beanstalk_yaml_conformance_test@*Stats*"
+  "J15-tube-quotes@jobs/src/beanstalk_stats.cc@s/y\\.raw\\(\"tube\", s\\.tube\\);/y.quoted(\"tube\", s.tube);/@jobs_beanstalk_yaml_conformance_test@*StatsJob*"
+  "J16-stats-order@jobs/src/beanstalk_stats.cc@s/(  y\\.number\\(\"cmd-reserve\", c\\.reserve\\);\\n)(  y\\.number\\(\"cmd-reserve-with-timeout\", c\\.reserve_with_timeout\\);\\n)/\$2\$1/@jobs_beanstalk_yaml_conformance_test@*Stats*"
 )
 
 selected=("$@")

@@ -26,8 +26,8 @@ class Yaml {
 
   void seconds(std::string_view key, Millis value) { signed_number(key, value.count() / 1000); }
 
-  // A double-quoted scalar, as beanstalkd prints names and uname strings. beanstalkd does not
-  // escape; we do, so a quote or backslash cannot break the document.
+  // A double-quoted scalar, as beanstalkd prints its version. beanstalkd does not escape; we
+  // do, so a quote or backslash cannot break the document.
   void quoted(std::string_view key, std::string_view value) {
     std::string escaped = "\"";
     for (const char c : value) {
@@ -78,7 +78,7 @@ std::string_view job_state_name(JobState state) noexcept {
 std::string job_stats_yaml(const JobStats& s) {
   Yaml y;
   y.number("id", s.id);
-  y.quoted("tube", s.tube);
+  y.raw("tube", s.tube);
   y.raw("state", job_state_name(s.state));
   y.number("pri", s.priority);
   y.seconds("age", s.age);
@@ -96,7 +96,7 @@ std::string job_stats_yaml(const JobStats& s) {
 
 std::string tube_stats_yaml(const TubeStats& s) {
   Yaml y;
-  y.quoted("name", s.name);
+  y.raw("name", s.name);
   y.number("current-jobs-urgent", s.urgent);
   y.number("current-jobs-ready", s.ready);
   y.number("current-jobs-reserved", s.reserved);
@@ -164,9 +164,9 @@ std::string server_stats_yaml(const ServerStats& s) {
   y.signed_number("binlog-max-size", s.binlog_max_size);
   y.raw("draining", s.draining ? "true" : "false");
   y.raw("id", s.id);
-  y.quoted("hostname", s.hostname);
-  y.quoted("os", s.os);
-  y.quoted("platform", s.platform);
+  y.raw("hostname", s.hostname);
+  y.raw("os", s.os);
+  y.raw("platform", s.platform);
   return y.take();
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The YAML bodies of beanstalkd's OK replies (stats-job, stats-tube, stats, list-tubes,
-// list-tubes-watched), key for key and in beanstalkd 1.12's order and quoting, so that client
-// libraries that parse them (with js-yaml, PyYAML, ...) read ours as theirs. The caller fills
-// the structs; append_ok() (beanstalk_reply.h) wraps a body into its reply.
+// list-tubes-watched), byte for byte as beanstalkd 1.12 prints them (its keys, order and
+// quoting: only the version is quoted; tube names and the uname strings are not, as in 1.12),
+// so that client libraries that parse them (with js-yaml, PyYAML, ...) read ours as theirs.
+// The caller fills the structs; append_ok() (beanstalk_reply.h) wraps a body into its reply.
 //
 // Times are milliseconds here and printed in whole seconds, rounded down, as beanstalkd prints
 // them (a 250 ms delay shows as "delay: 0").
@@ -76,7 +77,7 @@ struct ServerStats {
   std::uint64_t connections = 0, producers = 0, workers = 0, waiting = 0;
   std::uint64_t total_connections = 0;
   std::int64_t pid = 0;
-  std::string_view version;  // printed quoted
+  std::string_view version;  // printed quoted, as in 1.12
   std::chrono::microseconds rusage_user{0};
   std::chrono::microseconds rusage_system{0};
   std::chrono::seconds uptime{0};
@@ -85,7 +86,7 @@ struct ServerStats {
   std::int64_t binlog_max_size = 0;
   bool draining = false;
   std::string_view id;                      // random per process, hex
-  std::string_view hostname, os, platform;  // uname(2); printed quoted
+  std::string_view hostname, os, platform;  // uname(2); printed as they are, as in 1.12
 };
 
 // Each returns the YAML document without the final "\r\n" (append_ok adds it).
