@@ -119,8 +119,9 @@ TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
   EXPECT_EQ(e.value("wheel_connections_rejected_total", {{"reason", "full"}}), 2);
   EXPECT_EQ(e.value("wheel_connections_rejected_total", {{"reason", "emfile"}}), 1);
   EXPECT_EQ(e.families.at("wheel_connections_closed_total").type, "counter");
-  for (const char* reason : {"reader_idle", "writer_idle", "all_idle", "quit", "peer",
-                             "slow_consumer", "line_too_long", "error", "shutdown"}) {
+  for (const char* reason :
+       {"reader_idle", "writer_idle", "all_idle", "quit", "peer", "slow_consumer", "line_too_long",
+        "error", "shutdown", "worker_lost"}) {
     EXPECT_NO_THROW(e.value("wheel_connections_closed_total", {{"reason", reason}})) << reason;
   }
   EXPECT_EQ(e.value("wheel_connections_closed_total", {{"reason", "reader_idle"}}), 10);
