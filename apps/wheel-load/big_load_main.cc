@@ -20,8 +20,8 @@
 #include <fstream>
 #include <optional>
 #include <regex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_style.h"
