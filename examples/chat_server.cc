@@ -25,7 +25,7 @@ constexpr std::size_t kMaxDelayedPerClient = 100;
 
 struct Member {  // a connection's context
   std::string name;
-  std::vector<wheel::TimeoutHandle> delayed;
+  std::vector<wheel::LoopWheel::Handle> delayed;
 };
 
 bool valid_name(std::string_view name) {
@@ -80,7 +80,7 @@ class ChatHandler final : public wheel::net::ConnectionHandler {
 
   void on_close(Connection& c, wheel::net::CloseReason) override {
     auto* me = static_cast<Member*>(c.context());
-    for (wheel::TimeoutHandle& h : me->delayed) server_->timer().cancel(h);  // sender left
+    for (const wheel::LoopWheel::Handle h : me->delayed) server_->timer().cancel(h);  // left
     if (!me->name.empty()) names_.erase(me->name);
     std::erase(members_, c.id());
     delete me;
@@ -109,18 +109,18 @@ class ChatHandler final : public wheel::net::ConnectionHandler {
     // The task names its sender by id; it runs on the loop thread.
     std::string message = me.name + " (delayed): " + std::string(text) + "\n";
     me.delayed.push_back(server_->timer().new_timeout(
-        [this, id = c.id(), message = std::move(message)](wheel::Timeout& self) {
+        [this, id = c.id(), message = std::move(message)](wheel::LoopWheel::Handle self) {
           deliver(id, self, message);
         },
         std::chrono::seconds(seconds)));
     c.send("OK\n");
   }
 
-  void deliver(std::uint64_t sender, const wheel::Timeout& fired, const std::string& message) {
+  void deliver(std::uint64_t sender, wheel::LoopWheel::Handle fired, const std::string& message) {
     Connection* c = server_->find(sender);
     if (c == nullptr) return;  // left meanwhile: its timeouts were cancelled
     auto& delayed = static_cast<Member*>(c->context())->delayed;
-    std::erase_if(delayed, [&](const wheel::TimeoutHandle& h) { return h.get() == &fired; });
+    std::erase_if(delayed, [&](const wheel::LoopWheel::Handle& h) { return h == fired; });
     broadcast(sender, message);
   }
 

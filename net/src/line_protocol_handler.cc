@@ -17,7 +17,7 @@
 namespace wheel::net {
 
 struct LineProtocolHandler::Pending {
-  std::vector<TimeoutHandle> timeouts;
+  std::vector<LoopTimer::Handle> timeouts;
   std::size_t bytes = 0;  // text of `timeouts`
 };
 
@@ -26,7 +26,7 @@ struct LineProtocolHandler::DelayedTask {
   LineProtocolHandler* handler;
   std::uint64_t id;
   std::string text;
-  void operator()(Timeout& self) const { handler->on_delayed(id, &self, text); }
+  void operator()(LoopTimer::Handle self) const { handler->on_delayed(id, self, text); }
 };
 
 LineProtocolHandler::LineProtocolHandler(int worker_index, std::chrono::milliseconds stats_interval,
@@ -218,7 +218,7 @@ void LineProtocolHandler::on_close(Connection& c, CloseReason reason) {
   ++closed_[static_cast<std::size_t>(why)];
   auto* pending = static_cast<Pending*>(c.context());
   if (pending == nullptr) return;
-  for (TimeoutHandle& h : pending->timeouts) server_->timer().cancel(h);
+  for (const LoopTimer::Handle h : pending->timeouts) server_->timer().cancel(h);
   delayed_pending_ -= pending->timeouts.size();
   delayed_bytes_ -= pending->bytes;
   delete pending;
@@ -271,7 +271,7 @@ void LineProtocolHandler::refuse_delay(Connection& c, std::string_view why) {
   c.send(why);
 }
 
-void LineProtocolHandler::on_delayed(std::uint64_t id, const Timeout* fired,
+void LineProtocolHandler::on_delayed(std::uint64_t id, LoopTimer::Handle fired,
                                      std::string_view text) {
   Connection* c = server_->find(id);
   auto* pending = c == nullptr ? nullptr : static_cast<Pending*>(c->context());
@@ -281,7 +281,7 @@ void LineProtocolHandler::on_delayed(std::uint64_t id, const Timeout* fired,
   }
   auto& timeouts = pending->timeouts;
   const auto it = std::find_if(timeouts.begin(), timeouts.end(),
-                               [fired](const TimeoutHandle& h) { return h.get() == fired; });
+                               [fired](const LoopTimer::Handle& h) { return h == fired; });
   if (it == timeouts.end()) return;
   *it = std::move(timeouts.back());
   timeouts.pop_back();

@@ -454,7 +454,7 @@ void ServerCore::finish_shutdown() {
   assert_in_loop_thread();
   if (finished_) return;
   finished_ = true;
-  timer_->close();  // joins the worker; tasks not run are destroyed here, unrun
+  timer_->close();  // tasks not run are destroyed here, unrun
   free_released();  // the reaper closes below
   close_handle(&reaper_);
   connections_poll_.data = this;
