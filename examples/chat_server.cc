@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // chat-server: a chat room on wheel::net's public headers (the command-line durations use the
-// apps' shared parser). One line per message; see the README's table. Delayed messages sit on
+// apps' shared parser). One line per message; see the table in docs/net.md. Delayed messages sit on
 // the server's hashed wheel; idle clients are dropped and quiet ones pinged by the detector.
 //
 //   chat-server [--host 127.0.0.1] [--port 0] [--reader-idle 30s] [--writer-idle 10s] [--tick

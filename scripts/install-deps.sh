@@ -5,6 +5,11 @@
 set -euo pipefail
 packages=(g++ cmake make pkg-config libuv1-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
           libcli11-dev nlohmann-json3-dev "$@")
+# Installing and packaging: manual pages from --help (help2man), the .deb's dependencies
+# (dpkg-shlibdeps, in dpkg-dev). The build goes on without them.
+packages+=(help2man dpkg-dev)
+# Bench only: Boost.Asio for wheel-idle-bench's asio implementation (the build goes on without).
+packages+=(libboost-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

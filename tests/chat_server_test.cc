@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// examples/chat_server.cc end to end: three clients through every row of the README's table.
+// examples/chat_server.cc end to end: three clients through every row of the table in docs/net.md.
 // ServerProcess starts the chat-server binary here (WHEEL_SERVER_PATH names it).
 #include <gtest/gtest.h>
 

@@ -29,6 +29,7 @@ class RecordingHandler : public ConnectionHandler {
     if (line == "quit") return c.close_with("bye\n");
     if (line == "flood") {
       for (int i = 0; i < 10'000 && !c.closing(); ++i) c.send(std::string(1000, 'x') + "\n");
+      record("flooded");
       return;
     }
     c.send("LINE " + std::string(line) + "\n");
@@ -189,6 +190,68 @@ TEST(TcpServer, AClientThatDoesNotReadIsClosedAsASlowConsumer) {
   Client a(server.port(), 4096);
   a.send("flood\n");  // 10 MB of replies, never read
   EXPECT_TRUE(handler.wait_for("close slow consumer"));
+}
+
+// Reads the flood's lines; returns how many came before `last` (set to the first other line).
+int count_flood(Client& c, std::string& last) {
+  int lines = 0;
+  for (int i = 0; i <= 10'001; ++i) {  // bounded: the flood, then one more line
+    last = c.read_line(30s);
+    if (last != std::string(1000, 'x')) break;
+    ++lines;
+  }
+  return lines;
+}
+
+// shutdown_grace takes effect: a client that reads its queued output only after the shutdown
+// began still gets all of it and the goodbye; run() waits for that.
+TEST(TcpServer, ShutdownGraceLetsAClientTakeItsQueuedOutputAndTheGoodbye) {
+  RecordingHandler handler;
+  TcpServerOptions options;
+  options.max_output = std::size_t{64} << 20;
+  options.shutdown_grace = 5s;
+  TcpServer server(options, handler);
+  const std::uint16_t port = server.listen();
+  std::thread loop([&] { server.run(); });
+  Client a(port, 4096);
+  a.send("flood\n");  // 10 MB of replies, most of them queued: the client does not read yet
+  ASSERT_TRUE(handler.wait_for("flooded"));
+  server.shutdown();
+  ASSERT_TRUE(handler.wait_for("close shutdown"));
+  std::string last;
+  EXPECT_EQ(count_flood(a, last), 10'000);
+  EXPECT_EQ(last, "goodbye");
+  EXPECT_EQ(a.read_line(), "<eof>");
+  loop.join();
+}
+
+// close_with() keeps its word outside a shutdown too: everything queued, then the last words.
+TEST(TcpServer, CloseWithWritesEverythingQueuedBeforeTheLastWords) {
+  RecordingHandler handler;
+  TcpServerOptions options;
+  options.max_output = std::size_t{64} << 20;
+  OnGivenLoop server(options, handler);
+  Client a(server.port(), 4096);
+  a.send("flood\nquit\n");
+  ASSERT_TRUE(handler.wait_for("close local"));
+  std::string last;
+  EXPECT_EQ(count_flood(a, last), 10'000);
+  EXPECT_EQ(last, "bye");
+  EXPECT_EQ(a.read_line(), "<eof>");
+}
+
+// End of input (the client's SHUT_WR) is not an abort: the default handler closes after
+// writing every reply, as on_close(kPeerClosed).
+TEST(TcpServer, AHalfClosedClientGetsItsRepliesThenTheClose) {
+  RecordingHandler handler;
+  OnGivenLoop server(TcpServerOptions{}, handler);
+  Client a(server.port());
+  a.send("one\ntwo\n");
+  ASSERT_EQ(::shutdown(a.fd(), SHUT_WR), 0);
+  EXPECT_EQ(a.read_line(), "LINE one");
+  EXPECT_EQ(a.read_line(), "LINE two");
+  EXPECT_EQ(a.read_line(), "<eof>");
+  EXPECT_TRUE(handler.wait_for("close peer closed"));
 }
 
 TEST(TcpServer, ListensOnIpv6Loopback) {

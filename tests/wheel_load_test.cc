@@ -1,225 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// End-to-end tests of the wheel-load program: it runs as a child process against a real server
-// (wheel-server when built, and tests/support/line_server) over loopback, and the tests assert
-// on its exit status and its --json report.
+// End-to-end tests of the wheel-load program against wheel-server and tests/support/line_server:
+// what it judges (idle closes, DELAYs, the mix), its options and its errors.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <fstream>
-#include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <thread>
-#include <vector>
 
-extern char** environ;
+#include "load_program_support.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// A hang must fail the test in seconds, not burn ctest's 300 s: every child gets this long
-// (generous: sanitizer builds on a loaded machine) beyond what its run should take.
-constexpr std::chrono::seconds kExitGrace{30};
-
-// Waits for `pid` to exit until `deadline`; then SIGKILLs it and reaps it.
-// Returns its exit status (128 + signal when killed by one), or -1 when it had to be killed.
-int wait_with_deadline(pid_t pid, Clock::time_point deadline) {
-  int status = 0;
-  while (true) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (r < 0) return -1;
-    if (Clock::now() >= deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      ADD_FAILURE() << "child " << pid << " did not exit in time; killed it";
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-pid_t spawn(const std::vector<std::string>& args, int stdout_fd, int stderr_fd = -1) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
-  if (stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
-  pid_t pid = -1;
-  const int e = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return e == 0 ? pid : -1;
-}
-
-// A server child process that printed "listening on HOST:PORT"; SIGTERMed when destroyed.
-class ServerProcess {
- public:
-  explicit ServerProcess(const std::vector<std::string>& args) {
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    pid_ = spawn(args, fds[1]);
-    close(fds[1]);
-    std::string out;
-    const auto deadline = Clock::now() + std::chrono::seconds(60);  // sanitizer start-up
-    while (pid_ > 0 && out.find('\n') == std::string::npos && Clock::now() < deadline) {
-      pollfd p{fds[0], POLLIN, 0};
-      if (poll(&p, 1, 200) <= 0) continue;
-      char buf[256];
-      const ssize_t n = read(fds[0], buf, sizeof buf);
-      if (n <= 0) break;
-      out.append(buf, static_cast<std::size_t>(n));
-    }
-    close(fds[0]);  // the server writes nothing else on stdout
-    const auto colon = out.rfind(':');
-    if (out.starts_with("listening on ") && colon != std::string::npos) {
-      port_ = std::stoi(out.substr(colon + 1));
-    }
-  }
-  ~ServerProcess() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    wait_with_deadline(pid_, Clock::now() + kExitGrace);
-  }
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
-
-struct LoadRun {
-  int exit_status = -1;
-  nlohmann::json report;
-  std::string out;  // its stdout: the summary
-  std::string err;  // its stderr: log lines and command-line errors
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// Runs wheel-load to completion with `args` and reads its --json report. A run that does not
-// end within `expected` (its --duration and start-up) plus kExitGrace is killed and fails.
-// `during`, if given, is called with wheel-load's pid right after it started.
-LoadRun run_wheel_load(std::vector<std::string> args,
-                       std::chrono::seconds expected = std::chrono::seconds(10),
-                       const std::function<void(pid_t)>& during = {}) {
-  static int counter = 0;
-  const std::string base = testing::TempDir() + "wheel_load_" + std::to_string(getpid()) + "_" +
-                           std::to_string(counter++);
-  const std::string json_path = base + ".json", out_path = base + ".out", err_path = base + ".err";
-  std::remove(json_path.c_str());
-  args.insert(args.begin(), WHEEL_LOAD_PATH);
-  if (std::find(args.begin(), args.end(), "--json") == args.end()) {
-    args.insert(args.end(), {"--json", json_path});
-  }
-  if (std::find(args.begin(), args.end(), "--log-level") == args.end()) {
-    args.insert(args.end(), {"--log-level", "warn"});
-  }
-  LoadRun run;
-  const int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  const pid_t pid = spawn(args, out_fd, err_fd);
-  close(out_fd);
-  close(err_fd);
-  if (pid <= 0) return run;
-  if (during) during(pid);
-  run.exit_status = wait_with_deadline(pid, Clock::now() + expected + kExitGrace);
-  std::ifstream in(json_path);
-  if (in) run.report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  run.out = slurp(out_path);
-  run.err = slurp(err_path);
-  for (const auto& p : {json_path, out_path, err_path}) std::remove(p.c_str());
-  return run;
-}
-
-// Established IPv4 connections whose local port is `port` (the server's ends), from /proc.
-int established_to(int port) {
-  std::ifstream in("/proc/net/tcp");
-  std::string line;
-  std::getline(in, line);  // header
-  int count = 0;
-  char local_port[8];
-  unsigned state = 0;
-  while (std::getline(in, line)) {
-    // "  sl  local_address rem_address   st ...": local is ADDR:PORT in hex, st is 01 when open
-    if (std::sscanf(line.c_str(), " %*d: %*8[0-9A-F]:%4[0-9A-F] %*8[0-9A-F]:%*4[0-9A-F] %x",
-                    local_port, &state) == 2 &&
-        std::stoi(local_port, nullptr, 16) == port && state == 1) {
-      ++count;
-    }
-  }
-  return count;
-}
-
-// A loopback port with nothing listening on it (bound then released).
-int unused_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::vector<std::string> load_args(int port, const char* connections, const char* expect,
-                                   const char* duration) {
-  return {"--port",
-          std::to_string(port),
-          "--connections",
-          connections,
-          "--active-ratio",
-          "0.5",
-          "--ping-interval",
-          "200ms",
-          "--expect-idle-close",
-          expect,
-          "--duration",
-          duration,
-          "--connect-rate",
-          "2000",
-          "--source-addresses",
-          "127.0.0.1-127.0.0.4"};
-}
-
-// Every idle connection closed on time, every active one survived and timed its PONGs.
-void expect_all_held(const LoadRun& run, int connections) {
-  ASSERT_TRUE(run.report.is_object()) << "no JSON report";
-  const auto& r = run.report;
-  EXPECT_EQ(run.exit_status, 0) << r.dump(2);
-  EXPECT_TRUE(r["ok"].get<bool>()) << r["failures"].dump();
-  EXPECT_EQ(r["connections_established"], connections);
-  EXPECT_EQ(r["connect_errors"], 0);
-  EXPECT_EQ(r["active"]["count"], connections / 2);
-  EXPECT_EQ(r["active"]["survived"], connections / 2);
-  EXPECT_EQ(r["idle"]["count"], connections / 2);
-  EXPECT_EQ(r["idle"]["closed_on_time"], connections / 2);
-  EXPECT_EQ(r["idle"]["never_closed"], 0);
-  EXPECT_FALSE(r["rtt_ms"]["p50"].is_null());
-  EXPECT_FALSE(r["rtt_ms"]["p99"].is_null());
-  EXPECT_GT(r["pongs_received"].get<long>(), 0);
-  EXPECT_FALSE(r["idle"]["lateness_ms"]["max"].is_null());
-}
-
-}  // namespace
+using namespace wheel_load_test;
 
 #ifdef WHEEL_SERVER_PATH
 TEST(WheelLoad, AgainstWheelServerIdleClosedOnTimeAndActiveSurvive) {
@@ -374,14 +167,30 @@ TEST(WheelLoad, ExpectIdleCloseZeroHoldsEveryConnection) {
   EXPECT_EQ(run.report["active"]["survived"], 50);
 }
 
+// Issue 21 item 7: judged by structure, not timing. However slow the machine, the three slices
+// add up to one report: every connection counted once, split evenly into active and idle, no
+// child lost. (load_signals_test.cc waits for all 200 to be open and checks the full counts.)
 TEST(WheelLoad, SplitsAcrossProcessesAndMergesOneReport) {
-  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "1000"});
+  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"});
   ASSERT_GT(server.port(), 0);
-  auto args = load_args(server.port(), "200", "1s", "4s");
+  auto args = load_args(server.port(), "200", "0", "3s");
+  *(std::find(args.begin(), args.end(), "--ping-interval") + 1) = "1s";
   args.insert(args.end(), {"--processes", "3"});
   const LoadRun run = run_wheel_load(args);
-  expect_all_held(run, 200);
-  EXPECT_EQ(run.report["settings"]["processes"], 3);
+  ASSERT_TRUE(run.report.is_object()) << run.err;
+  const auto& r = run.report;
+  EXPECT_EQ(r["settings"]["processes"], 3);
+  EXPECT_EQ(r["connections_requested"], 200);
+  EXPECT_EQ(r["connections_established"].get<long>() + r["connect_errors"].get<long>(), 200);
+  EXPECT_FALSE(r["connect_errors_by_kind"].contains("child_failed")) << r.dump(2);
+  EXPECT_EQ(r["active"]["count"].get<long>() + r["idle"]["count"].get<long>(),
+            r["connections_established"].get<long>());
+  // Every slice's active connections are its even share: 100 of 200 when all opened.
+  EXPECT_LE(r["active"]["count"].get<long>(), 100);
+  EXPECT_LE(r["idle"]["count"].get<long>(), 100);
+  EXPECT_EQ(r["active"]["closed_early"], 0);
+  EXPECT_EQ(r["idle"]["closed_early"], 0);
+  EXPECT_LE(r["pongs_received"].get<long>(), r["pings_sent"].get<long>());
 }
 
 TEST(WheelLoad, RefusedConnectionsAreCountedNotFatal) {

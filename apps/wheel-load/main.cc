@@ -26,7 +26,10 @@
 #include "wheel/load/host_address.h"
 #include "wheel/load/process_plan.h"
 #include "wheel/load/report.h"
+#include "wheel/load/report_file.h"
 #include "wheel/load/server_metrics_check.h"
+#include "wheel/load/stop_signals.h"
+#include "wheel/logger.h"
 #include "wheel/version.h"
 
 namespace {
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   std::string metrics_url;
   bool metrics_exclusive = false;
   std::string log_format = "text";
+  std::string answer_heartbeats = "active";
   app.add_option("--host", host,
                  "server: a host name (resolved; its IPv4 address first) or a numeric IPv4 or "
                  "IPv6 address (::1 or [::1])")
@@ -163,6 +167,13 @@ int main(int argc, char** argv) {
   app.add_option("--churn-rate", config.churn_rate, "churn cycles per second at most")
       ->check(number_range(0, 100'000))
       ->capture_default_str();
+  app.add_option("--answer-heartbeats", answer_heartbeats,
+                 "which connections answer the server's heartbeat PINGs (wheel-server "
+                 "--writer-idle) with PONG: active, all or none. An idle connection that "
+                 "answered would no longer be idle to the server")
+      ->type_name(wheel::cli::kTypeText)
+      ->check(CLI::IsMember({"active", "all", "none"}))
+      ->capture_default_str();
   app.add_option("--metrics-url", metrics_url,
                  "the server's Prometheus endpoint (http://HOST:PORT/metrics, wheel-server "
                  "--metrics-port): scraped before and after the run, its counts of the run are "
@@ -185,6 +196,10 @@ int main(int argc, char** argv) {
     return usage_error(std::string("--host: ") + e.what());
   }
   config.port = static_cast<std::uint16_t>(port);
+  using Heartbeats = wheel::load::LoadConfig::Heartbeats;
+  config.answer_heartbeats = answer_heartbeats == "all"    ? Heartbeats::kAll
+                             : answer_heartbeats == "none" ? Heartbeats::kNone
+                                                           : Heartbeats::kActive;
   config.connections = connections;
   config.share = connections;
   if (config.delay_share + config.slow_share + config.garbage_share > 1.0) {
@@ -233,12 +248,14 @@ int main(int argc, char** argv) {
   config.processes = plan.processes;
 
   // Every output is opened before the first connection: a bad path costs nothing.
-  std::ofstream json_out;
+  // The report is written whole or not at all (a temporary file renamed over --json), so a
+  // run stopped at any moment never leaves a truncated file.
+  std::optional<wheel::load::ReportFile> json_out;
   if (!json_path.empty()) {
-    json_out.open(json_path, std::ios::out | std::ios::trunc);
-    if (!json_out) {
-      return usage_error("--json: cannot open '" + json_path +
-                         "' for writing: " + std::strerror(errno));
+    try {
+      json_out.emplace(json_path);
+    } catch (const std::exception& e) {
+      return usage_error(std::string("--json: ") + e.what());
     }
   }
 
@@ -266,7 +283,7 @@ int main(int argc, char** argv) {
       connect_s + static_cast<double>((config.expect_idle_close + config.tolerance).count()) / 1e3;
   if (config.expect_idle_close.count() > 0 && config.active_ratio < 1 &&
       needed_s > static_cast<double>(config.duration.count()) / 1e3) {
-    spdlog::warn(
+    wheel::logger()->warn(
         "--duration {} is shorter than opening every connection ({:.1f} s) plus "
         "--expect-idle-close plus --tolerance ({:.1f} s): idle connections not yet due to be "
         "closed at the end are reported as not yet due, unchecked",
@@ -274,12 +291,12 @@ int main(int argc, char** argv) {
   }
   // connect()'s ephemeral-port search slows as one address fills up, stalling the loop.
   if (!config.source_addresses.empty() && connections / config.source_addresses.size() > 5000) {
-    spdlog::warn(
+    wheel::logger()->warn(
         "{} connections per source address: connect() gets slow past ~5,000 per address (the "
         "kernel's port search) and delays this process's loop; add --source-addresses",
         connections / config.source_addresses.size());
   }
-  spdlog::info(
+  wheel::logger()->info(
       "wheel-load: {} connections to {}:{} ({} as given) ({:.0f}% active), {} process(es) "
       "(open-file limit {}), {} source address(es), {}/s, for {}",
       connections, config.host.to_string(), port, host, config.active_ratio * 100, plan.processes,
@@ -288,11 +305,23 @@ int main(int argc, char** argv) {
 
   // A peer that closes while we write must not kill us with SIGPIPE: libuv reports EPIPE.
   std::signal(SIGPIPE, SIG_IGN);
+  // From here the first SIGINT or SIGTERM stops the run, which still reports; a second one
+  // ends wheel-load at once (and removes the unfinished report).
+  try {
+    wheel::load::install_stop_signals();
+  } catch (const std::exception& e) {
+    wheel::logger()->error("wheel-load: {}", e.what());
+    return 1;
+  }
+  if (json_out) wheel::load::remove_on_abort(json_out->temporary_path().c_str());
   const wheel::load::LoadResult result = wheel::load::run_load(config, plan.processes);
   nlohmann::json report = wheel::load::make_report(result, config);
   std::cout << wheel::load::format_summary(report) << std::flush;
   bool metrics_agree = true;
-  if (scrape_url) {
+  if (scrape_url && result.interrupted_by != 0) {
+    // A stopped run's counts are partial on both sides; comparing them proves nothing.
+    report["server_metrics"] = {{"url", metrics_url}, {"skipped", "the run was interrupted"}};
+  } else if (scrape_url) {
     // The server may still be closing the run's last connections: scrape until the counts
     // agree, for a few seconds at most.
     nlohmann::json comparison;
@@ -313,19 +342,21 @@ int main(int argc, char** argv) {
     comparison["url"] = metrics_url;
     metrics_agree = comparison["agree"].get<bool>();
     if (comparison.contains("error")) {
-      spdlog::error("wheel-load: --metrics-url {}: {}", metrics_url,
-                    comparison["error"].get<std::string>());
+      wheel::logger()->error("wheel-load: --metrics-url {}: {}", metrics_url,
+                             comparison["error"].get<std::string>());
     }
     std::cout << wheel::load::format_comparison(comparison) << std::flush;
     report["server_metrics"] = comparison;
   }
-  if (json_out.is_open()) {
-    json_out << report.dump(2) << "\n";
-    json_out.close();
-    if (!json_out) {
-      spdlog::error("wheel-load: cannot write --json {}", json_path);
+  if (json_out) {
+    try {
+      json_out->commit(report.dump(2) + "\n");
+    } catch (const std::exception& e) {
+      wheel::logger()->error("wheel-load: --json: {}", e.what());
       return 1;
     }
   }
+  // Stopped by a signal: the shell's convention, 128 + the signal, says so.
+  if (result.interrupted_by != 0) return 128 + result.interrupted_by;
   return report["ok"].get<bool>() && metrics_agree ? 0 : 1;
 }

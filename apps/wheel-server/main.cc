@@ -137,6 +137,10 @@ int run_server(int argc, char** argv) {
                  "IPv4 or IPv6 address or host name of the metrics endpoint")
       ->type_name(wheel::cli::kTypeAddress)
       ->capture_default_str();
+  add_duration(app, "--close-grace", &options.close_grace,
+               "a closed connection that has not read its last replies after this long is "
+               "reset",
+               milliseconds(0), max_idle);
   add_duration(app, "--stats-interval", &options.stats_interval,
                "period of the stats log line; 0 disables it", milliseconds(0), kMaxStatsInterval);
   wheel::cli::add_logging_options(app, log_level, log_format);

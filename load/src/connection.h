@@ -36,10 +36,11 @@ struct Connection {
   std::uint32_t local_index = 0;
   bool active = false;
   Role role = Role::kIdle;
-  bool churn = false;        // one of the churn slots: reused cycle after cycle
-  bool ponged = false;       // churn: this cycle's PONG arrived
-  bool handle_open = false;  // uv_tcp_init done and uv_close not yet called
-  bool bye_idle = false;     // "BYE idle" arrived: the server's idle close is under way
+  bool churn = false;         // one of the churn slots: reused cycle after cycle
+  bool ponged = false;        // churn: this cycle's PONG arrived
+  bool handle_open = false;   // uv_tcp_init done and uv_close not yet called
+  bool bye_idle = false;      // "BYE idle" arrived: the server's idle close is under way
+  bool bye_shutdown = false;  // "BYE shutdown" arrived: the server is shutting down
   ConnState state = ConnState::kNotStarted;
   std::uint16_t pings_in_flight = 0;
   // Just before connect() was called (run clock): the server cannot have accepted earlier,

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "wheel/load/load_runner.h"
 #include "wheel/load/progress.h"
+#include "wheel/load/stop_signals.h"
 
 namespace wheel::load {
 namespace {
@@ -51,11 +53,15 @@ LoadConfig slice(const LoadConfig& whole, unsigned k, unsigned processes) {
 }
 
 // In a child: runs the slice, reports to the parent through `fd`, never returns.
-[[noreturn]] void run_child(const LoadConfig& config, int fd) {
+[[noreturn]] void run_child(const LoadConfig& config, int fd, pid_t parent,
+                            const sigset_t& unblock) {
   int status = 0;
   try {
-    LoadRunner runner(config,
-                      [fd](const Progress& p) { write_all(fd, "P " + encode_progress(p) + "\n"); });
+    install_stop_signals_in_child(parent);
+    sigprocmask(SIG_SETMASK, &unblock, nullptr);
+    LoadRunner runner(
+        config, [fd](const Progress& p) { write_all(fd, "P " + encode_progress(p) + "\n"); },
+        stop_signal_fd());
     const LoadResult result = runner.run();
     if (!write_all(fd, "R " + nlohmann::json(result).dump() + "\n")) status = 1;
   } catch (const std::exception& e) {
@@ -103,6 +109,13 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
   std::vector<Child> children(processes);
   std::fflush(stdout);
   std::fflush(stderr);
+  // SIGINT and SIGTERM wait while a child is forked: until it has its own handlers, one would
+  // run the parent's (whose state it copied) in the child.
+  sigset_t stop_set, old_mask;
+  sigemptyset(&stop_set);
+  sigaddset(&stop_set, SIGINT);
+  sigaddset(&stop_set, SIGTERM);
+  const pid_t parent = getpid();
   for (unsigned k = 0; k < processes; ++k) {
     Child& child = children[k];
     child.config = slice(config, k, processes);
@@ -111,14 +124,17 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
       wheel::logger()->error("wheel-load: pipe: {}", std::generic_category().message(errno));
       continue;
     }
+    sigprocmask(SIG_BLOCK, &stop_set, &old_mask);
     const pid_t pid = fork();
     if (pid == 0) {
       ::close(fds[0]);
       for (unsigned j = 0; j < k; ++j) {
         if (children[j].fd >= 0) ::close(children[j].fd);
       }
-      run_child(child.config, fds[1]);
+      run_child(child.config, fds[1], parent, old_mask);
     }
+    if (pid > 0) register_child_for_stop(pid);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     ::close(fds[1]);
     if (pid < 0) {
       wheel::logger()->error("wheel-load: fork: {}", std::generic_category().message(errno));
@@ -141,6 +157,8 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
     total.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
     return total;
   };
+  int interrupted_by = 0;
+  const int stop_fd = stop_signal_fd();
   while (true) {
     std::vector<pollfd> pfds;
     std::vector<Child*> owners;
@@ -151,6 +169,10 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
       }
     }
     if (pfds.empty()) break;
+    if (stop_fd >= 0 && interrupted_by == 0) {
+      pfds.push_back({stop_fd, POLLIN, 0});
+      owners.push_back(nullptr);
+    }
     const auto wait =
         std::chrono::duration_cast<std::chrono::milliseconds>(next_print - Clock::now());
     const int n = poll(pfds.data(), pfds.size(), static_cast<int>(std::max<long>(0, wait.count())));
@@ -160,6 +182,18 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
     }
     for (std::size_t i = 0; n > 0 && i < pfds.size(); ++i) {
       if (pfds[i].revents == 0) continue;
+      if (owners[i] == nullptr) {
+        // The first SIGINT or SIGTERM: passed on, so that every child ends its slice and
+        // reports. A second one is the handler's (stop_signals.cc): it kills them all.
+        unsigned char sig = 0;
+        if (::read(stop_fd, &sig, 1) == 1 && sig != 0) {
+          interrupted_by = sig;
+          for (const Child& child : children) {
+            if (child.pid > 0 && child.fd >= 0) ::kill(child.pid, sig);
+          }
+        }
+        continue;
+      }
       Child& c = *owners[i];
       char buf[65536];
       const ssize_t got = ::read(c.fd, buf, sizeof buf);
@@ -181,6 +215,7 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
 
   LoadResult merged;
   merged.processes = processes;
+  merged.interrupted_by = interrupted_by;
   for (Child& c : children) {
     int status = 0;
     if (c.pid > 0) waitpid(c.pid, &status, 0);
@@ -209,7 +244,7 @@ LoadResult run_load(const LoadConfig& config, unsigned processes) {
     whole.first_index = 0;
     whole.share = config.connections;
     whole.processes = 1;
-    LoadRunner runner(whole, print_progress);
+    LoadRunner runner(whole, print_progress, stop_signal_fd());
     return runner.run();
   }
   return run_children(config, processes);

@@ -14,6 +14,16 @@ void merge(LoadResult& into, const LoadResult& other) {
   into.active_count += other.active_count;
   into.active_survived += other.active_survived;
   into.active_closed_early += other.active_closed_early;
+  into.active_closed_by_shutdown += other.active_closed_by_shutdown;
+  into.idle_closed_by_shutdown += other.idle_closed_by_shutdown;
+  into.heartbeats_received += other.heartbeats_received;
+  into.heartbeats_answered += other.heartbeats_answered;
+  if (other.server_shutdown_at_s >= 0 &&
+      (into.server_shutdown_at_s < 0 || other.server_shutdown_at_s < into.server_shutdown_at_s)) {
+    into.server_shutdown_at_s = other.server_shutdown_at_s;
+  }
+  if (into.interrupted_by == 0) into.interrupted_by = other.interrupted_by;
+  if (into.gave_up.empty()) into.gave_up = other.gave_up;
   into.idle_count += other.idle_count;
   into.idle_closed_on_time += other.idle_closed_on_time;
   into.idle_closed_early += other.idle_closed_early;
@@ -97,6 +107,13 @@ void to_json(nlohmann::json& j, const LoadResult& r) {
   j["duration_s"] = r.duration_s;
   j["max_loop_stall_ms"] = r.max_loop_stall_ms;
   j["processes"] = r.processes;
+  j["active_closed_by_shutdown"] = r.active_closed_by_shutdown;
+  j["idle_closed_by_shutdown"] = r.idle_closed_by_shutdown;
+  j["heartbeats_received"] = r.heartbeats_received;
+  j["heartbeats_answered"] = r.heartbeats_answered;
+  j["server_shutdown_at_s"] = r.server_shutdown_at_s;
+  j["interrupted_by"] = r.interrupted_by;
+  j["gave_up"] = r.gave_up;
 }
 
 void from_json(const nlohmann::json& j, LoadResult& r) {
@@ -142,6 +159,13 @@ void from_json(const nlohmann::json& j, LoadResult& r) {
   j.at("duration_s").get_to(r.duration_s);
   j.at("max_loop_stall_ms").get_to(r.max_loop_stall_ms);
   j.at("processes").get_to(r.processes);
+  j.at("active_closed_by_shutdown").get_to(r.active_closed_by_shutdown);
+  j.at("idle_closed_by_shutdown").get_to(r.idle_closed_by_shutdown);
+  j.at("heartbeats_received").get_to(r.heartbeats_received);
+  j.at("heartbeats_answered").get_to(r.heartbeats_answered);
+  j.at("server_shutdown_at_s").get_to(r.server_shutdown_at_s);
+  j.at("interrupted_by").get_to(r.interrupted_by);
+  j.at("gave_up").get_to(r.gave_up);
 }
 
 }  // namespace wheel::load

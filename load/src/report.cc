@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <csignal>
 
 #include "wheel/load/address_range.h"
 #include "wheel/load/percentiles.h"
@@ -26,6 +27,13 @@ nlohmann::json percentiles_json(const std::vector<double>& samples) {
           {"max", r(s->max)}, {"min", r(s->min)}, {"count", s->count}};
 }
 
+// "SIGINT", "SIGTERM", else "signal N".
+std::string signal_name(int sig) {
+  if (sig == SIGINT) return "SIGINT";
+  if (sig == SIGTERM) return "SIGTERM";
+  return fmt::format("signal {}", sig);
+}
+
 std::string ms_text(const nlohmann::json& p) {
   if (p["p50"].is_null()) return "no samples";
   return fmt::format("p50 {:.2f} p90 {:.2f} p99 {:.2f} max {:.2f} ms (n={})",
@@ -35,8 +43,34 @@ std::string ms_text(const nlohmann::json& p) {
 
 }  // namespace
 
+const char* to_string(LoadConfig::Heartbeats h) {
+  switch (h) {
+    case LoadConfig::Heartbeats::kNone:
+      return "none";
+    case LoadConfig::Heartbeats::kActive:
+      return "active";
+    case LoadConfig::Heartbeats::kAll:
+      return "all";
+  }
+  return "?";
+}
+
 std::vector<std::string> failed_expectations(const LoadResult& r, const LoadConfig& config) {
   std::vector<std::string> failures;
+  // Why the run ended early comes first: it explains most of what follows.
+  if (r.interrupted_by != 0) {
+    failures.push_back(
+        fmt::format("interrupted by {} after {:.1f} s: the figures cover the run "
+                    "until then",
+                    signal_name(r.interrupted_by), r.duration_s));
+  }
+  if (!r.gave_up.empty()) failures.push_back("gave up: " + r.gave_up);
+  if (r.server_shutdown_at_s >= 0) {
+    failures.push_back(fmt::format(
+        "the server shut down {:.1f} s into the run (BYE shutdown): it closed {} active and {} "
+        "idle connections",
+        r.server_shutdown_at_s, r.active_closed_by_shutdown, r.idle_closed_by_shutdown));
+  }
   if (r.connect_errors > 0 || r.connections_established < r.connections_requested) {
     std::string kinds;
     for (const auto& [kind, n] : r.connect_errors_by_kind) {
@@ -46,9 +80,9 @@ std::vector<std::string> failed_expectations(const LoadResult& r, const LoadConf
                                    r.connections_requested - r.connections_established,
                                    r.connections_requested, kinds.empty() ? "?" : kinds));
   }
-  if (r.active_survived < r.active_count) {
+  if (r.active_closed_early > 0) {
     failures.push_back(fmt::format("{} of {} active connections did not survive to the end",
-                                   r.active_count - r.active_survived, r.active_count));
+                                   r.active_closed_early, r.active_count));
   }
   // One PING per connection may still be in flight when the run ends.
   if (r.pings_sent > r.pongs_received + r.active_count) {
@@ -115,13 +149,15 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
   j["connect_errors_by_kind"] = r.connect_errors_by_kind;
   j["active"] = {{"count", r.active_count},
                  {"survived", r.active_survived},
-                 {"closed_early", r.active_closed_early}};
+                 {"closed_early", r.active_closed_early},
+                 {"closed_by_shutdown", r.active_closed_by_shutdown}};
   j["idle"] = {{"count", r.idle_count},
                {"closed_on_time", r.idle_closed_on_time},
                {"closed_early", r.idle_closed_early},
                {"closed_late", r.idle_closed_late},
                {"never_closed", r.idle_never_closed},
                {"not_yet_due", r.idle_not_yet_due},
+               {"closed_by_shutdown", r.idle_closed_by_shutdown},
                {"lateness_ms", percentiles_json(r.idle_lateness_ms)}};
   j["delay"] = {{"sent", r.delays_sent},
                 {"acknowledged", r.delays_acknowledged},
@@ -144,6 +180,18 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
   j["pings_sent"] = r.pings_sent;
   j["pongs_received"] = r.pongs_received;
   j["bye_idle_received"] = r.bye_idle_received;
+  j["heartbeats"] = {{"received", r.heartbeats_received}, {"answered", r.heartbeats_answered}};
+  j["interrupted"] = r.interrupted_by == 0
+                         ? nlohmann::json(nullptr)
+                         : nlohmann::json{{"signal", signal_name(r.interrupted_by)},
+                                          {"after_s", std::round(r.duration_s * 1000.0) / 1000.0}};
+  j["gave_up"] = r.gave_up.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.gave_up);
+  j["server_shutdown"] =
+      r.server_shutdown_at_s < 0
+          ? nlohmann::json(nullptr)
+          : nlohmann::json{{"at_s", std::round(r.server_shutdown_at_s * 1000.0) / 1000.0},
+                           {"active_closed", r.active_closed_by_shutdown},
+                           {"idle_closed", r.idle_closed_by_shutdown}};
   j["unexpected_lines"] = r.unexpected_lines;
   j["io_errors"] = r.io_errors;
   j["peak_open"] = r.peak_open;
@@ -166,7 +214,8 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
                    {"delay_ms", config.delay.count()},
                    {"slow_burst", config.slow_burst},
                    {"churn", config.churn},
-                   {"churn_rate", config.churn_rate}};
+                   {"churn_rate", config.churn_rate},
+                   {"answer_heartbeats", to_string(config.answer_heartbeats)}};
   return j;
 }
 
@@ -203,6 +252,12 @@ std::string format_summary(const nlohmann::json& j) {
         "failure; run longer than --expect-idle-close plus --tolerance to check them)\n",
         i["not_yet_due"].get<long>());
   }
+  if (const auto& sd = j["server_shutdown"]; !sd.is_null()) {
+    out += fmt::format(
+        "  server shutdown after {:.1f} s (BYE shutdown): {} active and {} idle connections "
+        "closed by it, counted apart and not judged\n",
+        sd["at_s"].get<double>(), sd["active_closed"].get<long>(), sd["idle_closed"].get<long>());
+  }
   const auto& d = j["delay"];
   if (d["sent"].get<long>() > 0) {
     out += fmt::format(
@@ -227,9 +282,12 @@ std::string format_summary(const nlohmann::json& j) {
         ch["started"].get<long>(), ch["established"].get<long>(), ch["completed"].get<long>(),
         ch["failed"].get<long>(), ch["interrupted"].get<long>());
   }
-  out += fmt::format("  server lines: {} BYE idle, {} unexpected; {} I/O errors\n",
-                     j["bye_idle_received"].get<long>(), j["unexpected_lines"].get<long>(),
-                     j["io_errors"].get<long>());
+  out += fmt::format(
+      "  server lines: {} BYE idle, {} heartbeat PINGs ({} answered), {} unexpected; {} I/O "
+      "errors\n",
+      j["bye_idle_received"].get<long>(), j["heartbeats"]["received"].get<long>(),
+      j["heartbeats"]["answered"].get<long>(), j["unexpected_lines"].get<long>(),
+      j["io_errors"].get<long>());
   if (j["max_loop_stall_ms"].get<double>() >= kStallWorthSayingMs) {
     out += fmt::format(
         "  note: this client's own loop stalled for up to {:.0f} ms (an overloaded machine?): "

@@ -65,9 +65,15 @@ std::string Connection::peer() const {
 }
 
 void Connection::on_events(std::uint32_t events) {
-  if (closing()) return;  // closed earlier in the same batch of events
+  if (fd_ < 0) return;  // released earlier in the same batch of events
   if ((events & EPOLLOUT) != 0) on_writable();
-  if (!closing() && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) on_readable();
+  if (fd_ < 0) return;
+  if (input_ended_) {
+    // Only EPOLLHUP or EPOLLERR are watched now: the connection is gone both ways.
+    if ((events & (EPOLLHUP | EPOLLERR)) != 0) abort(CloseReason::kPeerClosed);
+    return;
+  }
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) on_readable();
 }
 
 void Connection::on_readable() {
@@ -76,17 +82,28 @@ void Connection::on_readable() {
   ServerCore* core = core_;
   const ssize_t n = ::recv(fd_, core->read_buffer(), ServerCore::kReadBufferSize, 0);
   if (n > 0) {
+    if (closing()) return;  // writing its last words: what it still sends is discarded
     idle_.record_read(uv_now(core->loop()));
     core->counts().bytes_in += static_cast<std::uint64_t>(n);
     core->dispatch(this, std::string_view(core->read_buffer(), static_cast<std::size_t>(n)));
     return;
   }
-  if (n == 0) return abort(CloseReason::kPeerClosed);
+  if (n == 0) return on_input_end();
   const int error = errno;
   if (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) return;
   if (error == ECONNRESET) return abort(CloseReason::kPeerClosed);
   wheel::logger()->debug("connection {:#x}: read failed: {}", id(), uv_err_name(-error));
   abort(CloseReason::kError);
+}
+
+void Connection::on_input_end() {
+  // EOF means "no more requests", not "gone": the client may still read (SHUT_WR). Stop
+  // watching input (an EOF stays readable) and let the handler answer what it owes.
+  input_ended_ = true;
+  partial_.clear();  // an unterminated last line is not a request
+  if (!watch_writable(output_ != nullptr)) return abort(CloseReason::kError);
+  if (closing()) return;  // already writing its last words
+  core_->on_input_end(this);
 }
 
 void Connection::send(std::string_view bytes) {
@@ -143,6 +160,7 @@ void Connection::on_writable() {
   output_->sent += static_cast<std::size_t>(n);
   if (output_->size() == 0) {
     delete std::exchange(output_, nullptr);
+    if (closing()) return finish_close();
     if (!watch_writable(false)) abort(CloseReason::kError);
   } else if (output_->sent >= output_->bytes.size() / 2) {
     output_->bytes.erase(0, output_->sent);  // the buffer never grows past twice what is queued
@@ -152,7 +170,7 @@ void Connection::on_writable() {
 
 bool Connection::watch_writable(bool on) {
   epoll_event ev{};
-  ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
+  ev.events = (input_ended_ ? 0u : EPOLLIN) | (on ? EPOLLOUT : 0u);
   ev.data.ptr = this;
   if (::epoll_ctl(core_->epoll_fd(), EPOLL_CTL_MOD, fd_, &ev) == 0) return true;
   wheel::logger()->debug("connection {:#x}: epoll_ctl: {}", id(), uv_err_name(-errno));
@@ -175,9 +193,21 @@ void Connection::close_with(std::string_view last_words, CloseReason reason) {
   }
   if (closing()) return;  // the write failed and aborted
   begin_close(reason);
-  // Everything written: half-close so the last words arrive before the FIN. Output still
-  // queued is dropped: a client that does not read would hold the connection forever.
-  if (output_ == nullptr) ::shutdown(fd_, SHUT_WR);
+  if (output_ == nullptr) return finish_close();
+  // Output still queued: keep writing it (bounded by the close grace), then the FIN.
+  draining_ = true;
+  core_->on_draining(this);
+}
+
+void Connection::finish_close() {
+  // Half-close so that everything written arrives before the FIN. Input the client sent
+  // meanwhile is read and dropped first: closing a socket with unread input sends a reset,
+  // which may destroy the last words in flight.
+  ::shutdown(fd_, SHUT_WR);
+  for (int i = 0; i < 4 && !input_ended_; ++i) {
+    const ssize_t n = ::recv(fd_, core_->read_buffer(), ServerCore::kReadBufferSize, 0);
+    if (n <= 0) break;
+  }
   release_socket();
 }
 
@@ -199,6 +229,10 @@ void Connection::begin_close(CloseReason reason) {
 
 void Connection::release_socket() {
   if (fd_ < 0) return;
+  if (draining_) {
+    draining_ = false;
+    core_->on_drained(this);
+  }
   // Closing the descriptor removes it from the epoll set (the server holds no duplicate).
   ::close(fd_);
   fd_ = -1;

@@ -18,7 +18,8 @@ namespace wheel::net {
 
 struct LineProtocolHandler::Pending {
   std::vector<LoopTimer::Handle> timeouts;
-  std::size_t bytes = 0;  // text of `timeouts`
+  std::size_t bytes = 0;     // text of `timeouts`
+  bool input_ended = false;  // the client sends no more: close after the last DELAY
 };
 
 // Names its connection by id: harmless if that connection closed before the job ran.
@@ -84,6 +85,8 @@ ServerStats LineProtocolHandler::snapshot() const {
     s.rejected_emfile = c.rejected_emfile;
     s.accept_errors = c.accept_errors;
     s.slow_consumers = c.slow_consumers;
+    s.closing = c.closing;
+    s.close_grace_expired = c.close_grace_expired;
     s.stale_timeouts = c.stale_timeouts;
     s.bytes_in = c.bytes_in;
     s.bytes_out = c.bytes_out;
@@ -175,6 +178,16 @@ void LineProtocolHandler::on_line(Connection& c, std::string_view line) {
 void LineProtocolHandler::on_line_too_long(Connection& c) {
   ++errors_;
   c.close_with("ERR line too long\n");
+}
+
+void LineProtocolHandler::on_input_end(Connection& c) {
+  // Every request read has been answered but the DELAYs still pending: they were promised.
+  auto* pending = static_cast<Pending*>(c.context());
+  if (pending != nullptr && !pending->timeouts.empty()) {
+    pending->input_ended = true;
+    return;
+  }
+  c.close();  // after the replies queued; reported as the peer's close
 }
 
 void LineProtocolHandler::on_idle(Connection& c, IdleEvent event) {
@@ -293,6 +306,10 @@ void LineProtocolHandler::on_delayed(std::uint64_t id, LoopTimer::Handle fired,
   message.reserve(text.size() + 9);
   message.append("DELAYED ").append(text).append("\n");
   c->send(message);
+  if (pending->input_ended && timeouts.empty()) {
+    closing_as_ = ClosedReason::kPeer;  // the client ended its input; now it has everything
+    c->close();
+  }
 }
 
 }  // namespace wheel::net

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal: LineProtocolHandler, wheel-server's protocol (PING/PONG/DELAY/STATS/QUIT, idle
-// closes and heartbeats; see the README) as a ConnectionHandler, built only on the public
+// closes and heartbeats; see docs/wheel-server.md) as a ConnectionHandler, built only on the public
 // pieces: TcpServer, Connection, LoopTimer, the idle events. Loop thread only.
 #pragma once
 
@@ -52,6 +52,7 @@ class LineProtocolHandler final : public ConnectionHandler {
 
   void on_line(Connection& c, std::string_view line) override;
   void on_line_too_long(Connection& c) override;
+  void on_input_end(Connection& c) override;
   void on_idle(Connection& c, IdleEvent event) override;
   void on_close(Connection& c, CloseReason reason) override;
   std::string_view reject_line() override { return "ERR server full\n"; }

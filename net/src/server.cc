@@ -37,6 +37,7 @@ TcpServerOptions tcp_options(const ServerOptions& o, ServerMetricsSlot* metrics)
   t.framing = Framing::kLines;
   t.max_line = o.max_line;
   t.max_output = o.max_output;
+  t.close_grace = o.close_grace;
   t.timer.tick_duration = o.tick;
   t.timer.ticks_per_wheel = o.wheel_size;
   t.timer.thread_name = "wheel-timer-" + std::to_string(o.worker_index);

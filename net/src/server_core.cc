@@ -37,6 +37,10 @@ TcpServerOptions validated(TcpServerOptions o) {
   if (o.max_output == 0) throw std::invalid_argument("max_output: must be positive");
   if (o.backlog <= 0) throw std::invalid_argument("backlog: must be positive");
   if (o.shutdown_grace.count() < 0) throw std::invalid_argument("shutdown_grace: negative");
+  if (o.close_grace.count() < 0 || o.close_grace > kMaxIdleTime) {
+    throw std::invalid_argument(
+        "close_grace must be within 0 ..= " + std::to_string(kMaxIdleTime.count()) + " ms");
+  }
   for (const auto t : {o.idle.reader, o.idle.writer, o.idle.all}) {
     if (t.count() < 0 || t > kMaxIdleTime) {
       throw std::invalid_argument(
@@ -73,6 +77,8 @@ ServerCore::ServerCore(uv_loop_t* given_loop, TcpServerOptions options, Connecti
     shutdown_async_open_ = true;
     init_handle(uv_timer_init(loop_, &force_close_timer_), "uv_timer_init");
     force_close_timer_.data = this;
+    init_handle(uv_timer_init(loop_, &drain_timer_), "uv_timer_init");
+    drain_timer_.data = this;
     init_handle(uv_idle_init(loop_, &reaper_), "uv_idle_init");
     reaper_.data = this;
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -356,6 +362,52 @@ void ServerCore::on_closing(Connection* c, CloseReason reason) {
   handler_.on_close(*c, reason);
 }
 
+void ServerCore::on_input_end(Connection* c) {
+  local_reason_ = CloseReason::kPeerClosed;
+  handler_.on_input_end(*c);
+  local_reason_ = CloseReason::kLocal;
+}
+
+void ServerCore::on_draining(Connection* c) {
+  ++counts_.closing;
+  const auto grace = static_cast<std::uint64_t>(options_.close_grace.count());
+  draining_.emplace_back(c->id(), uv_now(loop_) + grace);
+  if (draining_.size() == 1) {
+    uv_timer_start(
+        &drain_timer_,
+        [](uv_timer_t* t) { static_cast<ServerCore*>(t->data)->on_drain_deadline(); }, grace, 0);
+  }
+}
+
+void ServerCore::on_drained(Connection*) {
+  assert(counts_.closing > 0);
+  --counts_.closing;
+}
+
+void ServerCore::on_drain_deadline() {
+  const std::uint64_t now = uv_now(loop_);
+  while (!draining_.empty() && draining_.front().second <= now) {
+    const std::uint64_t id = draining_.front().first;
+    draining_.pop_front();
+    const auto slot = static_cast<std::uint32_t>(id);
+    Connection* c = slot < slots_.size() ? slots_[slot] : nullptr;
+    if (c == nullptr || c->id() != id || !c->draining_) continue;  // done (or slot reused)
+    ++counts_.close_grace_expired;
+    wheel::logger()->debug("TcpServer: connection {:#x} did not take its last {} bytes in {} ms",
+                           id, c->queued_output(), options_.close_grace.count());
+    // A reset rather than a FIN: the kernel drops what it still holds for this client too.
+    const linger reset{1, 0};
+    ::setsockopt(c->fd_, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    c->release_socket();
+  }
+  if (!draining_.empty()) {
+    uv_timer_start(
+        &drain_timer_,
+        [](uv_timer_t* t) { static_cast<ServerCore*>(t->data)->on_drain_deadline(); },
+        draining_.front().second - now, 0);
+  }
+}
+
 void ServerCore::on_connections_ready(uv_poll_t* poll, int status, int) {
   auto* self = static_cast<ServerCore*>(poll->data);
   if (status < 0) {
@@ -469,6 +521,7 @@ void ServerCore::finish_shutdown() {
   }
   close_handle(&shutdown_async_);
   close_handle(&force_close_timer_);
+  close_handle(&drain_timer_);
 }
 
 }  // namespace wheel::net

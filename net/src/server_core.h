@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -58,6 +59,12 @@ class ServerCore final : private IdleDetector::Owner {
   // The reason a handler's own close reports (kLineTooLong inside on_line_too_long()).
   CloseReason local_close_reason() const { return local_reason_; }
   void on_closing(Connection* c, CloseReason reason);  // c began closing
+  // c read EOF while open: the handler decides (its close reports kPeerClosed).
+  void on_input_end(Connection* c);
+  // c began closing with output queued: aborted if still writing after close_grace.
+  void on_draining(Connection* c);
+  // c stopped writing its last words (all written, or aborted).
+  void on_drained(Connection* c);
   // The epoll set every open connection's socket is registered in.
   int epoll_fd() const { return epoll_fd_; }
   // c closed its socket: freed after this turn of the loop, as libuv frees a closed handle, so
@@ -83,6 +90,7 @@ class ServerCore final : private IdleDetector::Owner {
   void assert_in_loop_thread() const {
     assert(loop_thread_ == std::thread::id() || loop_thread_ == std::this_thread::get_id());
   }
+  void on_drain_deadline();
   void begin_shutdown();
   void force_close_all();
   void finish_shutdown();
@@ -111,6 +119,10 @@ class ServerCore final : private IdleDetector::Owner {
   uv_signal_t sigint_, sigterm_;
   bool signals_ = false;
   uv_timer_t force_close_timer_;
+  // Closing connections still writing, in the order they began (all have the same grace, so
+  // the deadlines are in order too): (id, deadline in loop ms). One timer for the first.
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> draining_;
+  uv_timer_t drain_timer_;
   uv_async_t shutdown_async_;
   std::mutex shutdown_mutex_;
   bool shutdown_async_open_ = false;  // guarded by shutdown_mutex_

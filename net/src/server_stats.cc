@@ -25,6 +25,8 @@ void for_each_counter(const ServerStats& s, Visit&& visit) {
   visit("delayed_refused", s.delayed_refused);
   visit("errors", s.errors);
   visit("slow_consumers", s.slow_consumers);
+  visit("closing", s.closing);
+  visit("close_grace_expired", s.close_grace_expired);
   visit("stale_timeouts", s.stale_timeouts);
   visit("bytes_in", s.bytes_in);
   visit("bytes_out", s.bytes_out);

@@ -23,12 +23,7 @@
 //     when its bucket comes due, so it is moved at most once per level. Per-tick work is
 //     O(due + cascaded), and the worker sleeps until the next non-empty level-0 bucket or the
 //     next cascade. Requires ticks_per_wheel >= 2.
-// Which to choose. Worker CPU per second of wall time, 10^6 pending, 512 buckets, measured
-// side by side with Netty 4.1 on a loaded 2-core VM (timer-layout-bench; see the README):
-//   delays 1 min..24 h (nothing due for a minute), tick 1 / 10 ms: Netty 189 / 40 ms/s,
-//     hashed 0 / 0, hierarchical 0 / 0 (the previous hashed wheel: 246 / 53);
-//   delays 1 s..2 min (~8,400 expiring a second), tick 1 / 10 ms: Netty 119 / 25 ms/s,
-//     hashed 35 / 7.6, hierarchical 19 / 5.5.
+// Which to choose (measured worker CPU of both layouts and Netty's: docs/benchmarks.md).
 // Both sleep while nothing is due. Choose kHierarchical for fine ticks with many timeouts
 // expiring all the time and delays many turns long (idle connections, session expiry): a
 // hashed visit then reads the whole bucket to find the few due entries. Choose kHashed (the

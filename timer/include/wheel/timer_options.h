@@ -25,7 +25,7 @@ using TimerExecutor = std::function<void(TimerJob)>;
 using TickObserver = std::function<void(std::chrono::nanoseconds lag)>;
 
 // How the timer stores its pending timeouts. Both give the same API and contract; see
-// hashed_wheel_timer.h for when to choose which, with measurements.
+// hashed_wheel_timer.h for when to choose which (measurements: docs/benchmarks.md).
 enum class TimerLayout {
   // Netty's hashed wheel: one wheel of ticks_per_wheel buckets; a timeout more than one turn
   // away waits in its bucket with a count of remaining rounds.

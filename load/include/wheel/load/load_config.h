@@ -45,6 +45,10 @@ struct LoadConfig {
   // close, RST, instead), at most churn_rate cycles per second in all.
   std::size_t churn = 0;
   double churn_rate = 0;
+  // Which connections answer the server's heartbeat PINGs with PONG. An idle connection that
+  // answered would stop being idle to the server, so by default only active ones do.
+  enum class Heartbeats : std::uint8_t { kNone, kActive, kAll };
+  Heartbeats answer_heartbeats = Heartbeats::kActive;
 };
 
 // The largest --slow-burst: a burst is one write of "PING\n" * n.

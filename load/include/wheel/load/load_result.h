@@ -24,6 +24,7 @@ struct LoadResult {
   std::uint64_t active_count = 0;
   std::uint64_t active_survived = 0;
   std::uint64_t active_closed_early = 0;
+  std::uint64_t active_closed_by_shutdown = 0;  // closed while the server shut down
 
   // Established idle connections, partitioned: closed on time / early / late by the server, or
   // still open at the end: never closed when the close was due (connect + expected idle close
@@ -34,12 +35,25 @@ struct LoadResult {
   std::uint64_t idle_closed_late = 0;
   std::uint64_t idle_never_closed = 0;
   std::uint64_t idle_not_yet_due = 0;
+  // Idle connections closed while the server shut down: neither on time nor early, unjudged.
+  std::uint64_t idle_closed_by_shutdown = 0;
+
+  // Why the run ended before --duration, if it did. A run ends early when the server says it is
+  // shutting down ("BYE shutdown"; every close after that is the shutdown's), when a signal
+  // asks it to stop, or when no connection can be made at all.
+  double server_shutdown_at_s = -1;  // when the first "BYE shutdown" arrived, or -1
+  int interrupted_by = 0;            // the signal (SIGINT, SIGTERM) that stopped it, or 0
+  std::string gave_up;               // why no connection could be made, or empty
 
   std::uint64_t pings_sent = 0;
   std::uint64_t pongs_received = 0;
   // Server lines other than PONG and BYE* (e.g. "ERR server full"), and resets / read errors.
   std::uint64_t unexpected_lines = 0;
   std::uint64_t bye_idle_received = 0;
+  // The server's own heartbeats ("PING" from the server, wheel-server --writer-idle): received,
+  // and answered with PONG (see LoadConfig::answer_heartbeats).
+  std::uint64_t heartbeats_received = 0;
+  std::uint64_t heartbeats_answered = 0;
   std::uint64_t io_errors = 0;
   std::uint64_t peak_open = 0;
 

@@ -54,8 +54,10 @@ class Connection {
   // Past max_output queued bytes the connection closes as a slow consumer. A no-op once closing.
   void send(std::string_view bytes);
 
-  // Sends `last_words`, then closes once everything queued is written: the client sees the
-  // words, then EOF. The handler's on_close(kLocal) runs at once. Idempotent.
+  // Sends `last_words` after everything queued, then closes: the client sees every reply,
+  // the words, then EOF. The handler's on_close(kLocal) runs at once; send() then does
+  // nothing. A client that does not take its output within TcpServerOptions::close_grace (or
+  // before a shutdown's shutdown_grace ends) is aborted. Idempotent.
   void close_with(std::string_view last_words);
   // close_with("").
   void close() { close_with({}); }
@@ -64,6 +66,8 @@ class Connection {
 
   // True once a close began; send() then does nothing.
   bool closing() const { return (id_and_closing_ & kClosingBit) != 0; }
+  // True once the client ended its input (EOF: it shut down its write side, or closed).
+  bool input_ended() const { return input_ended_; }
 
   // The handler's per-connection pointer; nullptr at first. The server never reads it: free
   // what it points to in on_close().
@@ -89,14 +93,18 @@ class Connection {
   // The server's epoll set reported `events` (EPOLLIN, EPOLLOUT, EPOLLHUP, EPOLLERR).
   void on_events(std::uint32_t events);
   void on_readable();
+  void on_input_end();
   void on_writable();
+  // The queue is empty on a closing connection: FIN after the last byte, then release.
+  void finish_close();
   void write_now(std::string_view bytes);
   void begin_close(CloseReason reason);
   void close_with(std::string_view last_words, CloseReason reason);
   void abort(CloseReason reason);
   // Stops watching and closes the socket; the server frees the object after this loop turn.
   void release_socket();
-  // Watches for EPOLLOUT too (`on`) or not; false if the epoll set refused.
+  // Watches for EPOLLOUT too (`on`) or not (and EPOLLIN until the input ended); false if the
+  // epoll set refused.
   bool watch_writable(bool on);
 
   ServerCore* core_;
@@ -106,6 +114,8 @@ class Connection {
   LineBuffer partial_;
   void* context_ = nullptr;
   OutputQueue* output_ = nullptr;  // only while the kernel has not taken everything
+  bool input_ended_ = false;
+  bool draining_ = false;  // closing, its output still being written (counted by the server)
 };
 
 }  // namespace wheel::net

@@ -24,6 +24,11 @@ class ConnectionHandler {
   // Framing::kLines: a line exceeded max_line. The default closes the connection; a handler may
   // close_with() an error line instead. Either way it closes with CloseReason::kLineTooLong.
   virtual void on_line_too_long(Connection& c) { c.close(); }
+  // The client ended its input (EOF after SHUT_WR or close): it sends no more requests but may
+  // still read. The default closes once everything queued is written; a handler that owes
+  // more (delayed replies) closes later itself. Either close reports CloseReason::kPeerClosed
+  // when made during this call. Idle detection keeps running meanwhile.
+  virtual void on_input_end(Connection& c) { c.close(); }
   // The connection was idle (see idle_detector.h). The default does nothing, as Netty's.
   virtual void on_idle(Connection&, IdleEvent) {}
   // The connection began to close, for `reason`; the last call naming it. Free its context.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Server: wheel-server in a class: a TcpServer (tcp_server.h) running the line protocol
-// (PING/PONG/DELAY/STATS/QUIT, see the README) as its handler, with idle closes ("BYE idle")
-// and writer-idle heartbeats ("PING") from the IdleDetector.
+// (PING/PONG/DELAY/STATS/QUIT, see docs/wheel-server.md) as its handler, with idle closes ("BYE
+// idle") and writer-idle heartbeats ("PING") from the IdleDetector.
 //
 // Threads. The thread that calls run() is the loop thread: it owns the libuv loop and every
 // socket and the timer's wheel (loop_timer.h: no thread of its own); timeouts run on the loop

@@ -32,7 +32,7 @@ struct ServerOptions {
 
   // The hashed wheel: resolution and bucket count (validated by the timer's own rule). 1 ms:
   // closes come within about 1 ms of their due time, and the wheel's worker sleeps while no
-  // bucket is due (100,000 idle connections cost 0.5 ms of CPU per second at this tick).
+  // bucket is due, so idle connections cost it nothing at this tick (docs/benchmarks.md).
   std::chrono::milliseconds tick = std::chrono::milliseconds(1);
   std::size_t wheel_size = 512;
 
@@ -46,6 +46,8 @@ struct ServerOptions {
   // past either bound a DELAY gets "ERR delayed bytes limit". REQUIRES >= 1.
   std::size_t max_connection_delayed_bytes = std::size_t{1} << 20;  // per connection
   std::size_t max_delayed_bytes = std::size_t{256} << 20;           // per worker, all connections
+  // A closed connection that has not read its last replies after this long is reset.
+  std::chrono::milliseconds close_grace = std::chrono::seconds(5);
   // Interval of the periodic stats log line; 0 disables it.
   std::chrono::milliseconds stats_interval = std::chrono::seconds(10);
 

@@ -21,11 +21,13 @@ struct ServerStats {
   std::uint64_t heartbeats = 0;       // PINGs sent by writer-idle
   std::uint64_t delayed_pending = 0;  // DELAY messages scheduled, not yet delivered
   std::uint64_t delayed_sent = 0;
-  std::uint64_t delayed_bytes = 0;    // text bytes of the pending DELAY messages
-  std::uint64_t delayed_refused = 0;  // DELAYs refused by the count or byte bounds
-  std::uint64_t errors = 0;           // ERR replies of any kind
-  std::uint64_t slow_consumers = 0;   // closed for exceeding max_output
-  std::uint64_t stale_timeouts = 0;   // expired after their connection closed: ignored
+  std::uint64_t delayed_bytes = 0;        // text bytes of the pending DELAY messages
+  std::uint64_t delayed_refused = 0;      // DELAYs refused by the count or byte bounds
+  std::uint64_t errors = 0;               // ERR replies of any kind
+  std::uint64_t slow_consumers = 0;       // closed for exceeding max_output
+  std::uint64_t closing = 0;              // closed, still writing their last output (now)
+  std::uint64_t close_grace_expired = 0;  // reset: did not read their last output in time
+  std::uint64_t stale_timeouts = 0;       // expired after their connection closed: ignored
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
 

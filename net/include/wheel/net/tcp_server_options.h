@@ -46,8 +46,12 @@ struct TcpServerOptions {
   // Output queued beyond what the kernel took; past it the client is a slow consumer: closed.
   // REQUIRES >= 1.
   std::size_t max_output = std::size_t{64} * 1024;
-  // A graceful shutdown aborts the connections still closing after this long.
+  // A graceful shutdown aborts the connections still closing after this long. REQUIRES >= 0.
   std::chrono::milliseconds shutdown_grace = std::chrono::seconds(1);
+  // A connection closed with output still queued (close_with, or after the client's EOF) is
+  // reset if it has not taken that output after this long: a client that does not read
+  // cannot hold its connection and buffers. REQUIRES 0 ..= kMaxIdleTime.
+  std::chrono::milliseconds close_grace = std::chrono::seconds(5);
 
   // The server's LoopTimer (validated by the timer; its executor is replaced). The library
   // default tick is the timer's, 100 ms, as Netty's.
