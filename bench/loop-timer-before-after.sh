@@ -38,7 +38,7 @@ server_pids() { echo "$1" $(ps -o pid= --ppid "$1"); }
 cpu_ns() {
   local p
   for p in $(server_pids "$1"); do cat /proc/"$p"/task/*/schedstat 2>/dev/null || true; done |
-    awk '{t += $1} END {printf "%d", t}'
+    awk '{t += $1} END {printf "%.0f", t}'
 }
 # Threads of each worker process, comma-separated: the children, or the server when it has none.
 worker_threads() {

@@ -17,18 +17,18 @@
 #include <thread>
 
 #include "support/prometheus_parser.h"
-#include "wheel/net/metrics_http_server.h"
-#include "wheel/net/prometheus_text.h"
-#include "wheel/net/server_metrics.h"
+#include "wheel/server/metrics_http_server.h"
+#include "wheel/server/prometheus_text.h"
+#include "wheel/server/server_metrics.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::net::ClosedReason;
-using wheel::net::MetricsHttpServer;
-using wheel::net::PrometheusText;
-using wheel::net::ServerMetricsRegion;
-using wheel::net::ServerMetricsValues;
+using wheel::net::CloseReason;
+using wheel::server::MetricsHttpServer;
+using wheel::server::PrometheusText;
+using wheel::server::ServerMetricsRegion;
+using wheel::server::ServerMetricsValues;
 using wheel::testing::parse_exposition;
 
 // ---- the parser itself rejects what the format forbids -----------------------------------
@@ -74,7 +74,7 @@ TEST(PrometheusText, FormatsFloatsAsTheFormatSpellsThem) {
 }
 
 TEST(MetricsHistogram, CountsEachValueInTheFirstBucketAtOrAboveIt) {
-  wheel::net::MetricsHistogram<3> h({0.001, 0.01, 0.1});
+  wheel::server::MetricsHistogram<3> h({0.001, 0.01, 0.1});
   h.observe(0ns);
   h.observe(1ms);  // on the bound: that bucket (le is "less or equal")
   h.observe(1001us);
@@ -97,8 +97,8 @@ TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
   v.accepted = 20;
   v.rejected_full = 2;
   v.rejected_emfile = 1;
-  v.closed[static_cast<std::size_t>(ClosedReason::kReaderIdle)] = 10;
-  v.closed[static_cast<std::size_t>(ClosedReason::kQuit)] = 3;
+  v.closed[static_cast<std::size_t>(CloseReason::kReaderIdle)] = 10;
+  v.closed[static_cast<std::size_t>(CloseReason::kQuit)] = 3;
   v.heartbeats_sent = 4;
   v.pings = 5;
   v.delayed_pending = 6;
@@ -111,7 +111,7 @@ TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
   v.idle_close_lateness.buckets.back() = 1;
   v.idle_close_lateness.sum_ns = 1'500'000'000;
   v.tick_lag.buckets[1] = 2;
-  const auto e = parse_exposition(wheel::net::render_server_metrics(v, 3));
+  const auto e = parse_exposition(wheel::server::render_server_metrics(v, 3));
   EXPECT_EQ(e.families.at("wheel_connections_open").type, "gauge");
   EXPECT_EQ(e.value("wheel_connections_open"), 7);
   EXPECT_EQ(e.value("wheel_connections_accepted_total"), 20);
@@ -150,7 +150,7 @@ TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
 // ---- the shared slots --------------------------------------------------------------------
 
 TEST(ServerMetricsRegion, SlotsAreCacheLineAlignedAndSharedWithAForkedChild) {
-  static_assert(alignof(wheel::net::ServerMetricsSlot) == 64);
+  static_assert(alignof(wheel::server::ServerMetricsSlot) == 64);
   ServerMetricsRegion region(3);
   for (std::size_t i = 0; i < region.size(); ++i) {
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&region.slot(i)) % 64, 0u);
@@ -192,7 +192,7 @@ TEST(ServerMetricsRegion, SlotsAreCacheLineAlignedAndSharedWithAForkedChild) {
 // A MetricsHttpServer on a loop thread of its own.
 class Endpoint {
  public:
-  explicit Endpoint(wheel::net::MetricsHttpOptions options) {
+  explicit Endpoint(wheel::server::MetricsHttpOptions options) {
     uv_loop_init(&loop_);
     uv_async_init(&loop_, &stop_, [](uv_async_t* a) {
       auto* self = static_cast<Endpoint*>(a->data);
@@ -298,7 +298,7 @@ TEST(MetricsHttpServer, AnswersOtherPathsWith404AndOtherMethodsWith405) {
 }
 
 TEST(MetricsHttpServer, RefusesAnOversizedRequestWith431) {
-  wheel::net::MetricsHttpOptions o;
+  wheel::server::MetricsHttpOptions o;
   o.max_request = 1024;
   Endpoint e(o);
   const std::string big = "GET /metrics HTTP/1.1\r\nX-Junk: " + std::string(1500, 'a');
@@ -311,7 +311,7 @@ TEST(MetricsHttpServer, RefusesAnOversizedRequestWith431) {
 }
 
 TEST(MetricsHttpServer, CutsOffASlowClientAfterTheReadTimeoutHoweverItDrips) {
-  wheel::net::MetricsHttpOptions o;
+  wheel::server::MetricsHttpOptions o;
   o.read_timeout = 500ms;
   Endpoint e(o);
   const int fd = connect_to(e.port());
@@ -330,7 +330,7 @@ TEST(MetricsHttpServer, CutsOffASlowClientAfterTheReadTimeoutHoweverItDrips) {
 }
 
 TEST(MetricsHttpServer, ClosesClientsBeyondMaxClientsAndServesAgainAfterwards) {
-  wheel::net::MetricsHttpOptions o;
+  wheel::server::MetricsHttpOptions o;
   o.max_clients = 2;
   o.read_timeout = 20s;
   Endpoint e(o);
