@@ -17,7 +17,7 @@ void check(int rc, const char* what) {
 
 }  // namespace
 
-LoopInbox* LoopInbox::create(uv_loop_t* loop, LoopTimer* owner) {
+LoopInbox* LoopInbox::create(uv_loop_t* loop, Owner owner) {
   auto* self = new LoopInbox(owner);
   // Each handle, once initialised, must be closed (not deleted): a failure closes what exists.
   try {
@@ -31,10 +31,7 @@ LoopInbox* LoopInbox::create(uv_loop_t* loop, LoopTimer* owner) {
     self->check_.data = self;
     ++self->open_handles_;
     check(uv_async_init(loop, &self->async_,
-                        [](uv_async_t* a) {
-                          auto* inbox = static_cast<LoopInbox*>(a->data);
-                          if (inbox->owner_ != nullptr) inbox->owner_->turn();
-                        }),
+                        [](uv_async_t* a) { static_cast<LoopInbox*>(a->data)->turn(); }),
           "uv_async_init");
     self->async_.data = self;
     ++self->open_handles_;
@@ -47,12 +44,7 @@ LoopInbox* LoopInbox::create(uv_loop_t* loop, LoopTimer* owner) {
 
 void LoopInbox::start_timer(std::uint64_t ms) {
   uv_timer_start(
-      &timer_,
-      [](uv_timer_t* timer) {
-        auto* inbox = static_cast<LoopInbox*>(timer->data);
-        if (inbox->owner_ != nullptr) inbox->owner_->turn();
-      },
-      ms, 0);
+      &timer_, [](uv_timer_t* timer) { static_cast<LoopInbox*>(timer->data)->turn(); }, ms, 0);
 }
 
 void LoopInbox::continue_soon() {
@@ -62,11 +54,11 @@ void LoopInbox::continue_soon() {
     auto* inbox = static_cast<LoopInbox*>(check->data);
     uv_check_stop(check);
     uv_idle_stop(&inbox->idle_);
-    if (inbox->owner_ != nullptr) inbox->owner_->turn();
+    inbox->turn();
   });
 }
 
-bool LoopInbox::post(std::uint64_t id, std::unique_ptr<LoopTimer::Posted> task,
+bool LoopInbox::post(std::uint64_t id, std::unique_ptr<detail::PostedTask> task,
                      LoopWheel::Time deadline) {
   std::lock_guard lock(mutex_);
   if (closed_) return false;
@@ -81,7 +73,7 @@ void LoopInbox::take_all() {
     std::lock_guard lock(mutex_);
     taking_.swap(queue_);
   }
-  for (Request& r : taking_) owner_->take_posted(r.id, std::move(r.task), r.deadline);
+  for (Request& r : taking_) owner_.take(owner_.self, r.id, std::move(r.task), r.deadline);
   taking_.clear();
 }
 
@@ -93,7 +85,7 @@ void LoopInbox::close() {
     dropped.swap(queue_);
   }
   dropped.clear();  // destroys the tasks unrun, here on the loop thread
-  owner_ = nullptr;
+  open_ = false;
   const int open = open_handles_;
   if (open == 0) {
     delete this;

@@ -18,15 +18,25 @@
 #include <mutex>
 #include <vector>
 
-#include "wheel/net/loop_timer.h"
+#include "wheel/loop_wheel.h"
+#include "wheel/net/detail/posted_task.h"
 
 namespace wheel::net {
 
 class LoopInbox {
  public:
-  // Creates the inbox and its handles on `loop`, calling owner->turn() when one fires. Throws
-  // std::system_error when libuv refuses a handle. Loop thread only.
-  static LoopInbox* create(uv_loop_t* loop, LoopTimer* owner);
+  // What the inbox calls on its owner (the LoopTimer), on the loop thread: a turn when a handle
+  // fires, and each posted request in take_all() (a null task is a cancellation).
+  struct Owner {
+    void* self;
+    void (*turn)(void* self);
+    void (*take)(void* self, std::uint64_t id, std::unique_ptr<detail::PostedTask> task,
+                 LoopWheel::Time deadline);
+  };
+
+  // Creates the inbox and its handles on `loop`. Throws std::system_error when libuv refuses a
+  // handle. Loop thread only.
+  static LoopInbox* create(uv_loop_t* loop, Owner owner);
 
   LoopInbox(const LoopInbox&) = delete;
   LoopInbox& operator=(const LoopInbox&) = delete;
@@ -41,9 +51,9 @@ class LoopInbox {
   // Queues a schedule (task non-null) or a cancellation (task null) of posted timeout `id` and
   // wakes the loop. False when closed (nothing queued; the caller destroys the task).
   // Safe from any thread.
-  bool post(std::uint64_t id, std::unique_ptr<LoopTimer::Posted> task, LoopWheel::Time deadline);
+  bool post(std::uint64_t id, std::unique_ptr<detail::PostedTask> task, LoopWheel::Time deadline);
 
-  // Hands every queued request to the owner (LoopTimer::take_posted), oldest first.
+  // Hands every queued request to the owner (Owner::take), oldest first.
   // Loop thread only.
   void take_all();
 
@@ -54,15 +64,19 @@ class LoopInbox {
  private:
   struct Request {
     std::uint64_t id;
-    std::unique_ptr<LoopTimer::Posted> task;
+    std::unique_ptr<detail::PostedTask> task;
     LoopWheel::Time deadline;
   };
 
-  explicit LoopInbox(LoopTimer* owner) : owner_(owner) {}
+  explicit LoopInbox(Owner owner) : owner_(owner) {}
+  void turn() {
+    if (open_) owner_.turn(owner_.self);
+  }
   ~LoopInbox() = default;
   static void on_closed(uv_handle_t* handle);
 
-  LoopTimer* owner_;  // null once closed
+  Owner owner_;
+  bool open_ = true;  // false once closed: nothing calls the owner any more
   uv_timer_t timer_;
   uv_idle_t idle_;
   uv_check_t check_;

@@ -35,7 +35,12 @@ LoopTimer::LoopTimer(uv_loop_t* loop, TimerOptions options, LoopTimerOptions loo
       max_tasks_per_turn_(checked_budget(loop_options.max_tasks_per_turn)),
       tick_observer_(std::move(options.tick_observer)),
       wheel_(wheel_options(options), now()),
-      inbox_(LoopInbox::create(loop, this)) {}
+      inbox_(LoopInbox::create(
+          loop, {this, [](void* self) { static_cast<LoopTimer*>(self)->turn(); },
+                 [](void* self, std::uint64_t id, std::unique_ptr<detail::PostedTask> task,
+                    LoopWheel::Time deadline) {
+                   static_cast<LoopTimer*>(self)->take_posted(id, std::move(task), deadline);
+                 }})) {}
 
 LoopTimer::~LoopTimer() {
   close();
@@ -45,7 +50,8 @@ void LoopTimer::check_open(const char* what) const {
   if (closed_) throw std::logic_error(std::string("LoopTimer::") + what + ": the timer is closed");
 }
 
-LoopTimer::PostedTimeout LoopTimer::post(std::unique_ptr<Posted> task, LoopWheel::Time deadline) {
+LoopTimer::PostedTimeout LoopTimer::post(std::unique_ptr<detail::PostedTask> task,
+                                         LoopWheel::Time deadline) {
   const std::uint64_t id = next_posted_id_.fetch_add(1, std::memory_order_relaxed);
   if (!inbox_->post(id, std::move(task), deadline)) return {};  // closed: `task` dies here
   return PostedTimeout{id};
@@ -56,7 +62,7 @@ void LoopTimer::cancel_posted(PostedTimeout timeout) {
   inbox_->post(timeout.id, nullptr, LoopWheel::Time::zero());
 }
 
-void LoopTimer::take_posted(std::uint64_t id, std::unique_ptr<Posted> task,
+void LoopTimer::take_posted(std::uint64_t id, std::unique_ptr<detail::PostedTask> task,
                             LoopWheel::Time deadline) {
   if (!task) {  // a cancellation
     if (const auto it = posted_.find(id); it != posted_.end()) {

@@ -43,6 +43,7 @@
 
 #include "wheel/detail/saturating.h"
 #include "wheel/loop_wheel.h"
+#include "wheel/net/detail/posted_task.h"
 #include "wheel/timer_options.h"
 
 namespace wheel::net {
@@ -88,8 +89,8 @@ class LoopTimer {
   template <class F, class Rep, class Period>
   Handle new_timeout(F&& task, std::chrono::duration<Rep, Period> delay) {
     check_open("new_timeout");
-    const LoopWheel::Time deadline(
-        detail::saturating_add(now().count(), detail::saturating_nanoseconds(delay).count()));
+    const LoopWheel::Time deadline(wheel::detail::saturating_add(
+        now().count(), wheel::detail::saturating_nanoseconds(delay).count()));
     Handle handle = wheel_.schedule_at(std::forward<F>(task), deadline);
     ++scheduled_;
     if (!in_turn_ && (!armed_for_ || deadline < *armed_for_)) arm();
@@ -116,13 +117,13 @@ class LoopTimer {
     if constexpr (std::is_pointer_v<Task> || requires(const Task& t) { t.operator bool(); }) {
       if (!static_cast<bool>(task)) throw std::invalid_argument("post_timeout: task is empty");
     }
-    struct Erased final : Posted {
+    struct Erased final : detail::PostedTask {
       explicit Erased(F&& f) : task(std::forward<F>(f)) {}
       void run() override { task(); }
       Task task;
     };
-    const LoopWheel::Time deadline(
-        detail::saturating_add(now().count(), detail::saturating_nanoseconds(delay).count()));
+    const LoopWheel::Time deadline(wheel::detail::saturating_add(
+        now().count(), wheel::detail::saturating_nanoseconds(delay).count()));
     return post(std::make_unique<Erased>(std::forward<F>(task)), deadline);
   }
 
@@ -149,23 +150,17 @@ class LoopTimer {
   std::chrono::nanoseconds tick_duration() const { return wheel_.tick_duration(); }
   std::size_t ticks_per_wheel() const { return wheel_.ticks_per_wheel(); }
 
-  // A posted task as the queue holds it (internal).
-  struct Posted {
-    virtual ~Posted() = default;
-    virtual void run() = 0;
-  };
-
  private:
-  friend class LoopInbox;
   static LoopWheel::Time now();  // steady_clock
   void check_open(const char* what) const;
-  PostedTimeout post(std::unique_ptr<Posted> task, LoopWheel::Time deadline);
+  PostedTimeout post(std::unique_ptr<detail::PostedTask> task, LoopWheel::Time deadline);
   // Runs a turn: applies posted requests, advances the wheel within the budget, re-arms.
   void turn();
   // Points the uv timer at the wheel's next due time (stops it when nothing is pending).
   void arm();
   // The loop thread's side of the inbox: schedule or cancel what other threads posted.
-  void take_posted(std::uint64_t id, std::unique_ptr<Posted> task, LoopWheel::Time deadline);
+  void take_posted(std::uint64_t id, std::unique_ptr<detail::PostedTask> task,
+                   LoopWheel::Time deadline);
 
   uv_loop_t* loop_;
   const std::size_t max_tasks_per_turn_;
