@@ -57,7 +57,11 @@ void SupervisorMetrics::add_descriptors(std::vector<int>* fds) const {
 }
 
 void SupervisorMetrics::retire(std::size_t i) {
-  retired_.add_counters(region_.slot(i).read());
+  const ServerMetricsValues last = region_.slot(i).read();
+  retired_.add_counters(last);
+  // What it still held died with it: closed as "worker_lost", so that accepted = closed + open
+  // stays true. (A clean exit has closed them all: 0.)
+  retired_.closed_worker_lost += last.connections_open;
   region_.slot(i).reset();
 }
 

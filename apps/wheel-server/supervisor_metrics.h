@@ -37,7 +37,8 @@ class SupervisorMetrics {
   void add_descriptors(std::vector<int>* fds) const;
   // Serves scrapes until a signal is pending or 100 ms have passed.
   void run_once() { uv_run(&loop_, UV_RUN_ONCE); }
-  // Worker `i` died: keeps its counters (not its gauges) and clears its slot for the next one.
+  // Worker `i` died: keeps its counters (not its gauges), counts the connections it still held
+  // as closed with reason "worker_lost", and clears its slot for the next one.
   void retire(std::size_t i);
 
  private:

@@ -111,9 +111,19 @@ void MetricsHttpServer::on_connection(uv_stream_t* listener, int status) {
   if (c->next != nullptr) c->next->prev = c;
   self->first_client_ = c;
   ++self->clients_;
-  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0 ||
-      self->clients_ > self->options_.max_clients) {
-    return self->finish(c);  // over the bound: closed at once, no answer
+  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) return self->finish(c);
+  if (self->clients_ > self->options_.max_clients) {
+    // Over the bound: make room by closing the oldest client still sending its head (as
+    // servers survive slowloris: clients that hold a connection without asking cannot starve
+    // a scraper that asks at once). Only when every client is being answered is the new one
+    // closed unanswered.
+    Client* oldest = nullptr;
+    for (Client* o = c->next; o != nullptr; o = o->next) {
+      if (!o->finishing && o->reply.empty()) oldest = o;
+    }
+    if (oldest == nullptr) return self->finish(c);
+    ++self->evicted_;
+    self->finish(oldest);
   }
   if (uv_timer_init(self->loop_, &c->timer) != 0) return self->finish(c);
   c->timer.data = c;

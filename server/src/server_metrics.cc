@@ -36,6 +36,7 @@ void ServerMetricsValues::add_counters(const ServerMetricsValues& o) {
   rejected_full += o.rejected_full;
   rejected_emfile += o.rejected_emfile;
   for (std::size_t i = 0; i < closed.size(); ++i) closed[i] += o.closed[i];
+  closed_worker_lost += o.closed_worker_lost;
   heartbeats_sent += o.heartbeats_sent;
   pings += o.pings;
   delayed_sent += o.delayed_sent;
@@ -53,7 +54,7 @@ void ServerMetricsValues::add_all(const ServerMetricsValues& o) {
 }
 
 std::uint64_t ServerMetricsValues::closed_total() const {
-  std::uint64_t n = 0;
+  std::uint64_t n = closed_worker_lost;
   for (const std::uint64_t c : closed) n += c;
   return n;
 }
@@ -131,6 +132,7 @@ std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t li
   for (std::size_t i = 0; i < net::kCloseReasonCount; ++i) {
     t.sample("wheel_connections_closed_total", {{"reason", kClosedLabels[i]}}, v.closed[i]);
   }
+  t.sample("wheel_connections_closed_total", {{"reason", "worker_lost"}}, v.closed_worker_lost);
   t.family("wheel_heartbeats_sent_total", "counter", "PINGs sent to writer-idle clients.");
   t.sample("wheel_heartbeats_sent_total", {}, v.heartbeats_sent);
   t.family("wheel_pings_total", "counter", "PING commands answered with PONG.");

@@ -49,6 +49,9 @@ struct ServerMetricsValues {
   std::uint64_t rejected_full = 0;
   std::uint64_t rejected_emfile = 0;
   std::array<std::uint64_t, net::kCloseReasonCount> closed{};
+  // Connections a worker still held when it died (SIGKILL, a crash), counted by the supervisor
+  // when it folds the dead worker's slot in: closed_total{reason="worker_lost"}. Never in a slot.
+  std::uint64_t closed_worker_lost = 0;
   std::uint64_t heartbeats_sent = 0;
   std::uint64_t pings = 0;
   std::uint64_t delayed_sent = 0;
