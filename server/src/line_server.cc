@@ -5,6 +5,8 @@
 
 #include "wheel/logger.h"
 
+#include <uv.h>
+
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -96,9 +98,11 @@ std::uint16_t LineServer::listen() {
     try {
       metrics_port = p.endpoint->listen();
     } catch (const std::system_error& e) {
-      throw std::system_error(e.code(), "metrics endpoint " +
-                                            net::format_host_port(o.metrics_host, *o.metrics_port) +
-                                            ": " + e.what());
+      // The address once, the cause once: "... on 127.0.0.1:9100: Address already in use
+      // (EADDRINUSE)".
+      throw MetricsListenError("cannot serve metrics on " +
+                               net::format_host_port(o.metrics_host, *o.metrics_port) + ": " +
+                               e.code().message() + " (" + uv_err_name(-e.code().value()) + ")");
     }
     p.endpoint_port.store(metrics_port, std::memory_order_release);
     wheel::logger()->info("worker {}: metrics on http://{}/metrics", o.worker_index,
