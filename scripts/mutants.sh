@@ -18,8 +18,8 @@ jobs=${JOBS:-2}
 mutants=(
   # issue 12's mutation list
   "M5b@net/src/idle_detector.cc@s/arm\(id, \*watch, kind, delay - idle_for\);/arm(id, *watch, kind, delay);/@net_server_hardening_test@*NotAfterAFullReArm*"
-  "M6@net/src/line_protocol_handler.cc@s/for \(TimeoutHandle& h : pending->timeouts\) server_->timer\(\)\.cancel\(h\);//@net_server_hardening_test@*NotLeftToExpire*"
-  "M7@net/src/server.cc@s/t\.max_output = o\.max_output;//@net_server_hardening_test@*MaxOutputAboveTheDefault*"
+  "M6@server/src/line_protocol_handler.cc@s/for \(TimeoutHandle& h : pending->timeouts\) server_->timer\(\)\.cancel\(h\);//@net_server_hardening_test@*NotLeftToExpire*"
+  "M7@server/src/line_server.cc@s/t\.max_output = o\.max_output;//@net_server_hardening_test@*MaxOutputAboveTheDefault*"
   "M7b@net/src/connection.cc@s/return abort\(CloseReason::kSlowConsumer\);/++core->counts().slow_consumers; uv_read_stop(stream); return;/@net_server_hardening_test@*SlowConsumerIsClosed*"
   "M1@timer/src/timer_wheel.cc@s/rounds < kRoundLabels \? round_label\(slot_tick\) : kFar/rounds < kRoundLabels ? round_label(rounds >= 1 ? slot_tick - mask_ - 1 : slot_tick) : kFar/@timer_layout_test@*NeverEarlyWithDelaysOfOneToSeveralTurns*"
   "M4@timer/src/timer_core.cc@s/\} while \(!pending_\.compare_exchange_weak\(count, count \+ 1, std::memory_order_relaxed\)\);/} while (false);\n  pending_.fetch_add(1, std::memory_order_relaxed);/@hashed_wheel_timer_test@*MaxPendingReservationIsOneAtomicStepUnderContention*"
@@ -30,9 +30,28 @@ mutants=(
   "D2-busy-port@apps/wheel-server/worker_pool.cc@s/if \(claim_fd < 0\) \{/if (false) {/@net_server_hardening_test@*BusyPort*"
   "D3-tick@apps/wheel-server/main.cc@s/kMaxTick = std::chrono::hours\(1\);/kMaxTick = milliseconds::max();/@net_server_hardening_test@*OutOfRangeOptions*"
   "D4-wheel-size@apps/wheel-server/main.cc@s/kMaxServerWheelSize = std::uint64_t\{1\} << 20;/kMaxServerWheelSize = std::uint64_t{1} << 21;/@net_server_hardening_test@*OutOfRangeOptions*"
-  "D6-worker-bytes@net/src/line_protocol_handler.cc@s/delayed_bytes_ \+ text\.size\(\) > delay_limits_\.bytes_per_worker/false/@net_server_hardening_test@*DelayedTextIsBounded*"
-  "D6-connection-bytes@net/src/line_protocol_handler.cc@s/pending->bytes \+ text\.size\(\) > delay_limits_\.bytes_per_connection \|\|//@net_server_hardening_test@*DelayedTextIsBounded*:*OneMebibyte*"
-  "G7-emfile@net/src/server_core.cc@s/if \(error == EMFILE \|\| error == ENFILE\) return self->reject_for_descriptors\(\);//@net_server_hardening_test@*LackOfDescriptors*"
+  "D6-worker-bytes@server/src/line_protocol_handler.cc@s/delayed_bytes_ \+ text\.size\(\) > delay_limits_\.bytes_per_worker/false/@net_server_hardening_test@*DelayedTextIsBounded*"
+  "D6-connection-bytes@server/src/line_protocol_handler.cc@s/pending->bytes \+ text\.size\(\) > delay_limits_\.bytes_per_connection \|\|//@net_server_hardening_test@*DelayedTextIsBounded*:*OneMebibyte*"
+  "G7-emfile@net/src/acceptor.cc@s/if \(error == EMFILE \|\| error == ENFILE\) return self->reject_for_descriptors\(\);//@net_server_hardening_test@*LackOfDescriptors*"
+  # issue 19: beanstalkd's protocol parser and replies (jobs/)
+  "J1-line-limit@jobs/src/beanstalk_protocol.cc@s/if \\(line_size_ == kMaxLineBytes - 1\\)/if (line_size_ == kMaxLineBytes)/@jobs_beanstalk_protocol_test@*224Bytes*"
+  "J2-number-overflow@jobs/src/beanstalk_command_line.cc@s/if \\(value > \\(max - digit\\) \\/ 10\\) return false;//@jobs_beanstalk_protocol_test@*Limits*"
+  "J3-tube-length@jobs/src/beanstalk_command_line.cc@s/name\\.size\\(\\) > kMaxTubeNameBytes/name.size() > kMaxTubeNameBytes + 1/@jobs_beanstalk_protocol_test@*TubeNames*"
+  "J4-tube-hyphen@jobs/src/beanstalk_command_line.cc@s/ \\|\\| name\\.front\\(\\) == '-'//@jobs_beanstalk_protocol_test@*TubeNames*"
+  "J5-job-too-big-limit@jobs/src/beanstalk_protocol.cc@s/if \\(announced > max_job_size_\\)/if (announced >= max_job_size_)/@jobs_beanstalk_protocol_test@*JobTooBig*"
+  "J6-discard-crlf@jobs/src/beanstalk_protocol.cc@s/discard_left_ = std::uint64_t\\{announced\\} \\+ 2;/discard_left_ = std::uint64_t{announced};/@jobs_beanstalk_protocol_test@*JobTooBig*"
+  "J7-trailer-cr@jobs/src/beanstalk_protocol.cc@s/trailer_\\[0\\] == '\\\\r' && //@jobs_beanstalk_protocol_test@*ExpectedCrlf*"
+  "J8-decimals@jobs/src/beanstalk_command_line.cc@s/if \\(\\+\\+decimals > 3\\)/if (++decimals > 4)/@jobs_beanstalk_protocol_test@*Decimals*"
+  "J9-split-crlf@jobs/src/beanstalk_protocol.cc@s/(RequestParser::feed_discard_line.*?)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = (c == '\\\\r') && i + 1 < bytes.size();/s@jobs_beanstalk_protocol_test@*LongLine*"
+  "J9b-split-crlf-line@jobs/src/beanstalk_protocol.cc@s/(line_\\[line_size_\\+\\+\\] = c;\\n\\s+)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = (c == '\\\\r') && i + 1 < bytes.size();/@jobs_beanstalk_protocol_test@*Chunked*"
+  "J9c-split-crlf-overflow@jobs/src/beanstalk_protocol.cc@s/(line_size_ = 0;\\n\\s+)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = false;/@jobs_beanstalk_protocol_test@*TooLongAtItsCarriage*"
+  "J10-body-reserve@jobs/src/beanstalk_protocol.cc@s/body\\.reserve\\(std::min<std::size_t>\\(body_needed_, std::max\\(want, 2 \\* body\\.capacity\\(\\)\\)\\)\\);/body.reserve(body_needed_);/@jobs_beanstalk_protocol_test@*GrowsWithTheBytes*"
+  "J11-one-request-per-feed@jobs/src/beanstalk_protocol.cc@s/while \\(step\\.consumed < bytes\\.size\\(\\) && !step\\.request\\)/while (step.consumed < bytes.size())/@jobs_beanstalk_protocol_test@*FeedStops*:*Chunked*"
+  "J12-stats-key@jobs/src/beanstalk_stats.cc@s/  y\\.number\\(\"cmd-touch\", c\\.touch\\);\\n//@jobs_beanstalk_reply_test@*ServerStats*"
+  "J13-ok-length@jobs/src/beanstalk_reply.cc@s/append_word_and_number\\(out, \"OK\", yaml\\.size\\(\\)\\);/append_word_and_number(out, \"OK\", yaml.size() + 2);/@jobs_beanstalk_reply_test@*Ok*"
+  "J14-version-quotes@jobs/src/beanstalk_stats.cc@s/y\\.quoted\\(\"version\", s\\.version\\);/y.raw(\"version\", s.version);/@jobs_beanstalk_yaml_conformance_test@*Stats*"
+  "J15-tube-quotes@jobs/src/beanstalk_stats.cc@s/y\\.raw\\(\"tube\", s\\.tube\\);/y.quoted(\"tube\", s.tube);/@jobs_beanstalk_yaml_conformance_test@*StatsJob*"
+  "J16-stats-order@jobs/src/beanstalk_stats.cc@s/(  y\\.number\\(\"cmd-reserve\", c\\.reserve\\);\\n)(  y\\.number\\(\"cmd-reserve-with-timeout\", c\\.reserve_with_timeout\\);\\n)/\$2\$1/@jobs_beanstalk_yaml_conformance_test@*Stats*"
 )
 
 selected=("$@")

@@ -4,12 +4,24 @@
 # idle-disconnect demo: wheel-server (reader-idle 5 s) under wheel-load (10,000 connections, half
 # of them sending PING every second, 15 s). Prints wheel-load's report, stops the server and
 # exits with wheel-load's status (0 only when every connection behaved as expected).
-# About a minute on a fresh Debian 12 machine. The JSON report: build/plain/demo-report.json.
+# stdout carries only the example's lines and the report; package installation and the build
+# write to build/plain/demo-build.log (its tail goes to stderr when the build fails), progress
+# lines to stderr. Measured times: docs/load-testing.md. The JSON report:
+# build/plain/demo-report.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-cmake -S . -B build/plain -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build/plain -j "$(nproc)" --target wheel-example wheel-server wheel-load
+mkdir -p build/plain
+log=build/plain/demo-build.log
+: >"$log"
+echo "=== installing packages and building (log: $log)" >&2
+if ! { scripts/install-deps.sh &&
+       cmake -S . -B build/plain -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+       cmake --build build/plain -j "$(nproc)" --target wheel-example wheel-server wheel-load
+     } >>"$log" 2>&1; then
+  tail -n 40 "$log" >&2
+  echo "run-demo: the build failed (the whole log: $log)" >&2
+  exit 1
+fi
 
 echo "=== the timer example" >&2
 build/plain/examples/wheel-example

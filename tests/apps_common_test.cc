@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "duration.h"
+#include "idle_options.h"
 #include "json_log.h"
 #include "option_checks.h"
 #include "wheel/hashed_wheel_timer.h"
@@ -173,3 +175,49 @@ TEST(JsonLogFormatter, EscapesEveryMessageIntoOneJsonObjectPerLine) {
   EXPECT_EQ(time[19], '.');
   EXPECT_EQ(time.back(), 'Z');
 }
+
+namespace wheel::apps {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(IdleOptions, AllIdleAtOrPastWriterIdleWithoutReaderIdleIsRefused) {
+  // The case: the server's own PINGs restart all-idle, nothing closes a silent client.
+  const IdleCheck c = check_idle_options(milliseconds(0), milliseconds(1000), milliseconds(2000));
+  EXPECT_NE(c.error.find("--all-idle 2s never fires with --writer-idle 1s"), std::string::npos)
+      << c.error;
+  EXPECT_NE(c.error.find("--reader-idle"), std::string::npos) << c.error;
+  EXPECT_FALSE(
+      check_idle_options(milliseconds(0), milliseconds(1000), milliseconds(1000)).error.empty());
+}
+
+TEST(IdleOptions, ShadowedAllIdleIsAWarningWhenReaderIdleCloses) {
+  const IdleCheck by_writer =
+      check_idle_options(milliseconds(60), milliseconds(30), milliseconds(90));
+  EXPECT_TRUE(by_writer.error.empty());
+  EXPECT_NE(by_writer.warning.find("--writer-idle 30ms"), std::string::npos) << by_writer.warning;
+  const IdleCheck by_reader =
+      check_idle_options(milliseconds(5000), milliseconds(0), milliseconds(5000));
+  EXPECT_TRUE(by_reader.error.empty());
+  EXPECT_NE(by_reader.warning.find("--all-idle 5s never fires with --reader-idle 5s"),
+            std::string::npos)
+      << by_reader.warning;
+}
+
+TEST(IdleOptions, CombinationsThatCanFireAreAccepted) {
+  for (const auto& [r, w, a] : std::vector<std::tuple<int, int, int>>{{30000, 0, 0},
+                                                                      {0, 0, 400},
+                                                                      {0, 2000, 1000},
+                                                                      {5000, 1000, 500},
+                                                                      {0, 1000, 0},
+                                                                      {3000, 1000, 0},
+                                                                      {0, 0, 0},
+                                                                      {2000, 0, 1999}}) {
+    const IdleCheck c = check_idle_options(milliseconds(r), milliseconds(w), milliseconds(a));
+    EXPECT_TRUE(c.error.empty() && c.warning.empty())
+        << r << "/" << w << "/" << a << ": " << c.error << c.warning;
+  }
+}
+
+}  // namespace
+}  // namespace wheel::apps

@@ -4,11 +4,14 @@
 // fails the test through its exit status) unless they say otherwise.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "net_test_support.h"
-#include "wheel/net/server.h"
 
 namespace wheel::net::testing {
 namespace {
@@ -154,6 +157,41 @@ TEST(NetServerProgram, BadOptionValuesExitTwoNamingTheOption) {
   }
   const auto [code, text] = run_to_exit({"--reader-idle", "30"});
   EXPECT_NE(text.find("30s"), std::string::npos) << "names the expected form: " << text;
+}
+
+TEST(NetServerProgram, HelpDescribesTheProtocol) {
+  const auto [code, text] = run_to_exit({"--help"});
+  EXPECT_EQ(code, 0);
+  for (const char* part : {"PING               PONG", "DELAY MS TEXT", "DELAYED TEXT",
+                           "STATS {json}", "QUIT               BYE", "ERR unknown command",
+                           "BYE idle", "must be below --writer-idle"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << " is not in:\n" << text;
+  }
+}
+
+// Idle kinds that can never fire (Netty's semantics: the server's own PINGs are output).
+TEST(NetServerProgram, AllIdleThatCanNeverFireIsRefusedOrWarned) {
+  const auto [code, text] =
+      run_to_exit({"--reader-idle", "0", "--writer-idle", "1s", "--all-idle", "2s"});
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("--all-idle 2s never fires with --writer-idle 1s"), std::string::npos)
+      << text;
+  // With reader-idle closing silent clients the server runs and says it once on stderr.
+  const std::string log = ::testing::TempDir() + "idle_warning_" + std::to_string(::getpid());
+  {
+    ServerProcess server({"--port", "0", "--reader-idle", "5s", "--writer-idle", "1s", "--all-idle",
+                          "2s", "--stats-interval", "0"},
+                         0, log);
+    Client c(server.port());
+    c.send("PING\n");
+    EXPECT_EQ(c.read_line(), "PONG");
+    expect_clean_exit(server);
+  }
+  std::ifstream in(log);
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(err.find("warning: --all-idle 2s never fires with --writer-idle 1s"), std::string::npos)
+      << err;
+  std::remove(log.c_str());
 }
 
 TEST(NetServerProgram, TwoWorkersShareOnePortAndBothAccept) {

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "bench_options.h"
@@ -151,6 +154,21 @@ TEST(WheelBenchOptionsTest, LongDelayOptionsAreRangeChecked) {
   EXPECT_EQ(run_bench("--metrics longdelay --long-ticks 0"), 2);
   EXPECT_EQ(run_bench("--impl nope"), 2);
   EXPECT_EQ(run_bench("--help"), 0);
+}
+
+TEST(WheelBenchOptionsTest, HelpShowsTheDefaultsAndRanges) {
+  FILE* out = ::popen(WHEEL_BENCH_PATH " --help", "r");
+  ASSERT_NE(out, nullptr);
+  std::string help;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof(buf), out)) > 0;) help.append(buf, n);
+  EXPECT_EQ(::pclose(out), 0);
+  for (const char* line :
+       {"--n N", "1 to 100000000 (default 1000000)", "--ticks N", "1 to 60000 (default 1,100)",
+        "--wheel N", "ticks per wheel, 1 to 1073741824 (default 512)", "(default 42)",
+        "(default wheel)", "(default 1,10)"}) {
+    EXPECT_NE(help.find(line), std::string::npos) << line << " is not in:\n" << help;
+  }
 }
 
 TEST(WheelBenchOptionsTest, EveryTimerImplRunsTheLongDelayMetric) {

@@ -102,7 +102,7 @@ std::string plain_message(const CLI::App& app, const CLI::ParseError& error) {
     if (what.ends_with(" missing")) return name + ": needs a value";
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
-    return "unexpected argument(s):" + what.substr(what.rfind(':') + 1) + " (see --help)";
+    return "unexpected argument(s):" + what.substr(what.rfind(':') + 1);
   }
   return what;
 }

@@ -20,6 +20,7 @@
 
 #include "cli_style.h"
 #include "duration.h"
+#include "duration_option.h"
 #include "json_log.h"
 #include "wheel/load/address_range.h"
 #include "wheel/load/fanout.h"
@@ -39,26 +40,6 @@ constexpr int kExitUsage = 2;
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "wheel-load: %s\n", message.c_str());
   return kExitUsage;
-}
-
-// A duration option (500ms, 5s, 2m, 1h, 0) stored in `out`, at most `max`; checked while
-// parsing, so a bad value exits 2 naming the option.
-CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds* out,
-                          const std::string& help, std::chrono::milliseconds max) {
-  using wheel::apps::format_duration;
-  using wheel::apps::parse_duration;
-  return app
-      .add_option_function<std::string>(
-          name, [out](const std::string& text) { *out = parse_duration(text).value(); }, help)
-      ->type_name(wheel::cli::kTypeDuration)
-      ->default_str(format_duration(*out))
-      ->check(CLI::Validator(
-          [max](std::string& text) -> std::string {
-            if (const auto parsed = parse_duration(text); parsed && *parsed <= max) return {};
-            return "must be a duration such as 500ms, 5s, 2m or 1h (or 0), at most " +
-                   format_duration(max) + ", got '" + text + "'";
-          },
-          ""));
 }
 
 }  // namespace
@@ -103,18 +84,21 @@ int main(int argc, char** argv) {
                  "share of connections that are active (send PING, or the mix below)")
       ->check(number_range(0, 1))
       ->capture_default_str();
-  add_duration(app, "--ping-interval", &config.ping_interval,
-               "period of an active connection's PING (or DELAY, burst, unknown command)", 1h);
-  add_duration(app, "--expect-idle-close", &config.expect_idle_close,
-               "when the server should close a silent connection; 0: never. The default is "
-               "wheel-server's default --reader-idle, so the two agree",
-               24h);
-  add_duration(app, "--tolerance", &config.tolerance,
-               "how late an idle close or a DELAYED line may be", 1h);
-  add_duration(app, "--duration", &config.duration,
-               "length of the run; idle connections whose close is not yet due at its end are "
-               "reported as not yet due, not as failures",
-               24h);
+  wheel::load_app::add_duration(
+      app, "--ping-interval", &config.ping_interval,
+      "period of an active connection's PING (or DELAY, burst, unknown command)", 1h);
+  wheel::load_app::add_duration(
+      app, "--expect-idle-close", &config.expect_idle_close,
+      "when the server should close a silent connection; 0: never. The default is "
+      "wheel-server's default --reader-idle, so the two agree",
+      24h);
+  wheel::load_app::add_duration(app, "--tolerance", &config.tolerance,
+                                "how late an idle close or a DELAYED line may be", 1h);
+  wheel::load_app::add_duration(
+      app, "--duration", &config.duration,
+      "length of the run; idle connections whose close is not yet due at its end are "
+      "reported as not yet due, not as failures",
+      24h);
   app.add_option("--connect-rate", config.connect_rate, "connections opened per second")
       ->check(wheel::cli::positive_number(1'000'000))
       ->capture_default_str();
@@ -137,7 +121,8 @@ int main(int argc, char** argv) {
                  "on time")
       ->check(number_range(0, 1))
       ->capture_default_str();
-  add_duration(app, "--delay", &config.delay, "the delay of their DELAY commands", 24h)
+  wheel::load_app::add_duration(app, "--delay", &config.delay, "the delay of their DELAY commands",
+                                24h)
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             if (const auto parsed = wheel::apps::parse_duration(text);
@@ -247,6 +232,16 @@ int main(int argc, char** argv) {
   }
   config.processes = plan.processes;
 
+  // From here the first SIGINT or SIGTERM stops the run (one that comes before it starts ends
+  // it at once), which still reports; a second one ends wheel-load at once and removes the
+  // unfinished report. Installed before the report file exists, so no signal can leave it.
+  try {
+    wheel::load::install_stop_signals();
+  } catch (const std::exception& e) {
+    wheel::logger()->error("wheel-load: {}", e.what());
+    return 1;
+  }
+
   // Every output is opened before the first connection: a bad path costs nothing.
   // The report is written whole or not at all (a temporary file renamed over --json), so a
   // run stopped at any moment never leaves a truncated file.
@@ -254,6 +249,7 @@ int main(int argc, char** argv) {
   if (!json_path.empty()) {
     try {
       json_out.emplace(json_path);
+      wheel::load::remove_on_abort(json_out->temporary_path().c_str());
     } catch (const std::exception& e) {
       return usage_error(std::string("--json: ") + e.what());
     }
@@ -305,15 +301,6 @@ int main(int argc, char** argv) {
 
   // A peer that closes while we write must not kill us with SIGPIPE: libuv reports EPIPE.
   std::signal(SIGPIPE, SIG_IGN);
-  // From here the first SIGINT or SIGTERM stops the run, which still reports; a second one
-  // ends wheel-load at once (and removes the unfinished report).
-  try {
-    wheel::load::install_stop_signals();
-  } catch (const std::exception& e) {
-    wheel::logger()->error("wheel-load: {}", e.what());
-    return 1;
-  }
-  if (json_out) wheel::load::remove_on_abort(json_out->temporary_path().c_str());
   const wheel::load::LoadResult result = wheel::load::run_load(config, plan.processes);
   nlohmann::json report = wheel::load::make_report(result, config);
   std::cout << wheel::load::format_summary(report) << std::flush;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // wheel-server: the libuv heartbeat / idle-disconnect server. Option parsing and wiring only:
-// the server is wheel::net::Server (the line protocol on a TcpServer); --workers N runs N of
+// the server is wheel::server::LineServer (the line protocol on a TcpServer); --workers N runs N of
 // them under the pre-fork supervisor (worker_pool.h).
 #include <spdlog/spdlog.h>
 
@@ -14,12 +14,13 @@
 
 #include "cli_style.h"
 #include "duration.h"
+#include "idle_options.h"
 #include "json_log.h"
 #include "option_checks.h"
 #include "wheel/net/idle_watch.h"
-#include "wheel/net/server.h"
-#include "wheel/net/server_options.h"
 #include "wheel/net/socket_address.h"
+#include "wheel/server/line_server.h"
+#include "wheel/server/line_server_options.h"
 #include "wheel/version.h"
 #include "wheel_options.h"
 #include "worker_pool.h"
@@ -74,6 +75,18 @@ CLI::Option* add_count(CLI::App& app, const std::string& name, T* out, const std
       ->capture_default_str();
 }
 
+// The end of --help (and of the manual page help2man makes from it): the protocol.
+constexpr const char* kProtocolHelp = R"(Protocol: one line per request over TCP, a reply line each.
+  PING               PONG
+  DELAY MS TEXT      OK now, DELAYED TEXT after MS (1 to 86400000) milliseconds; ERR bad
+                     delay, ERR too many delayed messages, ERR delayed bytes limit
+  STATS              STATS {json}: this worker's counters
+  QUIT               BYE, then the server closes the connection
+  anything else      ERR unknown command; a line over --max-line: ERR line too long, close
+The server sends PING after --writer-idle without output (a client may answer PONG), BYE idle
+before an idle close, ERR server full past --max-connections, BYE shutdown on SIGINT/SIGTERM.
+End of input (a half-close) means no more requests: every reply is still delivered.)";
+
 // Exit 2 with `message` on stderr, like CLI11's own errors.
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "wheel-server: %s\nRun with --help for more information.\n",
@@ -83,7 +96,7 @@ int usage_error(const std::string& message) {
 
 // Parses the options, then serves: in this process, or through N worker processes.
 int run_server(int argc, char** argv) {
-  wheel::net::ServerOptions options;
+  wheel::server::LineServerOptions options;
   int workers = 1;
   std::string log_level = "info";
   std::string log_format = "text";
@@ -107,7 +120,9 @@ int run_server(int argc, char** argv) {
   add_duration(app, "--writer-idle", &options.writer_idle,
                "send PING after this long without output", milliseconds(0), max_idle);
   add_duration(app, "--all-idle", &options.all_idle,
-               "close after this long without input or output", milliseconds(0), max_idle);
+               "close after this long without input or output; the PINGs of --writer-idle are "
+               "output, so it must be below --writer-idle to fire",
+               milliseconds(0), max_idle);
   add_duration(app, "--tick", &options.tick, "timer wheel resolution", milliseconds(1), kMaxTick);
   add_count(app, "--wheel-size", &options.wheel_size,
             "timer wheel buckets, rounded up to a power of two; 24 bytes each, committed "
@@ -144,10 +159,16 @@ int run_server(int argc, char** argv) {
   add_duration(app, "--stats-interval", &options.stats_interval,
                "period of the stats log line; 0 disables it", milliseconds(0), kMaxStatsInterval);
   wheel::cli::add_logging_options(app, log_level, log_format);
+  app.footer(kProtocolHelp);
 
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-server")) {
     return *exit_status;  // --help, --version, or a usage error already printed
   }
+  const wheel::apps::IdleCheck idle =
+      wheel::apps::check_idle_options(options.reader_idle, options.writer_idle, options.all_idle);
+  if (!idle.error.empty()) return usage_error(idle.error);
+  if (!idle.warning.empty())
+    std::fprintf(stderr, "wheel-server: warning: %s\n", idle.warning.c_str());
   if (const std::string bad = wheel::apps::check_wheel_options(options.tick, options.wheel_size);
       !bad.empty()) {
     return usage_error(bad);
@@ -174,10 +195,13 @@ int run_server(int argc, char** argv) {
     return wheel::server::run_workers(std::move(options), workers);
   }
   try {
-    wheel::net::Server server(options);
+    wheel::server::LineServer server(options);
     std::uint16_t port = 0;
     try {
       port = server.listen();
+    } catch (const wheel::server::MetricsListenError& e) {
+      spdlog::error("wheel-server: {}", e.what());
+      return 1;
     } catch (const std::exception& e) {  // e.g. "listen (EADDRINUSE): Address already in use"
       spdlog::error("wheel-server: cannot listen on {}: {}",
                     wheel::net::format_host_port(options.host, options.port), e.what());

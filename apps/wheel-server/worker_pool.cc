@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "worker_pool.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spdlog/spdlog.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <uv.h>
 
-#include <fcntl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -28,23 +26,27 @@
 #include <vector>
 
 #include "json_log.h"
+#include "supervisor_metrics.h"
+#include "wheel/logger.h"
 #include "wheel/net/listen_socket.h"
-#include "wheel/net/metrics_http_server.h"
-#include "wheel/net/server.h"
-#include "wheel/net/server_metrics.h"
 #include "wheel/net/socket_address.h"
+#include "wheel/server/line_server.h"
+#include "wheel/server/server_metrics.h"
 
 namespace wheel::server {
 
 using net::bind_reuseport_socket;
 using net::bound_port;
 using net::format_host_port;
-using net::Server;
-using net::ServerOptions;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The project's logger (wheel/logger.h; the program installed it), never spdlog's default.
+spdlog::logger& log() {
+  return *wheel::logger();
+}
 
 struct Worker {
   pid_t pid = -1;
@@ -54,21 +56,21 @@ struct Worker {
 
 // The body of a worker process: a full Server on the shared port. Tells the parent it listens
 // by writing one byte to `ready_fd` (when >= 0). Returns the process exit code.
-int worker_main(ServerOptions options, int ready_fd) {
+int worker_main(LineServerOptions options, int ready_fd) {
   apps::set_log_worker(options.worker_index);
   try {
-    Server server(std::move(options));
+    LineServer server(std::move(options));
     server.listen();
     server.handle_signals();
     if (ready_fd >= 0) {
       const char byte = 'r';
-      if (::write(ready_fd, &byte, 1) != 1) spdlog::warn("worker: cannot report readiness");
+      if (::write(ready_fd, &byte, 1) != 1) log().warn("worker: cannot report readiness");
       ::close(ready_fd);
     }
     server.run();
     return 0;
   } catch (const std::exception& e) {
-    spdlog::error("worker {}: {}", options.worker_index, e.what());
+    log().error("worker {}: {}", options.worker_index, e.what());
     return 1;
   }
 }
@@ -79,8 +81,8 @@ int worker_main(ServerOptions options, int ready_fd) {
 // the supervisor, the ready pipe's read end, and the metrics endpoint's: a scrape must never
 // reach a worker). Not a blanket close of every descriptor: libuv's fork handler has just
 // opened descriptors of its own in the child.
-pid_t spawn(const ServerOptions& options, int index, int ready_fd, const sigset_t& old_mask,
-            net::ServerMetricsSlot* slot, const std::vector<int>& inherited) {
+pid_t spawn(const LineServerOptions& options, int index, int ready_fd, const sigset_t& old_mask,
+            ServerMetricsSlot* slot, const std::vector<int>& inherited) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;            // parent (or -1)
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an orphaned worker shuts down gracefully
@@ -91,7 +93,7 @@ pid_t spawn(const ServerOptions& options, int index, int ready_fd, const sigset_
   ::signal(SIGINT, SIG_DFL);                       // NOLINT(concurrency-mt-unsafe)
   ::signal(SIGTERM, SIG_DFL);                      // NOLINT(concurrency-mt-unsafe)
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // NOLINT(concurrency-mt-unsafe)
-  ServerOptions mine = options;
+  LineServerOptions mine = options;
   mine.worker_index = index;
   mine.reuse_port = true;
   mine.metrics_port.reset();  // the supervisor serves the scrapes
@@ -126,95 +128,243 @@ int claim_address(const std::string& addr) {
   return fd;
 }
 
-// The supervisor's scrape endpoint (--metrics-port with --workers): a libuv loop of its own
-// that the supervisor runs between signals. A scrape sums the workers' shared slots and the
-// counters that dead workers left (see server_metrics.h); it never asks a worker anything.
-class SupervisorMetrics {
- public:
-  SupervisorMetrics(const ServerOptions& options, net::ServerMetricsRegion& region,
-                    const sigset_t& signals, const std::size_t& alive)
-      : region_(region), alive_(alive) {
-    check(uv_loop_init(&loop_), "uv_loop_init");
-    loop_open_ = true;
-    // The signals stay blocked (sigtimedwait takes them); a signalfd only wakes the loop.
-    signal_fd_ = ::signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (signal_fd_ < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
-    check(uv_poll_init(&loop_, &signal_poll_, signal_fd_), "uv_poll_init");
-    signal_poll_open_ = true;
-    check(uv_poll_start(&signal_poll_, UV_READABLE, [](uv_poll_t*, int, int) {}), "uv_poll_start");
-    // Restarts and the shutdown deadline are checked at least every 100 ms, as without metrics.
-    check(uv_timer_init(&loop_, &tick_), "uv_timer_init");
-    tick_open_ = true;
-    check(uv_timer_start(
-              &tick_, [](uv_timer_t*) {}, 100, 100),
-          "uv_timer_start");
-    // Last: from here on the destructor closes it.
-    endpoint_ = std::make_unique<net::MetricsHttpServer>(
-        &loop_,
-        net::MetricsHttpOptions{.host = options.metrics_host, .port = *options.metrics_port},
-        [this] { return render(); });
-  }
-  ~SupervisorMetrics() {
-    if (endpoint_) endpoint_->close();
-    if (signal_poll_open_) uv_close(reinterpret_cast<uv_handle_t*>(&signal_poll_), nullptr);
-    if (tick_open_) uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
-    if (loop_open_) {
-      uv_run(&loop_, UV_RUN_DEFAULT);
-      uv_loop_close(&loop_);
-    }
-    if (signal_fd_ >= 0) ::close(signal_fd_);
-  }
-  SupervisorMetrics(const SupervisorMetrics&) = delete;
-  SupervisorMetrics& operator=(const SupervisorMetrics&) = delete;
-
-  // Throws as MetricsHttpServer::listen().
-  std::uint16_t listen() { return endpoint_->listen(); }
-  // Appends the descriptors a forked worker must close.
-  void add_descriptors(std::vector<int>* fds) const {
-    endpoint_->add_descriptors(fds);
-    fds->push_back(signal_fd_);
-    fds->push_back(uv_backend_fd(&loop_));
-  }
-  // Serves scrapes until a signal is pending or 100 ms have passed.
-  void run_once() { uv_run(&loop_, UV_RUN_ONCE); }
-  // Worker `i` died: keeps its counters (not its gauges) and clears its slot for the next one.
-  void retire(std::size_t i) {
-    retired_.add_counters(region_.slot(i).read());
-    region_.slot(i).reset();
-  }
-
- private:
-  static void check(int rc, const char* what) {
-    if (rc != 0) throw std::system_error(-rc, std::generic_category(), what);
-  }
-  std::string render() const {
-    net::ServerMetricsValues total = retired_;
-    for (std::size_t i = 0; i < region_.size(); ++i) total.add_all(region_.slot(i).read());
-    return net::render_server_metrics(total, alive_);
-  }
-
-  net::ServerMetricsRegion& region_;
-  const std::size_t& alive_;
-  net::ServerMetricsValues retired_;  // counters of dead workers
-  uv_loop_t loop_{};
-  bool loop_open_ = false;
-  std::unique_ptr<net::MetricsHttpServer> endpoint_;
-  int signal_fd_ = -1;
-  uv_poll_t signal_poll_{};
-  bool signal_poll_open_ = false;
-  uv_timer_t tick_{};
-  bool tick_open_ = false;
-};
-
 std::string describe(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
   return "stopped";
 }
 
+// The supervisor of run_workers, one step a method. It owns the held port, the claim, the
+// metrics endpoint and the workers; its destructor releases the descriptors, whatever step
+// failed.
+class Supervisor {
+ public:
+  Supervisor(LineServerOptions options, int workers, const sigset_t& signals,
+             const sigset_t& old_mask)
+      : options_(std::move(options)),
+        pool_(static_cast<std::size_t>(workers)),
+        signals_(signals),
+        old_mask_(old_mask) {}
+  ~Supervisor() {
+    metrics_.reset();  // before the region its scrapes read
+    if (held_fd_ >= 0) ::close(held_fd_);
+    if (claim_fd_ >= 0) ::close(claim_fd_);
+  }
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  // Binds the port (port 0 resolves once, and a restarted worker can always bind it again)
+  // and claims its address. False, after logging why, when either fails.
+  bool hold_port() {
+    const std::string where = format_host_port(options_.host, options_.port);
+    try {
+      held_fd_ = bind_reuseport_socket(options_.host, options_.port);
+      options_.port = bound_port(held_fd_);
+    } catch (const std::system_error& e) {
+      log().error("wheel-server: cannot listen on {}: {} ({})", where, e.code().message(),
+                  e.code().value() == EADDRINUSE ? "EADDRINUSE" : e.what());
+      return false;
+    } catch (const std::exception& e) {
+      log().error("wheel-server: cannot listen on {}: {}", where, e.what());
+      return false;
+    }
+    sockaddr_storage bound{};
+    socklen_t bound_length = sizeof(bound);
+    ::getsockname(held_fd_, reinterpret_cast<sockaddr*>(&bound), &bound_length);
+    claim_fd_ = claim_address(net::format_address(reinterpret_cast<const sockaddr*>(&bound)));
+    if (claim_fd_ < 0) {
+      const int error = errno;
+      log().error("wheel-server: cannot listen on {}: {} ({}: another wheel-server listens there)",
+                  where, std::generic_category().message(error),
+                  error == EADDRINUSE ? "EADDRINUSE" : "claim");
+      return false;
+    }
+    return true;
+  }
+
+  // With --metrics-port: maps the shared region (before any fork, so every worker inherits it)
+  // and starts the endpoint. False, after logging why, when it cannot.
+  bool start_metrics() {
+    if (!options_.metrics_port) return true;
+    try {
+      region_ = std::make_unique<ServerMetricsRegion>(pool_.size());
+      metrics_ = std::make_unique<SupervisorMetrics>(options_, *region_, signals_, alive_);
+      const std::uint16_t port = metrics_->listen();
+      log().info("wheel-server: metrics on http://{}/metrics",
+                 format_host_port(options_.metrics_host, port));
+      return true;
+    } catch (const std::exception& e) {
+      log().error("wheel-server: cannot serve metrics on {}: {}",
+                  format_host_port(options_.metrics_host, *options_.metrics_port), e.what());
+      return false;
+    }
+  }
+
+  // Forks every worker and waits until each listens. False, after logging and stopping those
+  // that started, when one could not start.
+  bool start_workers() {
+    std::vector<int> ready(pool_.size(), -1);
+    bool failed = false;
+    for (std::size_t i = 0; i < pool_.size() && !failed; ++i) {
+      int fds[2];
+      if (::pipe2(fds, O_CLOEXEC) != 0) {
+        log().error("wheel-server: pipe: {}", std::generic_category().message(errno));
+        failed = true;
+        break;
+      }
+      pool_[i].pid =
+          spawn(options_, static_cast<int>(i), fds[1], old_mask_, slot_of(i), inherited(fds[0]));
+      pool_[i].started = Clock::now();
+      ::close(fds[1]);
+      ready[i] = fds[0];
+      if (pool_[i].pid < 0) failed = true;
+      if (pool_[i].pid > 0) ++alive_;
+    }
+    // "listening on" below must mean "connect now": wait for every worker's byte.
+    for (std::size_t i = 0; i < pool_.size() && !failed; ++i) {
+      pollfd p{ready[i], POLLIN, 0};
+      char byte = 0;
+      if (::poll(&p, 1, 30'000) != 1 || ::read(ready[i], &byte, 1) != 1) failed = true;
+    }
+    for (const int fd : ready) {
+      if (fd >= 0) ::close(fd);
+    }
+    if (!failed) return true;
+    log().error("wheel-server: a worker failed to start; stopping");
+    for (const Worker& w : pool_) {
+      if (w.pid > 0) ::kill(w.pid, SIGTERM);
+    }
+    for (const Worker& w : pool_) {
+      if (w.pid > 0) ::waitpid(w.pid, nullptr, 0);
+    }
+    return false;
+  }
+
+  // Prints the one "listening on HOST:PORT" line that scripts read.
+  void announce() const {
+    const std::string where = format_host_port(options_.host, options_.port);
+    std::printf("listening on %s\n", where.c_str());
+    std::fflush(stdout);
+    log().info("wheel-server: {} workers listening on {}", pool_.size(), where);
+  }
+
+  // Until every worker is gone: forwards SIGINT/SIGTERM, reaps, restarts, enforces the
+  // shutdown deadline. Returns the exit code (0: every worker stopped cleanly on a signal).
+  int supervise() {
+    while (alive_ > 0) {
+      const int sig = wait_for_signal();
+      if ((sig == SIGINT || sig == SIGTERM) && !stopping_) begin_stop(sig);
+      reap();  // whatever woke us
+      if (!stopping_) {
+        restart_due();
+      } else if (Clock::now() > deadline_) {
+        kill_stragglers();
+      }
+    }
+    log().info("wheel-server: all workers stopped");
+    return clean_ ? 0 : 1;
+  }
+
+ private:
+  ServerMetricsSlot* slot_of(std::size_t i) const { return region_ ? &region_->slot(i) : nullptr; }
+  // The supervisor's descriptors a new worker closes.
+  std::vector<int> inherited(int ready_read_fd) const {
+    std::vector<int> fds{held_fd_, claim_fd_, ready_read_fd};
+    if (metrics_) metrics_->add_descriptors(&fds);
+    return fds;
+  }
+
+  // Sleeps until a signal (serving scrapes meanwhile) or 100 ms; returns it, or -1.
+  int wait_for_signal() {
+    timespec ts{0, 100'000'000};
+    if (metrics_) {
+      metrics_->run_once();  // returns on a signal or after 100 ms
+      ts = timespec{0, 0};
+    }
+    siginfo_t info{};
+    return ::sigtimedwait(&signals_, &info, &ts);
+  }
+
+  void begin_stop(int sig) {
+    log().info("wheel-server: got signal {}, stopping {} workers", sig, alive_);
+    stopping_ = true;
+    deadline_ = Clock::now() + std::chrono::seconds(5);
+    for (const Worker& w : pool_) {
+      if (w.pid > 0) ::kill(w.pid, sig);
+    }
+  }
+
+  // Reaps every dead child: while stopping, notes an unclean exit; otherwise schedules the
+  // worker's restart.
+  void reap() {
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      for (std::size_t i = 0; i < pool_.size(); ++i) {
+        if (pool_[i].pid != pid) continue;
+        pool_[i].pid = -1;
+        --alive_;
+        if (metrics_) metrics_->retire(i);
+        if (!stopping_) {
+          log().warn("wheel-server: worker {} (pid {}) {}; restarting it", i, pid,
+                     describe(status));
+          pool_[i].restart_due = true;
+        } else if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+          clean_ = false;
+          log().warn("wheel-server: worker {} (pid {}) {}", i, pid, describe(status));
+        }
+      }
+    }
+  }
+
+  // Restarts the dead workers whose last start is over a second old.
+  void restart_due() {
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < pool_.size(); ++i) {
+      Worker& w = pool_[i];
+      if (!w.restart_due || now - w.started < std::chrono::seconds(1)) continue;
+      w.restart_due = false;
+      w.started = now;
+      w.pid = spawn(options_, static_cast<int>(i), -1, old_mask_, slot_of(i), inherited(-1));
+      if (w.pid < 0) {
+        log().error("wheel-server: fork: {}", std::generic_category().message(errno));
+        w.restart_due = true;
+      } else {
+        ++alive_;
+        log().info("wheel-server: worker {} restarted as pid {}", i, w.pid);
+      }
+    }
+  }
+
+  // Past the shutdown deadline: SIGKILL whoever is left (once).
+  void kill_stragglers() {
+    for (const Worker& w : pool_) {
+      if (w.pid > 0) {
+        log().warn("wheel-server: worker pid {} did not stop in time, killing it", w.pid);
+        ::kill(w.pid, SIGKILL);
+      }
+    }
+    clean_ = false;
+    deadline_ = Clock::now() + std::chrono::hours(1);
+  }
+
+  LineServerOptions options_;
+  std::vector<Worker> pool_;
+  const sigset_t signals_;
+  const sigset_t old_mask_;
+  std::size_t alive_ = 0;
+  int held_fd_ = -1;
+  int claim_fd_ = -1;
+  std::unique_ptr<ServerMetricsRegion> region_;
+  std::unique_ptr<SupervisorMetrics> metrics_;  // declared after region_: destroyed first
+  bool stopping_ = false;
+  bool clean_ = true;
+  Clock::time_point deadline_{};
+};
+
 }  // namespace
 
-int run_workers(ServerOptions options, int workers) {
+int run_workers(LineServerOptions options, int workers) {
   // Signals arrive through sigtimedwait; block them before any child exists.
   sigset_t wanted, old_mask;
   sigemptyset(&wanted);
@@ -222,182 +372,12 @@ int run_workers(ServerOptions options, int workers) {
   sigaddset(&wanted, SIGTERM);
   sigaddset(&wanted, SIGCHLD);
   ::sigprocmask(SIG_BLOCK, &wanted, &old_mask);  // NOLINT(concurrency-mt-unsafe): single thread
-
-  // Hold the port: port 0 resolves once, and a restarted worker can always bind it again.
-  int held_fd = -1;
-  try {
-    held_fd = bind_reuseport_socket(options.host, options.port);
-    options.port = bound_port(held_fd);
-  } catch (const std::system_error& e) {
-    spdlog::error("wheel-server: cannot listen on {}: {} ({})",
-                  format_host_port(options.host, options.port), e.code().message(),
-                  e.code().value() == EADDRINUSE ? "EADDRINUSE" : e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    spdlog::error("wheel-server: cannot listen on {}: {}",
-                  format_host_port(options.host, options.port), e.what());
+  Supervisor supervisor(std::move(options), workers, wanted, old_mask);
+  if (!supervisor.hold_port() || !supervisor.start_metrics() || !supervisor.start_workers()) {
     return 1;
   }
-  sockaddr_storage bound{};
-  socklen_t bound_length = sizeof(bound);
-  ::getsockname(held_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length);
-  const int claim_fd =
-      claim_address(net::format_address(reinterpret_cast<const sockaddr*>(&bound)));
-  if (claim_fd < 0) {
-    const int error = errno;
-    spdlog::error("wheel-server: cannot listen on {}: {} ({}: another wheel-server listens there)",
-                  format_host_port(options.host, options.port),
-                  std::generic_category().message(error),
-                  error == EADDRINUSE ? "EADDRINUSE" : "claim");
-    ::close(held_fd);
-    return 1;
-  }
-
-  std::vector<Worker> pool(static_cast<std::size_t>(workers));
-  std::size_t alive = 0;
-  // Metrics: the shared region is mapped before any fork, so every worker inherits it.
-  std::unique_ptr<net::ServerMetricsRegion> region;
-  std::unique_ptr<SupervisorMetrics> metrics;
-  if (options.metrics_port) {
-    try {
-      region = std::make_unique<net::ServerMetricsRegion>(pool.size());
-      metrics = std::make_unique<SupervisorMetrics>(options, *region, wanted, alive);
-      const std::uint16_t port = metrics->listen();
-      spdlog::info("wheel-server: metrics on http://{}/metrics",
-                   format_host_port(options.metrics_host, port));
-    } catch (const std::exception& e) {
-      spdlog::error("wheel-server: cannot serve metrics on {}: {}",
-                    format_host_port(options.metrics_host, *options.metrics_port), e.what());
-      metrics.reset();
-      ::close(held_fd);
-      ::close(claim_fd);
-      return 1;
-    }
-  }
-  const auto slot_of = [&region](std::size_t i) {
-    return region ? &region->slot(i) : static_cast<net::ServerMetricsSlot*>(nullptr);
-  };
-  const auto inherited = [&](int ready_read_fd) {
-    std::vector<int> fds{held_fd, claim_fd, ready_read_fd};
-    if (metrics) metrics->add_descriptors(&fds);
-    return fds;
-  };
-  std::vector<int> ready(pool.size(), -1);
-  bool failed = false;
-  for (std::size_t i = 0; i < pool.size() && !failed; ++i) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-      spdlog::error("wheel-server: pipe: {}", std::generic_category().message(errno));
-      failed = true;
-      break;
-    }
-    pool[i].pid =
-        spawn(options, static_cast<int>(i), fds[1], old_mask, slot_of(i), inherited(fds[0]));
-    pool[i].started = Clock::now();
-    ::close(fds[1]);
-    ready[i] = fds[0];
-    if (pool[i].pid < 0) failed = true;
-    if (pool[i].pid > 0) ++alive;
-  }
-  // Wait until every worker listens (or one fails), so that the line below means "connect now".
-  for (std::size_t i = 0; i < pool.size() && !failed; ++i) {
-    pollfd p{ready[i], POLLIN, 0};
-    char byte = 0;
-    if (::poll(&p, 1, 30'000) != 1 || ::read(ready[i], &byte, 1) != 1) failed = true;
-  }
-  for (int fd : ready) {
-    if (fd >= 0) ::close(fd);
-  }
-  if (failed) {
-    spdlog::error("wheel-server: a worker failed to start; stopping");
-    for (Worker& w : pool) {
-      if (w.pid > 0) ::kill(w.pid, SIGTERM);
-    }
-    for (Worker& w : pool) {
-      if (w.pid > 0) ::waitpid(w.pid, nullptr, 0);
-    }
-    ::close(held_fd);
-    ::close(claim_fd);
-    return 1;
-  }
-  std::printf("listening on %s\n", format_host_port(options.host, options.port).c_str());
-  std::fflush(stdout);
-  spdlog::info("wheel-server: {} workers listening on {}", workers,
-               format_host_port(options.host, options.port));
-
-  bool stopping = false;
-  bool clean = true;
-  Clock::time_point deadline{};
-  while (alive > 0) {
-    // Sleep until a signal (serving scrapes meanwhile); due restarts and the shutdown deadline
-    // are checked every 100 ms.
-    timespec ts{0, 100'000'000};
-    if (metrics) {
-      metrics->run_once();
-      ts = timespec{0, 0};
-    }
-    siginfo_t info{};
-    const int sig = ::sigtimedwait(&wanted, &info, &ts);
-    if ((sig == SIGINT || sig == SIGTERM) && !stopping) {
-      spdlog::info("wheel-server: got signal {}, stopping {} workers", sig, alive);
-      stopping = true;
-      deadline = Clock::now() + std::chrono::seconds(5);
-      for (Worker& w : pool) {
-        if (w.pid > 0) ::kill(w.pid, sig);
-      }
-    }
-    // Reap every dead child, whatever woke us.
-    int status = 0;
-    pid_t pid;
-    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-      for (std::size_t i = 0; i < pool.size(); ++i) {
-        if (pool[i].pid != pid) continue;
-        pool[i].pid = -1;
-        --alive;
-        if (metrics) metrics->retire(i);
-        if (stopping) {
-          if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-            clean = false;
-            spdlog::warn("wheel-server: worker {} (pid {}) {}", i, pid, describe(status));
-          }
-        } else {
-          spdlog::warn("wheel-server: worker {} (pid {}) {}; restarting it", i, pid,
-                       describe(status));
-          pool[i].restart_due = true;
-        }
-      }
-    }
-    const auto now = Clock::now();
-    if (!stopping) {
-      for (std::size_t i = 0; i < pool.size(); ++i) {
-        Worker& w = pool[i];
-        if (!w.restart_due || now - w.started < std::chrono::seconds(1)) continue;
-        w.restart_due = false;
-        w.started = now;
-        w.pid = spawn(options, static_cast<int>(i), -1, old_mask, slot_of(i), inherited(-1));
-        if (w.pid < 0) {
-          spdlog::error("wheel-server: fork: {}", std::generic_category().message(errno));
-          w.restart_due = true;
-        } else {
-          ++alive;
-          spdlog::info("wheel-server: worker {} restarted as pid {}", i, w.pid);
-        }
-      }
-    } else if (now > deadline) {
-      for (Worker& w : pool) {
-        if (w.pid > 0) {
-          spdlog::warn("wheel-server: worker pid {} did not stop in time, killing it", w.pid);
-          ::kill(w.pid, SIGKILL);
-        }
-      }
-      clean = false;
-      deadline = now + std::chrono::hours(1);
-    }
-  }
-  ::close(held_fd);
-  ::close(claim_fd);
-  spdlog::info("wheel-server: all workers stopped");
-  return clean ? 0 : 1;
+  supervisor.announce();
+  return supervisor.supervise();
 }
 
 }  // namespace wheel::server

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// wheel-soak: wheel-server --workers 2 under back-to-back rounds of a mixed wheel-load, then
+// checks that nothing grew or leaked and that the server's counters agree with the clients'
+// (scripts/soak.sh; CI runs one minute). Option parsing and wiring only; the soak is
+// wheel::load::run_soak (load/include/wheel/load/soak.h says what it checks).
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+#include "cli_style.h"
+#include "duration_option.h"
+#include "json_log.h"
+#include "wheel/load/soak.h"
+#include "wheel/logger.h"
+#include "wheel/version.h"
+
+int main(int argc, char** argv) {
+  using namespace std::chrono_literals;
+  CLI::App app{
+      "wheel-soak: wheel-server under rounds of a mixed wheel-load; checks memory, "
+      "descriptors, counters and logs afterwards"};
+  app.set_version_flag("--version", std::string("wheel-soak ") + wheel::kVersion,
+                       "print the version and exit");
+  wheel::cli::apply_style(app);
+  wheel::load::SoakOptions options;
+  std::chrono::milliseconds round = 30s, tolerance = 3s;
+  std::string keep;
+  std::string log_level = "warn", log_format = "text";
+  app.add_option("--server", options.server_path, "the wheel-server program to soak")
+      ->type_name(wheel::cli::kTypeFile)
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--minutes", options.minutes, "length of the soak")
+      ->check(wheel::cli::integer_range(1, 1440))
+      ->capture_default_str();
+  wheel::load_app::add_duration(app, "--round", &round, "length of each wheel-load round", 1h);
+  wheel::load_app::add_duration(app, "--tolerance", &tolerance,
+                                "how late an idle close or a DELAYED line may be (generous: a "
+                                "soak checks endurance; the tests check timing)",
+                                1h);
+  app.add_option("--rss-slack-pct", options.rss_slack_pct,
+                 "how much the server's RSS may grow from the first round to the last, in % "
+                 "(plus 4 MiB)")
+      ->check(wheel::cli::integer_range(0, 1000))
+      ->capture_default_str();
+  app.add_option("--keep", keep,
+                 "keep the server's logs and the rounds' reports in this directory (default: a "
+                 "temporary one, removed when the soak holds)")
+      ->type_name(wheel::cli::kTypeFile);
+  wheel::cli::add_logging_options(app, log_level, log_format);
+  if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-soak")) {
+    return *exit_status;
+  }
+  if (round < 2s) {
+    std::fprintf(stderr, "wheel-soak: --round: must be at least 2s\n");
+    return 2;
+  }
+  options.round = std::chrono::duration_cast<std::chrono::seconds>(round);
+  options.tolerance = tolerance;
+  wheel::apps::install_program_logger("wheel-soak", log_level, log_format);
+
+  std::error_code ec;
+  if (keep.empty()) {
+    const auto base = std::filesystem::temp_directory_path(ec) / "wheel-soak-XXXXXX";
+    std::string pattern = base.string();
+    if (ec || mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(stderr, "wheel-soak: cannot make a temporary directory\n");
+      return 1;
+    }
+    options.dir = pattern;
+  } else {
+    std::filesystem::create_directories(keep, ec);
+    if (ec) {
+      std::fprintf(stderr, "wheel-soak: --keep: cannot make '%s': %s\n", keep.c_str(),
+                   ec.message().c_str());
+      return 2;
+    }
+    options.dir = keep;
+  }
+
+  std::signal(SIGPIPE, SIG_IGN);  // a peer closing while wheel-load writes: EPIPE, counted
+  wheel::load::SoakResult result;
+  try {
+    result = wheel::load::run_soak(options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wheel-soak: %s (logs in %s)\n", e.what(), options.dir.c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "soak: figures: %s\n", result.figures.c_str());
+  if (!result.failures.empty()) {
+    std::fprintf(stderr, "soak: FAILED (logs and reports kept in %s):\n", options.dir.c_str());
+    for (const auto& f : result.failures) std::fprintf(stderr, "  - %s\n", f.c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "soak: OK\n");
+  if (keep.empty()) std::filesystem::remove_all(options.dir, ec);
+  return 0;
+}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// The YAML bodies of beanstalkd's OK replies (stats-job, stats-tube, stats, list-tubes,
+// list-tubes-watched), byte for byte as beanstalkd 1.12 prints them (its keys, order and
+// quoting: only the version is quoted; tube names and the uname strings are not, as in 1.12),
+// so that client libraries that parse them (with js-yaml, PyYAML, ...) read ours as theirs.
+// The caller fills the structs; append_ok() (beanstalk_reply.h) wraps a body into its reply.
+//
+// Times are milliseconds here and printed in whole seconds, rounded down, as beanstalkd prints
+// them (a 250 ms delay shows as "delay: 0").
+//
+// Threads: pure functions, safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "wheel/jobs/beanstalk_request.h"
+
+namespace wheel::jobs::beanstalk {
+
+enum class JobState : std::uint8_t { kReady, kDelayed, kReserved, kBuried };
+
+// "ready", "delayed", "reserved" or "buried".
+std::string_view job_state_name(JobState state) noexcept;
+
+struct JobStats {
+  std::uint64_t id = 0;
+  std::string_view tube;
+  JobState state = JobState::kReady;
+  std::uint32_t priority = 0;
+  Millis age{0};
+  Millis delay{0};
+  Millis ttr{0};
+  Millis time_left{0};     // reserved or delayed: until the state changes; otherwise 0
+  std::uint32_t file = 0;  // earliest log segment holding the job; 0 without a log
+  std::uint32_t reserves = 0;
+  std::uint32_t timeouts = 0;
+  std::uint32_t releases = 0;
+  std::uint32_t buries = 0;
+  std::uint32_t kicks = 0;
+};
+
+struct TubeStats {
+  std::string_view name;
+  std::uint64_t urgent = 0;  // ready jobs with priority < 1024
+  std::uint64_t ready = 0;
+  std::uint64_t reserved = 0;
+  std::uint64_t delayed = 0;
+  std::uint64_t buried = 0;
+  std::uint64_t total_jobs = 0;
+  std::uint64_t using_count = 0;
+  std::uint64_t watching = 0;
+  std::uint64_t waiting = 0;
+  std::uint64_t cmd_delete = 0;
+  std::uint64_t cmd_pause_tube = 0;
+  Millis pause{0};
+  Millis pause_time_left{0};
+};
+
+// Command counts of the stats reply, one per command (cumulative since the process started).
+struct CommandCounts {
+  std::uint64_t put = 0, peek = 0, peek_ready = 0, peek_delayed = 0, peek_buried = 0, reserve = 0,
+                reserve_with_timeout = 0, delete_ = 0, release = 0, use = 0, watch = 0, ignore = 0,
+                bury = 0, kick = 0, touch = 0, stats = 0, stats_job = 0, stats_tube = 0,
+                list_tubes = 0, list_tube_used = 0, list_tubes_watched = 0, pause_tube = 0;
+};
+
+struct ServerStats {
+  std::uint64_t urgent = 0, ready = 0, reserved = 0, delayed = 0, buried = 0;
+  CommandCounts commands;
+  std::uint64_t job_timeouts = 0;
+  std::uint64_t total_jobs = 0;
+  std::uint64_t max_job_size = 0;
+  std::uint64_t tubes = 0;
+  std::uint64_t connections = 0, producers = 0, workers = 0, waiting = 0;
+  std::uint64_t total_connections = 0;
+  std::int64_t pid = 0;
+  std::string_view version;  // printed quoted, as in 1.12
+  std::chrono::microseconds rusage_user{0};
+  std::chrono::microseconds rusage_system{0};
+  std::chrono::seconds uptime{0};
+  std::int64_t binlog_oldest_index = 0, binlog_current_index = 0;
+  std::int64_t binlog_records_migrated = 0, binlog_records_written = 0;
+  std::int64_t binlog_max_size = 0;
+  bool draining = false;
+  std::string_view id;                      // random per process, hex
+  std::string_view hostname, os, platform;  // uname(2); printed as they are, as in 1.12
+};
+
+// Each returns the YAML document without the final "\r\n" (append_ok adds it).
+std::string job_stats_yaml(const JobStats& stats);
+std::string tube_stats_yaml(const TubeStats& stats);
+std::string server_stats_yaml(const ServerStats& stats);
+// "---\n- default\n- emails\n" (list-tubes, list-tubes-watched). Tube names need no quoting.
+std::string tube_list_yaml(std::span<const std::string_view> names);
+
+}  // namespace wheel::jobs::beanstalk

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/jobs/beanstalk_reply.h"
+
+#include <charconv>
+
+namespace wheel::jobs::beanstalk {
+namespace {
+
+void append_number(std::string& out, std::uint64_t value) {
+  char digits[24];
+  const auto result = std::to_chars(digits, digits + sizeof digits, value);
+  out.append(digits, result.ptr);
+}
+
+void append_word_and_number(std::string& out, std::string_view word, std::uint64_t value) {
+  out.append(word);
+  out.push_back(' ');
+  append_number(out, value);
+  out.append("\r\n");
+}
+
+std::string_view job_word(JobReply kind) noexcept {
+  return kind == JobReply::kReserved ? "RESERVED" : "FOUND";
+}
+
+}  // namespace
+
+std::string_view reply_line(Reply reply) noexcept {
+  switch (reply) {
+    case Reply::kOutOfMemory:
+      return "OUT_OF_MEMORY\r\n";
+    case Reply::kInternalError:
+      return "INTERNAL_ERROR\r\n";
+    case Reply::kBadFormat:
+      return "BAD_FORMAT\r\n";
+    case Reply::kUnknownCommand:
+      return "UNKNOWN_COMMAND\r\n";
+    case Reply::kExpectedCrlf:
+      return "EXPECTED_CRLF\r\n";
+    case Reply::kJobTooBig:
+      return "JOB_TOO_BIG\r\n";
+    case Reply::kDraining:
+      return "DRAINING\r\n";
+    case Reply::kNotFound:
+      return "NOT_FOUND\r\n";
+    case Reply::kDeadlineSoon:
+      return "DEADLINE_SOON\r\n";
+    case Reply::kTimedOut:
+      return "TIMED_OUT\r\n";
+    case Reply::kDeleted:
+      return "DELETED\r\n";
+    case Reply::kReleased:
+      return "RELEASED\r\n";
+    case Reply::kBuried:
+      return "BURIED\r\n";
+    case Reply::kKicked:
+      return "KICKED\r\n";
+    case Reply::kTouched:
+      return "TOUCHED\r\n";
+    case Reply::kPaused:
+      return "PAUSED\r\n";
+    case Reply::kNotIgnored:
+      return "NOT_IGNORED\r\n";
+  }
+  return "INTERNAL_ERROR\r\n";
+}
+
+Reply reply_for(ProtocolError error) noexcept {
+  switch (error) {
+    case ProtocolError::kBadFormat:
+      return Reply::kBadFormat;
+    case ProtocolError::kUnknownCommand:
+      return Reply::kUnknownCommand;
+    case ProtocolError::kExpectedCrlf:
+      return Reply::kExpectedCrlf;
+    case ProtocolError::kJobTooBig:
+      return Reply::kJobTooBig;
+  }
+  return Reply::kInternalError;
+}
+
+void append_reply(std::string& out, Reply reply) {
+  out.append(reply_line(reply));
+}
+
+void append_inserted(std::string& out, std::uint64_t id) {
+  append_word_and_number(out, "INSERTED", id);
+}
+
+void append_buried_id(std::string& out, std::uint64_t id) {
+  append_word_and_number(out, "BURIED", id);
+}
+
+void append_using(std::string& out, std::string_view tube) {
+  out.append("USING ");
+  out.append(tube);
+  out.append("\r\n");
+}
+
+void append_watching(std::string& out, std::uint64_t count) {
+  append_word_and_number(out, "WATCHING", count);
+}
+
+void append_kicked_count(std::string& out, std::uint64_t count) {
+  append_word_and_number(out, "KICKED", count);
+}
+
+void append_job_header(std::string& out, JobReply kind, std::uint64_t id,
+                       std::uint64_t body_bytes) {
+  out.append(job_word(kind));
+  out.push_back(' ');
+  append_number(out, id);
+  append_word_and_number(out, "", body_bytes);
+}
+
+void append_job(std::string& out, JobReply kind, std::uint64_t id, std::string_view body) {
+  append_job_header(out, kind, id, body.size());
+  out.append(body);
+  out.append("\r\n");
+}
+
+void append_ok(std::string& out, std::string_view yaml) {
+  append_word_and_number(out, "OK", yaml.size());
+  out.append(yaml);
+  out.append("\r\n");
+}
+
+}  // namespace wheel::jobs::beanstalk

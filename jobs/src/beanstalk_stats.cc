@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/jobs/beanstalk_stats.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace wheel::jobs::beanstalk {
+namespace {
+
+// One "key: value\n" line after another, in the order of the calls.
+class Yaml {
+ public:
+  Yaml() { text_ = "---\n"; }
+
+  void number(std::string_view key, std::uint64_t value) {
+    char digits[24];
+    const auto result = std::to_chars(digits, digits + sizeof digits, value);
+    raw(key, std::string_view(digits, static_cast<std::size_t>(result.ptr - digits)));
+  }
+
+  void signed_number(std::string_view key, std::int64_t value) {
+    char digits[24];
+    const auto result = std::to_chars(digits, digits + sizeof digits, value);
+    raw(key, std::string_view(digits, static_cast<std::size_t>(result.ptr - digits)));
+  }
+
+  void seconds(std::string_view key, Millis value) { signed_number(key, value.count() / 1000); }
+
+  // A double-quoted scalar, as beanstalkd prints its version. beanstalkd does not escape; we
+  // do, so a quote or backslash cannot break the document.
+  void quoted(std::string_view key, std::string_view value) {
+    std::string escaped = "\"";
+    for (const char c : value) {
+      if (c == '"' || c == '\\') escaped.push_back('\\');
+      escaped.push_back(c);
+    }
+    escaped.push_back('"');
+    raw(key, escaped);
+  }
+
+  // rusage-utime: seconds and microseconds, "%d.%06d".
+  void micros(std::string_view key, std::chrono::microseconds value) {
+    const long long total = value.count() < 0 ? 0 : value.count();
+    char text[48];
+    std::snprintf(text, sizeof text, "%lld.%06lld", total / 1'000'000, total % 1'000'000);
+    raw(key, text);
+  }
+
+  void raw(std::string_view key, std::string_view value) {
+    text_.append(key);
+    text_.append(": ");
+    text_.append(value);
+    text_.push_back('\n');
+  }
+
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace
+
+std::string_view job_state_name(JobState state) noexcept {
+  switch (state) {
+    case JobState::kReady:
+      return "ready";
+    case JobState::kDelayed:
+      return "delayed";
+    case JobState::kReserved:
+      return "reserved";
+    case JobState::kBuried:
+      return "buried";
+  }
+  return "ready";
+}
+
+std::string job_stats_yaml(const JobStats& s) {
+  Yaml y;
+  y.number("id", s.id);
+  y.raw("tube", s.tube);
+  y.raw("state", job_state_name(s.state));
+  y.number("pri", s.priority);
+  y.seconds("age", s.age);
+  y.seconds("delay", s.delay);
+  y.seconds("ttr", s.ttr);
+  y.seconds("time-left", s.time_left);
+  y.number("file", s.file);
+  y.number("reserves", s.reserves);
+  y.number("timeouts", s.timeouts);
+  y.number("releases", s.releases);
+  y.number("buries", s.buries);
+  y.number("kicks", s.kicks);
+  return y.take();
+}
+
+std::string tube_stats_yaml(const TubeStats& s) {
+  Yaml y;
+  y.raw("name", s.name);
+  y.number("current-jobs-urgent", s.urgent);
+  y.number("current-jobs-ready", s.ready);
+  y.number("current-jobs-reserved", s.reserved);
+  y.number("current-jobs-delayed", s.delayed);
+  y.number("current-jobs-buried", s.buried);
+  y.number("total-jobs", s.total_jobs);
+  y.number("current-using", s.using_count);
+  y.number("current-watching", s.watching);
+  y.number("current-waiting", s.waiting);
+  y.number("cmd-delete", s.cmd_delete);
+  y.number("cmd-pause-tube", s.cmd_pause_tube);
+  y.seconds("pause", s.pause);
+  y.seconds("pause-time-left", s.pause_time_left);
+  return y.take();
+}
+
+std::string server_stats_yaml(const ServerStats& s) {
+  Yaml y;
+  y.number("current-jobs-urgent", s.urgent);
+  y.number("current-jobs-ready", s.ready);
+  y.number("current-jobs-reserved", s.reserved);
+  y.number("current-jobs-delayed", s.delayed);
+  y.number("current-jobs-buried", s.buried);
+  const CommandCounts& c = s.commands;
+  y.number("cmd-put", c.put);
+  y.number("cmd-peek", c.peek);
+  y.number("cmd-peek-ready", c.peek_ready);
+  y.number("cmd-peek-delayed", c.peek_delayed);
+  y.number("cmd-peek-buried", c.peek_buried);
+  y.number("cmd-reserve", c.reserve);
+  y.number("cmd-reserve-with-timeout", c.reserve_with_timeout);
+  y.number("cmd-delete", c.delete_);
+  y.number("cmd-release", c.release);
+  y.number("cmd-use", c.use);
+  y.number("cmd-watch", c.watch);
+  y.number("cmd-ignore", c.ignore);
+  y.number("cmd-bury", c.bury);
+  y.number("cmd-kick", c.kick);
+  y.number("cmd-touch", c.touch);
+  y.number("cmd-stats", c.stats);
+  y.number("cmd-stats-job", c.stats_job);
+  y.number("cmd-stats-tube", c.stats_tube);
+  y.number("cmd-list-tubes", c.list_tubes);
+  y.number("cmd-list-tube-used", c.list_tube_used);
+  y.number("cmd-list-tubes-watched", c.list_tubes_watched);
+  y.number("cmd-pause-tube", c.pause_tube);
+  y.number("job-timeouts", s.job_timeouts);
+  y.number("total-jobs", s.total_jobs);
+  y.number("max-job-size", s.max_job_size);
+  y.number("current-tubes", s.tubes);
+  y.number("current-connections", s.connections);
+  y.number("current-producers", s.producers);
+  y.number("current-workers", s.workers);
+  y.number("current-waiting", s.waiting);
+  y.number("total-connections", s.total_connections);
+  y.signed_number("pid", s.pid);
+  y.quoted("version", s.version);
+  y.micros("rusage-utime", s.rusage_user);
+  y.micros("rusage-stime", s.rusage_system);
+  y.signed_number("uptime", s.uptime.count());
+  y.signed_number("binlog-oldest-index", s.binlog_oldest_index);
+  y.signed_number("binlog-current-index", s.binlog_current_index);
+  y.signed_number("binlog-records-migrated", s.binlog_records_migrated);
+  y.signed_number("binlog-records-written", s.binlog_records_written);
+  y.signed_number("binlog-max-size", s.binlog_max_size);
+  y.raw("draining", s.draining ? "true" : "false");
+  y.raw("id", s.id);
+  y.raw("hostname", s.hostname);
+  y.raw("os", s.os);
+  y.raw("platform", s.platform);
+  return y.take();
+}
+
+std::string tube_list_yaml(std::span<const std::string_view> names) {
+  std::string text = "---\n";
+  for (const std::string_view name : names) {
+    text.append("- ");
+    text.append(name);
+    text.push_back('\n');
+  }
+  return text;
+}
+
+}  // namespace wheel::jobs::beanstalk

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: Apache-2.0
+// beanstalk_stats.h against the real thing: Debian's beanstalkd is started on a free loopback
+// port, asked for stats-job, stats-tube, stats and list-tubes; each reply's values are read back
+// into our structs and formatted again, and the result must be beanstalkd's reply byte for byte.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wheel/jobs/beanstalk_reply.h"
+#include "wheel/jobs/beanstalk_stats.h"
+
+namespace {
+
+using namespace wheel::jobs::beanstalk;
+using namespace std::chrono_literals;
+
+// A loopback port that was free a moment ago.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+  ::close(fd);
+  return -1;
+}
+
+// Debian's beanstalkd in a child process, stopped by the destructor.
+class Beanstalkd {
+ public:
+  Beanstalkd() {
+    for (int attempt = 0; attempt < 3 && fd_ < 0; ++attempt) {
+      stop();
+      const int port = free_port();
+      if (port <= 0) continue;
+      pid_ = ::fork();
+      if (pid_ == 0) {
+        const std::string p = std::to_string(port);
+        ::execl(WHEEL_BEANSTALKD_PATH, "beanstalkd", "-l", "127.0.0.1", "-p", p.c_str(),
+                static_cast<char*>(nullptr));
+        ::_exit(127);
+      }
+      for (int i = 0; i < 100 && fd_ < 0; ++i) {  // up to 10 s
+        std::this_thread::sleep_for(100ms);
+        fd_ = connect_to(port);
+      }
+    }
+    timeval timeout{10, 0};  // no read waits longer
+    if (fd_ >= 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  }
+  ~Beanstalkd() { stop(); }
+
+  bool up() const { return fd_ >= 0; }
+
+  // Sends `request` and returns the reply: one line, or "OK n" / "FOUND id n" with its body.
+  std::string ask(const std::string& request) {
+    if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(request.size())) {
+      return "<send failed>";
+    }
+    std::string reply;
+    for (;;) {
+      const std::size_t eol = reply.find("\r\n");
+      if (eol != std::string::npos) {
+        const std::string head = reply.substr(0, eol);
+        const std::size_t space = head.rfind(' ');
+        const bool has_body =
+            head.starts_with("OK ") || head.starts_with("FOUND ") || head.starts_with("RESERVED ");
+        if (!has_body) return reply;
+        const std::size_t body = std::stoul(head.substr(space + 1));
+        if (reply.size() >= eol + 2 + body + 2) return reply;
+      }
+      char buffer[4096];
+      const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n <= 0) return reply + "<eof or timeout>";
+      reply.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  void stop() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      for (int i = 0; i < 100; ++i) {  // up to 5 s, then SIGKILL
+        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+          pid_ = -1;
+          return;
+        }
+        std::this_thread::sleep_for(50ms);
+      }
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+// The YAML body of an "OK n" reply.
+std::string body_of(const std::string& reply) {
+  const std::size_t eol = reply.find("\r\n");
+  return reply.substr(eol + 2, reply.size() - eol - 4);
+}
+
+// "key: value" lines into a map; quoted values keep their quotes.
+std::map<std::string, std::string> fields(const std::string& yaml) {
+  std::map<std::string, std::string> out;
+  std::size_t at = yaml.find('\n') + 1;  // after "---"
+  while (at < yaml.size()) {
+    const std::size_t end = yaml.find('\n', at);
+    const std::string line = yaml.substr(at, end - at);
+    const std::size_t colon = line.find(": ");
+    out[line.substr(0, colon)] = line.substr(colon + 2);
+    at = end + 1;
+  }
+  return out;
+}
+
+std::uint64_t num(std::map<std::string, std::string>& f, const std::string& key) {
+  return std::stoull(f.at(key));
+}
+Millis secs(std::map<std::string, std::string>& f, const std::string& key) {
+  return std::chrono::seconds(std::stoll(f.at(key)));
+}
+std::string unquote(const std::string& value) {
+  return value.substr(1, value.size() - 2);
+}
+
+class BeanstalkYamlConformance : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.up()) << "could not start " << WHEEL_BEANSTALKD_PATH;
+    ASSERT_EQ(server_.ask("use conformance\r\n"), "USING conformance\r\n");
+    ASSERT_EQ(server_.ask("put 1023 3600 120 5\r\nhello\r\n"), "INSERTED 1\r\n");
+    ASSERT_EQ(server_.ask("put 7 0 60 2\r\nhi\r\n"), "INSERTED 2\r\n");
+    ASSERT_EQ(server_.ask("pause-tube conformance 100\r\n"), "PAUSED\r\n");
+  }
+  Beanstalkd server_;
+};
+
+TEST_F(BeanstalkYamlConformance, StatsJobIsByteForByteBeanstalkds) {
+  const std::string reply = server_.ask("stats-job 1\r\n");
+  const std::string yaml = body_of(reply);
+  auto f = fields(yaml);
+  const std::string tube = f.at("tube");
+  JobStats s;
+  s.id = num(f, "id");
+  s.tube = tube;
+  s.state = f.at("state") == "delayed" ? JobState::kDelayed : JobState::kReady;
+  s.priority = static_cast<std::uint32_t>(num(f, "pri"));
+  s.age = secs(f, "age");
+  s.delay = secs(f, "delay");
+  s.ttr = secs(f, "ttr");
+  s.time_left = secs(f, "time-left");
+  s.file = static_cast<std::uint32_t>(num(f, "file"));
+  s.reserves = static_cast<std::uint32_t>(num(f, "reserves"));
+  s.timeouts = static_cast<std::uint32_t>(num(f, "timeouts"));
+  s.releases = static_cast<std::uint32_t>(num(f, "releases"));
+  s.buries = static_cast<std::uint32_t>(num(f, "buries"));
+  s.kicks = static_cast<std::uint32_t>(num(f, "kicks"));
+  EXPECT_EQ(s.state, JobState::kDelayed);
+  std::string ours;
+  append_ok(ours, job_stats_yaml(s));
+  EXPECT_EQ(ours, reply);
+}
+
+TEST_F(BeanstalkYamlConformance, StatsTubeIsByteForByteBeanstalkds) {
+  const std::string reply = server_.ask("stats-tube conformance\r\n");
+  auto f = fields(body_of(reply));
+  const std::string name = f.at("name");
+  TubeStats s;
+  s.name = name;
+  s.urgent = num(f, "current-jobs-urgent");
+  s.ready = num(f, "current-jobs-ready");
+  s.reserved = num(f, "current-jobs-reserved");
+  s.delayed = num(f, "current-jobs-delayed");
+  s.buried = num(f, "current-jobs-buried");
+  s.total_jobs = num(f, "total-jobs");
+  s.using_count = num(f, "current-using");
+  s.watching = num(f, "current-watching");
+  s.waiting = num(f, "current-waiting");
+  s.cmd_delete = num(f, "cmd-delete");
+  s.cmd_pause_tube = num(f, "cmd-pause-tube");
+  s.pause = secs(f, "pause");
+  s.pause_time_left = secs(f, "pause-time-left");
+  EXPECT_EQ(s.pause, std::chrono::seconds(100));
+  std::string ours;
+  append_ok(ours, tube_stats_yaml(s));
+  EXPECT_EQ(ours, reply);
+}
+
+TEST_F(BeanstalkYamlConformance, StatsIsByteForByteBeanstalkds) {
+  const std::string reply = server_.ask("stats\r\n");
+  auto f = fields(body_of(reply));
+  ServerStats s;
+  s.urgent = num(f, "current-jobs-urgent");
+  s.ready = num(f, "current-jobs-ready");
+  s.reserved = num(f, "current-jobs-reserved");
+  s.delayed = num(f, "current-jobs-delayed");
+  s.buried = num(f, "current-jobs-buried");
+  CommandCounts& c = s.commands;
+  c.put = num(f, "cmd-put");
+  c.peek = num(f, "cmd-peek");
+  c.peek_ready = num(f, "cmd-peek-ready");
+  c.peek_delayed = num(f, "cmd-peek-delayed");
+  c.peek_buried = num(f, "cmd-peek-buried");
+  c.reserve = num(f, "cmd-reserve");
+  c.reserve_with_timeout = num(f, "cmd-reserve-with-timeout");
+  c.delete_ = num(f, "cmd-delete");
+  c.release = num(f, "cmd-release");
+  c.use = num(f, "cmd-use");
+  c.watch = num(f, "cmd-watch");
+  c.ignore = num(f, "cmd-ignore");
+  c.bury = num(f, "cmd-bury");
+  c.kick = num(f, "cmd-kick");
+  c.touch = num(f, "cmd-touch");
+  c.stats = num(f, "cmd-stats");
+  c.stats_job = num(f, "cmd-stats-job");
+  c.stats_tube = num(f, "cmd-stats-tube");
+  c.list_tubes = num(f, "cmd-list-tubes");
+  c.list_tube_used = num(f, "cmd-list-tube-used");
+  c.list_tubes_watched = num(f, "cmd-list-tubes-watched");
+  c.pause_tube = num(f, "cmd-pause-tube");
+  s.job_timeouts = num(f, "job-timeouts");
+  s.total_jobs = num(f, "total-jobs");
+  s.max_job_size = num(f, "max-job-size");
+  s.tubes = num(f, "current-tubes");
+  s.connections = num(f, "current-connections");
+  s.producers = num(f, "current-producers");
+  s.workers = num(f, "current-workers");
+  s.waiting = num(f, "current-waiting");
+  s.total_connections = num(f, "total-connections");
+  s.pid = std::stoll(f.at("pid"));
+  const std::string version = unquote(f.at("version"));
+  s.version = version;
+  auto micros = [&](const std::string& key) {
+    const std::string v = f.at(key);  // "%d.%06d"
+    const std::size_t dot = v.find('.');
+    return std::chrono::microseconds(std::stoll(v.substr(0, dot)) * 1'000'000 +
+                                     std::stoll(v.substr(dot + 1)));
+  };
+  s.rusage_user = micros("rusage-utime");
+  s.rusage_system = micros("rusage-stime");
+  s.uptime = std::chrono::seconds(std::stoll(f.at("uptime")));
+  s.binlog_oldest_index = std::stoll(f.at("binlog-oldest-index"));
+  s.binlog_current_index = std::stoll(f.at("binlog-current-index"));
+  s.binlog_records_migrated = std::stoll(f.at("binlog-records-migrated"));
+  s.binlog_records_written = std::stoll(f.at("binlog-records-written"));
+  s.binlog_max_size = std::stoll(f.at("binlog-max-size"));
+  s.draining = f.at("draining") == "true";
+  s.id = f.at("id");
+  const std::string hostname = f.at("hostname");
+  const std::string os = f.at("os");
+  const std::string platform = f.at("platform");
+  s.hostname = hostname;
+  s.os = os;
+  s.platform = platform;
+  EXPECT_EQ(c.put, 2u);
+  std::string ours;
+  append_ok(ours, server_stats_yaml(s));
+  EXPECT_EQ(ours, reply);
+}
+
+TEST_F(BeanstalkYamlConformance, ListTubesIsByteForByteBeanstalkds) {
+  const std::string reply = server_.ask("list-tubes\r\n");
+  std::vector<std::string> names;
+  const std::string yaml = body_of(reply);
+  for (std::size_t at = yaml.find('\n') + 1; at < yaml.size();) {
+    const std::size_t end = yaml.find('\n', at);
+    names.push_back(yaml.substr(at + 2, end - at - 2));  // after "- "
+    at = end + 1;
+  }
+  EXPECT_EQ(names.size(), 2u);
+  const std::vector<std::string_view> views(names.begin(), names.end());
+  std::string ours;
+  append_ok(ours, tube_list_yaml(views));
+  EXPECT_EQ(ours, reply);
+}
+
+TEST_F(BeanstalkYamlConformance, JobRepliesAreByteForByteBeanstalkds) {
+  std::string ours;
+  append_job(ours, JobReply::kFound, 2, "hi");
+  EXPECT_EQ(server_.ask("peek 2\r\n"), ours);
+  ASSERT_EQ(server_.ask("watch conformance\r\n"), "WATCHING 2\r\n");
+  ours.clear();
+  append_watching(ours, 1);
+  EXPECT_EQ(server_.ask("ignore default\r\n"), ours);
+  ours.clear();
+  append_reply(ours, Reply::kNotIgnored);
+  EXPECT_EQ(server_.ask("ignore conformance\r\n"), ours);
+  ours.clear();
+  append_job(ours, JobReply::kReserved, 2, "hi");
+  EXPECT_EQ(server_.ask("reserve-job 2\r\n"), ours);
+  ours.clear();
+  append_reply(ours, Reply::kBadFormat);
+  EXPECT_EQ(server_.ask("delete x\r\n"), ours);
+  ours.clear();
+  append_reply(ours, Reply::kUnknownCommand);
+  EXPECT_EQ(server_.ask("fly\r\n"), ours);
+  ours.clear();
+  append_kicked_count(ours, 1);  // job 1, delayed
+  EXPECT_EQ(server_.ask("kick 5\r\n"), ours);
+}
+
+}  // namespace
