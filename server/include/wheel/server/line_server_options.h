@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Construction options of a wheel::net::Server: where to listen, the three idle kinds, the
+// Construction options of a wheel::server::LineServer: where to listen, the three idle kinds, the
 // wheel, and the per-connection limits. Plain data; validated by Server's constructor.
 #pragma once
 
@@ -9,14 +9,14 @@
 #include <optional>
 #include <string>
 
-namespace wheel::net {
+namespace wheel::server {
 
 struct ServerMetricsSlot;
 
-struct ServerOptions {
+struct LineServerOptions {
   // IPv4 or IPv6 address or host name to listen on. Loopback by default.
   std::string host = "127.0.0.1";
-  // 0 picks a free port; Server::port() tells which.
+  // 0 picks a free port; LineServer::port() tells which.
   std::uint16_t port = 7000;
   // Bind with SO_REUSEPORT (a socket created and bound by hand, then uv_tcp_open) so that
   // several worker processes can accept on one port.
@@ -60,9 +60,9 @@ struct ServerOptions {
   // per-iteration publishing, no tick-lag observer).
   ServerMetricsSlot* metrics_slot = nullptr;
   // Serve `GET /metrics` on this server's own loop at metrics_host:metrics_port (0 picks a
-  // free port: Server::metrics_port() tells which); unset: no endpoint.
+  // free port: LineServer::metrics_port() tells which); unset: no endpoint.
   std::optional<std::uint16_t> metrics_port;
   std::string metrics_host = "127.0.0.1";
 };
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "wheel/net/prometheus_text.h"
+#include "wheel/server/prometheus_text.h"
 
 #include <cassert>
 #include <charconv>
 #include <cmath>
 
-namespace wheel::net {
+namespace wheel::server {
 namespace {
 
 [[maybe_unused]] bool valid_name(std::string_view name) {
@@ -108,4 +108,4 @@ void PrometheusText::histogram_samples(std::string_view name, std::span<const do
   sample(std::string(name) + "_count", {}, cumulative);
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "wheel/net/server_metrics.h"
+#include "wheel/server/server_metrics.h"
 
 #include <sys/mman.h>
 
@@ -8,14 +8,15 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "wheel/net/prometheus_text.h"
+#include "wheel/server/prometheus_text.h"
 
-namespace wheel::net {
+namespace wheel::server {
 namespace {
 
-constexpr std::array<std::string_view, kClosedReasonCount> kClosedLabels = {
-    "reader_idle",   "writer_idle",   "all_idle", "quit",    "peer",
-    "slow_consumer", "line_too_long", "error",    "shutdown"};
+// In net::CloseReason's order.
+constexpr std::array<std::string_view, net::kCloseReasonCount> kClosedLabels = {
+    "reader_idle",   "writer_idle",   "all_idle", "quit",     "peer",
+    "slow_consumer", "line_too_long", "error",    "shutdown", "local"};
 
 void put(std::atomic<std::uint64_t>& field, std::uint64_t value) {
   field.store(value, std::memory_order_relaxed);
@@ -26,7 +27,7 @@ std::uint64_t get(const std::atomic<std::uint64_t>& field) {
 
 }  // namespace
 
-std::string_view label_of(ClosedReason reason) {
+std::string_view label_of(net::CloseReason reason) {
   return kClosedLabels[static_cast<std::size_t>(reason)];
 }
 
@@ -35,6 +36,7 @@ void ServerMetricsValues::add_counters(const ServerMetricsValues& o) {
   rejected_full += o.rejected_full;
   rejected_emfile += o.rejected_emfile;
   for (std::size_t i = 0; i < closed.size(); ++i) closed[i] += o.closed[i];
+  closed_worker_lost += o.closed_worker_lost;
   heartbeats_sent += o.heartbeats_sent;
   pings += o.pings;
   delayed_sent += o.delayed_sent;
@@ -52,7 +54,7 @@ void ServerMetricsValues::add_all(const ServerMetricsValues& o) {
 }
 
 std::uint64_t ServerMetricsValues::closed_total() const {
-  std::uint64_t n = 0;
+  std::uint64_t n = closed_worker_lost;
   for (const std::uint64_t c : closed) n += c;
   return n;
 }
@@ -127,9 +129,10 @@ std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t li
   t.sample("wheel_connections_rejected_total", {{"reason", "full"}}, v.rejected_full);
   t.sample("wheel_connections_rejected_total", {{"reason", "emfile"}}, v.rejected_emfile);
   t.family("wheel_connections_closed_total", "counter", "Client connections closed, by reason.");
-  for (std::size_t i = 0; i < kClosedReasonCount; ++i) {
+  for (std::size_t i = 0; i < net::kCloseReasonCount; ++i) {
     t.sample("wheel_connections_closed_total", {{"reason", kClosedLabels[i]}}, v.closed[i]);
   }
+  t.sample("wheel_connections_closed_total", {{"reason", "worker_lost"}}, v.closed_worker_lost);
   t.family("wheel_heartbeats_sent_total", "counter", "PINGs sent to writer-idle clients.");
   t.sample("wheel_heartbeats_sent_total", {}, v.heartbeats_sent);
   t.family("wheel_pings_total", "counter", "PING commands answered with PONG.");
@@ -156,4 +159,4 @@ std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t li
   return t.take();
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "wheel/net/metrics_http_server.h"
+#include "wheel/server/metrics_http_server.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,10 +9,10 @@
 #include <system_error>
 
 #include "wheel/logger.h"
-#include "wheel/net/prometheus_text.h"
 #include "wheel/net/socket_address.h"
+#include "wheel/server/prometheus_text.h"
 
-namespace wheel::net {
+namespace wheel::server {
 namespace {
 
 void check_uv(int rc, const char* what) {
@@ -62,7 +62,7 @@ MetricsHttpServer::MetricsHttpServer(uv_loop_t* loop, MetricsHttpOptions options
 }
 
 std::uint16_t MetricsHttpServer::listen() {
-  const sockaddr_storage address = resolve_address(options_.host, options_.port);
+  const sockaddr_storage address = net::resolve_address(options_.host, options_.port);
   check_uv(uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&address), 0), "bind");
   check_uv(uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 64, &on_connection), "listen");
   sockaddr_storage bound{};
@@ -111,9 +111,19 @@ void MetricsHttpServer::on_connection(uv_stream_t* listener, int status) {
   if (c->next != nullptr) c->next->prev = c;
   self->first_client_ = c;
   ++self->clients_;
-  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0 ||
-      self->clients_ > self->options_.max_clients) {
-    return self->finish(c);  // over the bound: closed at once, no answer
+  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) return self->finish(c);
+  if (self->clients_ > self->options_.max_clients) {
+    // Over the bound: make room by closing the oldest client still sending its head (as
+    // servers survive slowloris: clients that hold a connection without asking cannot starve
+    // a scraper that asks at once). Only when every client is being answered is the new one
+    // closed unanswered.
+    Client* oldest = nullptr;
+    for (Client* o = c->next; o != nullptr; o = o->next) {
+      if (!o->finishing && o->reply.empty()) oldest = o;
+    }
+    if (oldest == nullptr) return self->finish(c);
+    ++self->evicted_;
+    self->finish(oldest);
   }
   if (uv_timer_init(self->loop_, &c->timer) != 0) return self->finish(c);
   c->timer.data = c;
@@ -210,4 +220,4 @@ void MetricsHttpServer::finish(Client* c) {
   uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), closed);
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server

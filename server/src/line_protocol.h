@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace wheel::net {
+namespace wheel::server {
 
 // Limits of DELAY, from the protocol.
 inline constexpr std::uint64_t kMinDelayMs = 1;
@@ -19,7 +19,7 @@ struct Command {
   std::string_view text;       // kDelay only; points into the parsed line
 };
 
-// Parses one line, its "\n" and one trailing "\r" already removed (as LineFramer hands it).
+// Parses one line, its "\n" and one trailing "\r" already removed (as net::LineFramer hands it).
 // Commands are case-sensitive. "DELAY <ms> <text>": ms is decimal within [kMinDelayMs,
 // kMaxDelayMs], the text is everything after the next space (it may be empty); otherwise kBadDelay.
 Command parse_stripped_command(std::string_view line);
@@ -27,4 +27,4 @@ Command parse_stripped_command(std::string_view line);
 // parse_stripped_command() of `line` without one trailing "\r" (a raw line, "\n" removed).
 Command parse_command(std::string_view line);
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -29,26 +29,14 @@
 #include <string>
 #include <string_view>
 
-#include "wheel/net/metrics_histogram.h"
+#include "wheel/net/close_reason.h"
+#include "wheel/server/metrics_histogram.h"
 
-namespace wheel::net {
+namespace wheel::server {
 
-// The reasons of wheel_connections_closed_total, as its "reason" label says them.
-enum class ClosedReason : std::uint8_t {
-  kReaderIdle,    // closed by the reader-idle time
-  kWriterIdle,    // closed by the writer-idle time (the line protocol sends PING instead)
-  kAllIdle,       // closed by the all-idle time
-  kQuit,          // the client sent QUIT
-  kPeer,          // the client closed or reset
-  kSlowConsumer,  // output queued past max_output
-  kLineTooLong,   // a line over max_line
-  kError,         // a read or write failed
-  kShutdown,      // the server shut down
-};
-inline constexpr std::size_t kClosedReasonCount = 9;
-// "reader_idle", "writer_idle", "all_idle", "quit", "peer", "slow_consumer", "line_too_long",
-// "error" or "shutdown".
-std::string_view label_of(ClosedReason reason);
+// The "reason" label of wheel_connections_closed_total: "reader_idle", "writer_idle",
+// "all_idle", "quit", "peer", "slow_consumer", "line_too_long", "error", "shutdown" or "local".
+std::string_view label_of(net::CloseReason reason);
 
 // The values of one worker's slot, or a sum of slots. Plain data.
 struct ServerMetricsValues {
@@ -60,7 +48,10 @@ struct ServerMetricsValues {
   std::uint64_t accepted = 0;
   std::uint64_t rejected_full = 0;
   std::uint64_t rejected_emfile = 0;
-  std::array<std::uint64_t, kClosedReasonCount> closed{};
+  std::array<std::uint64_t, net::kCloseReasonCount> closed{};
+  // Connections a worker still held when it died (SIGKILL, a crash), counted by the supervisor
+  // when it folds the dead worker's slot in: closed_total{reason="worker_lost"}. Never in a slot.
+  std::uint64_t closed_worker_lost = 0;
   std::uint64_t heartbeats_sent = 0;
   std::uint64_t pings = 0;
   std::uint64_t delayed_sent = 0;
@@ -99,7 +90,7 @@ struct alignas(64) ServerMetricsSlot {
   std::atomic<std::uint64_t> accepted{0};
   std::atomic<std::uint64_t> rejected_full{0};
   std::atomic<std::uint64_t> rejected_emfile{0};
-  std::array<std::atomic<std::uint64_t>, kClosedReasonCount> closed{};
+  std::array<std::atomic<std::uint64_t>, net::kCloseReasonCount> closed{};
   std::atomic<std::uint64_t> heartbeats_sent{0};
   std::atomic<std::uint64_t> pings{0};
   std::atomic<std::uint64_t> delayed_sent{0};
@@ -136,4 +127,4 @@ class ServerMetricsRegion {
 // format 0.0.4, with `live_workers` as wheel_workers. Safe from any thread.
 std::string render_server_metrics(const ServerMetricsValues& values, std::uint64_t live_workers);
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace wheel::net {
+namespace wheel::server {
 
 struct ServerStats {
   int worker = 0;
@@ -37,4 +37,4 @@ struct ServerStats {
   std::string to_log_string() const;
 };
 
-}  // namespace wheel::net
+}  // namespace wheel::server

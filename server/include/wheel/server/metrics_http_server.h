@@ -4,8 +4,10 @@
 // as the Prometheus text format (kPrometheusContentType), then closes the connection
 // ("Connection: close": one request per connection, as a scraper needs).
 //
-// A hostile or broken scraper holds bounded resources: at most max_clients connections (more
-// are closed at once), a request head of at most max_request bytes (more: 431 and close), and
+// A hostile or broken scraper holds bounded resources: at most max_clients connections (past
+// it a new client makes room by closing the oldest one still sending its head, so that slow
+// clients holding connections cannot deny a scrape; only when every client is being answered
+// is the new one closed), a request head of at most max_request bytes (more: 431 and close), and
 // read_timeout from accept to a complete head (a slow client gets 408 and a close, however
 // it drips its bytes). Other paths: 404; other methods: 405 with "Allow: GET, HEAD"; HEAD:
 // the headers of the GET; a malformed request line: 400. A request body is never read.
@@ -22,10 +24,10 @@
 #include <string>
 #include <vector>
 
-namespace wheel::net {
+namespace wheel::server {
 
 struct MetricsHttpOptions {
-  // IPv4 or IPv6 address or host name (see resolve_address()); loopback by default, since
+  // IPv4 or IPv6 address or host name (see net::resolve_address()); loopback by default, since
   // the metrics tell anyone who can reach them about the server's load.
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;  // 0 picks a free one (port() tells which)
@@ -62,6 +64,8 @@ class MetricsHttpServer {
   void add_descriptors(std::vector<int>* fds) const;
   // Requests answered so far (any status).
   std::uint64_t responses() const { return responses_; }
+  // Clients closed unanswered to make room for a newer one (see above).
+  std::uint64_t evicted() const { return evicted_; }
 
  private:
   struct Client;
@@ -79,6 +83,7 @@ class MetricsHttpServer {
   std::size_t clients_ = 0;
   Client* first_client_ = nullptr;  // every client not yet finishing, for close()
   std::uint64_t responses_ = 0;
+  std::uint64_t evicted_ = 0;
 };
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -14,7 +14,7 @@
 
 #include "line_protocol.h"
 
-namespace wheel::net {
+namespace wheel::server {
 
 struct LineProtocolHandler::Pending {
   std::vector<TimeoutHandle> timeouts;
@@ -37,7 +37,7 @@ LineProtocolHandler::LineProtocolHandler(int worker_index, std::chrono::millisec
       delay_limits_(delay_limits),
       metrics_(metrics) {}
 
-void LineProtocolHandler::attach(TcpServer& server) {
+void LineProtocolHandler::attach(net::TcpServer& server) {
   server_ = &server;
   if (metrics_ != nullptr) {
     int rc = uv_check_init(server.loop(), &publish_check_);
@@ -78,7 +78,7 @@ ServerStats LineProtocolHandler::snapshot() const {
   s.worker = worker_index_;
   s.pid = static_cast<std::int64_t>(::getpid());
   if (server_ != nullptr) {
-    const TcpServerCounters c = server_->counters();
+    const net::TcpServerCounters c = server_->counters();
     s.connections = c.connections;
     s.accepted = c.accepted;
     s.rejected_full = c.rejected_full;
@@ -122,16 +122,17 @@ void LineProtocolHandler::publish_metrics() const {
   metrics_->publish(v);
 }
 
-void LineProtocolHandler::observe_idle_close(const Connection& c, IdleKind kind) {
+void LineProtocolHandler::observe_idle_close(const net::Connection& c, net::IdleKind kind) {
   if (metrics_ == nullptr) return;
   // On the detector's own clock (the loop's, in ms): the time past last activity + idle time.
-  const IdleTimes& idle = server_->options().idle;
-  const IdleWatch& w = c.idle();
-  const std::uint64_t last =
-      kind == IdleKind::kReader ? w.last_read_ms() : std::max(w.last_read_ms(), w.last_write_ms());
-  const auto idle_ms = static_cast<std::uint64_t>((kind == IdleKind::kReader ? idle.reader
-                                                   : kind == IdleKind::kAll  ? idle.all
-                                                                             : idle.writer)
+  const net::IdleTimes& idle = server_->options().idle;
+  const net::IdleWatch& w = c.idle();
+  const std::uint64_t last = kind == net::IdleKind::kReader
+                                 ? w.last_read_ms()
+                                 : std::max(w.last_read_ms(), w.last_write_ms());
+  const auto idle_ms = static_cast<std::uint64_t>((kind == net::IdleKind::kReader ? idle.reader
+                                                   : kind == net::IdleKind::kAll  ? idle.all
+                                                                                  : idle.writer)
                                                       .count());
   const std::uint64_t now = uv_now(server_->loop());
   const std::uint64_t due = last + idle_ms;
@@ -144,7 +145,7 @@ void LineProtocolHandler::log_stats() const {
                         snapshot().to_log_string(), server_->timer().pending_timeouts());
 }
 
-void LineProtocolHandler::on_line(Connection& c, std::string_view line) {
+void LineProtocolHandler::on_line(net::Connection& c, std::string_view line) {
   const Command cmd = parse_stripped_command(line);
   switch (cmd.kind) {
     case Command::kEmpty:
@@ -158,8 +159,7 @@ void LineProtocolHandler::on_line(Connection& c, std::string_view line) {
       c.send("STATS " + snapshot().to_json() + "\n");
       break;
     case Command::kQuit:
-      closing_as_ = ClosedReason::kQuit;
-      c.close_with("BYE\n");
+      c.close_with("BYE\n", net::CloseReason::kQuit);
       break;
     case Command::kDelay:
       schedule_delayed(c, cmd.delay_ms, cmd.text);
@@ -175,23 +175,23 @@ void LineProtocolHandler::on_line(Connection& c, std::string_view line) {
   }
 }
 
-void LineProtocolHandler::on_line_too_long(Connection& c) {
+void LineProtocolHandler::on_line_too_long(net::Connection& c) {
   ++errors_;
-  c.close_with("ERR line too long\n");
+  c.close_with("ERR line too long\n", net::CloseReason::kLineTooLong);
 }
 
-void LineProtocolHandler::on_input_end(Connection& c) {
+void LineProtocolHandler::on_input_end(net::Connection& c) {
   // Every request read has been answered but the DELAYs still pending: they were promised.
   auto* pending = static_cast<Pending*>(c.context());
   if (pending != nullptr && !pending->timeouts.empty()) {
     pending->input_ended = true;
     return;
   }
-  c.close();  // after the replies queued; reported as the peer's close
+  c.close(net::CloseReason::kPeerClosed);  // after the replies queued
 }
 
-void LineProtocolHandler::on_idle(Connection& c, IdleEvent event) {
-  if (event.kind == IdleKind::kWriter) {
+void LineProtocolHandler::on_idle(net::Connection& c, net::IdleEvent event) {
+  if (event.kind == net::IdleKind::kWriter) {
     ++heartbeats_;
     c.send("PING\n");  // a server heartbeat; records write activity
     return;
@@ -200,35 +200,12 @@ void LineProtocolHandler::on_idle(Connection& c, IdleEvent event) {
   wheel::logger()->debug("worker {}: connection {:#x} {}-idle, closing", worker_index_, c.id(),
                          to_string(event.kind));
   observe_idle_close(c, event.kind);
-  closing_as_ =
-      event.kind == IdleKind::kReader ? ClosedReason::kReaderIdle : ClosedReason::kAllIdle;
-  c.close_with("BYE idle\n");
+  c.close_with("BYE idle\n", event.kind == net::IdleKind::kReader ? net::CloseReason::kReaderIdle
+                                                                  : net::CloseReason::kAllIdle);
 }
 
-void LineProtocolHandler::on_close(Connection& c, CloseReason reason) {
-  ClosedReason why = ClosedReason::kError;
-  switch (reason) {
-    case CloseReason::kLocal:  // this handler's own close: idle or QUIT, marked just before
-      why = closing_as_;
-      break;
-    case CloseReason::kPeerClosed:
-      why = ClosedReason::kPeer;
-      break;
-    case CloseReason::kError:
-      why = ClosedReason::kError;
-      break;
-    case CloseReason::kSlowConsumer:
-      why = ClosedReason::kSlowConsumer;
-      break;
-    case CloseReason::kLineTooLong:
-      why = ClosedReason::kLineTooLong;
-      break;
-    case CloseReason::kShutdown:
-      why = ClosedReason::kShutdown;
-      break;
-  }
-  closing_as_ = ClosedReason::kError;
-  ++closed_[static_cast<std::size_t>(why)];
+void LineProtocolHandler::on_close(net::Connection& c, net::CloseReason reason) {
+  ++closed_[static_cast<std::size_t>(reason)];
   auto* pending = static_cast<Pending*>(c.context());
   if (pending == nullptr) return;
   for (TimeoutHandle& h : pending->timeouts) server_->timer().cancel(h);
@@ -254,7 +231,7 @@ void LineProtocolHandler::on_shutdown() {
   uv_close(reinterpret_cast<uv_handle_t*>(&stats_timer_), nullptr);
 }
 
-void LineProtocolHandler::schedule_delayed(Connection& c, std::uint64_t delay_ms,
+void LineProtocolHandler::schedule_delayed(net::Connection& c, std::uint64_t delay_ms,
                                            std::string_view text) {
   auto* pending = static_cast<Pending*>(c.context());
   if (pending == nullptr) {
@@ -278,7 +255,7 @@ void LineProtocolHandler::schedule_delayed(Connection& c, std::uint64_t delay_ms
   c.send("OK\n");
 }
 
-void LineProtocolHandler::refuse_delay(Connection& c, std::string_view why) {
+void LineProtocolHandler::refuse_delay(net::Connection& c, std::string_view why) {
   ++errors_;
   ++delayed_refused_;
   c.send(why);
@@ -286,7 +263,7 @@ void LineProtocolHandler::refuse_delay(Connection& c, std::string_view why) {
 
 void LineProtocolHandler::on_delayed(std::uint64_t id, const Timeout* fired,
                                      std::string_view text) {
-  Connection* c = server_->find(id);
+  net::Connection* c = server_->find(id);
   auto* pending = c == nullptr ? nullptr : static_cast<Pending*>(c->context());
   if (pending == nullptr) {  // closed meanwhile: its count is already gone
     ++stale_delayed_;
@@ -307,9 +284,8 @@ void LineProtocolHandler::on_delayed(std::uint64_t id, const Timeout* fired,
   message.append("DELAYED ").append(text).append("\n");
   c->send(message);
   if (pending->input_ended && timeouts.empty()) {
-    closing_as_ = ClosedReason::kPeer;  // the client ended its input; now it has everything
-    c->close();
+    c->close(net::CloseReason::kPeerClosed);  // it ended its input; now it has everything
   }
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -3,7 +3,7 @@
 
 #include "wheel/net/line_framer.h"
 
-namespace wheel::net {
+namespace wheel::server {
 
 namespace {
 
@@ -25,7 +25,7 @@ Command parse_delay(std::string_view args) {
 }  // namespace
 
 Command parse_command(std::string_view line) {
-  return parse_stripped_command(LineFramer::strip_cr(line));
+  return parse_stripped_command(net::LineFramer::strip_cr(line));
 }
 
 Command parse_stripped_command(std::string_view line) {
@@ -42,4 +42,4 @@ Command parse_stripped_command(std::string_view line) {
   return {Command::kUnknown, 0, {}};
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server

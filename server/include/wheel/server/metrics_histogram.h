@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <span>
 
-namespace wheel::net {
+namespace wheel::server {
 
 // Upper bounds (seconds) of wheel_idle_close_lateness_seconds: ms-scale, as idle closes come
 // within about one tick of their due time (1 ms default tick, up to 100 ms ticks and stalls).
@@ -95,4 +95,4 @@ class MetricsHistogram {
                 "shared between processes: must be lock-free");
 };
 
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -19,9 +19,9 @@
 #include <string_view>
 #include <utility>
 
-#include "wheel/net/metrics_histogram.h"
+#include "wheel/server/metrics_histogram.h"
 
-namespace wheel::net {
+namespace wheel::server {
 
 inline constexpr std::string_view kPrometheusContentType =
     "text/plain; version=0.0.4; charset=utf-8";
@@ -61,4 +61,4 @@ class PrometheusText {
   std::string out_;
 };
 
-}  // namespace wheel::net
+}  // namespace wheel::server

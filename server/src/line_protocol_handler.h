@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal: LineProtocolHandler, wheel-server's protocol (PING/PONG/DELAY/STATS/QUIT, idle
-// closes and heartbeats; see docs/wheel-server.md) as a ConnectionHandler, built only on the public
-// pieces: TcpServer, Connection, LoopTimer, the idle events. Loop thread only.
+// closes and heartbeats; see docs/wheel-server.md) as a net::ConnectionHandler, built only on the
+// public pieces: net::TcpServer, net::Connection, net::LoopTimer, the idle events. Loop thread
+// only.
 #pragma once
 
 #include <uv.h>
@@ -14,12 +15,12 @@
 #include <string_view>
 
 #include "wheel/net/connection_handler.h"
-#include "wheel/net/server_metrics.h"
-#include "wheel/net/server_stats.h"
 #include "wheel/net/tcp_server.h"
+#include "wheel/server/server_metrics.h"
+#include "wheel/server/server_stats.h"
 #include "wheel/timeout.h"
 
-namespace wheel::net {
+namespace wheel::server {
 
 // Bounds of the DELAY messages not yet delivered; over any of them a DELAY is refused.
 struct DelayLimits {
@@ -28,7 +29,7 @@ struct DelayLimits {
   std::size_t bytes_per_worker = std::size_t{256} << 20;    // "ERR delayed bytes limit"
 };
 
-class LineProtocolHandler final : public ConnectionHandler {
+class LineProtocolHandler final : public net::ConnectionHandler {
  public:
   // `metrics`: where to publish this worker's Prometheus metrics (null: nowhere); it must
   // outlive the handler.
@@ -41,7 +42,7 @@ class LineProtocolHandler final : public ConnectionHandler {
   // the publishing of the metrics at the end of every loop iteration (a uv_check handle: a
   // few dozen relaxed stores per iteration, no work per event) and once a second. Throws
   // std::system_error when a libuv handle cannot start. Call once, before the loop runs.
-  void attach(TcpServer& server);
+  void attach(net::TcpServer& server);
 
   // This worker's counters: the server's and the protocol's. Loop thread only.
   ServerStats snapshot() const;
@@ -50,11 +51,11 @@ class LineProtocolHandler final : public ConnectionHandler {
   // Also runs `hook` when the shutdown begins (to close more loop handles). Loop thread only.
   void set_shutdown_hook(std::function<void()> hook) { shutdown_hook_ = std::move(hook); }
 
-  void on_line(Connection& c, std::string_view line) override;
-  void on_line_too_long(Connection& c) override;
-  void on_input_end(Connection& c) override;
-  void on_idle(Connection& c, IdleEvent event) override;
-  void on_close(Connection& c, CloseReason reason) override;
+  void on_line(net::Connection& c, std::string_view line) override;
+  void on_line_too_long(net::Connection& c) override;
+  void on_input_end(net::Connection& c) override;
+  void on_idle(net::Connection& c, net::IdleEvent event) override;
+  void on_close(net::Connection& c, net::CloseReason reason) override;
   std::string_view reject_line() override { return "ERR server full\n"; }
   std::string_view goodbye() override { return "BYE shutdown\n"; }
   void on_shutdown() override;
@@ -63,16 +64,16 @@ class LineProtocolHandler final : public ConnectionHandler {
   struct Pending;  // a connection's DELAY messages (its context, made on the first DELAY)
   struct DelayedTask;
 
-  void schedule_delayed(Connection& c, std::uint64_t delay_ms, std::string_view text);
+  void schedule_delayed(net::Connection& c, std::uint64_t delay_ms, std::string_view text);
   void on_delayed(std::uint64_t id, const Timeout* fired, std::string_view text);
-  void refuse_delay(Connection& c, std::string_view why);
+  void refuse_delay(net::Connection& c, std::string_view why);
   void log_stats() const;
-  void observe_idle_close(const Connection& c, IdleKind kind);
+  void observe_idle_close(const net::Connection& c, net::IdleKind kind);
 
   const int worker_index_;
   const std::chrono::milliseconds stats_interval_;
   const DelayLimits delay_limits_;
-  TcpServer* server_ = nullptr;
+  net::TcpServer* server_ = nullptr;
   uv_timer_t stats_timer_;
   bool stats_timer_open_ = false;
   std::uint64_t idle_closed_ = 0;
@@ -84,9 +85,7 @@ class LineProtocolHandler final : public ConnectionHandler {
   std::uint64_t delayed_refused_ = 0;
   std::uint64_t errors_ = 0;
   std::uint64_t stale_delayed_ = 0;
-  std::array<std::uint64_t, kClosedReasonCount> closed_{};
-  // The reason of the handler's own close in progress (on_close() then sees kLocal).
-  ClosedReason closing_as_ = ClosedReason::kError;
+  std::array<std::uint64_t, net::kCloseReasonCount> closed_{};
   ServerMetricsSlot* const metrics_;
   std::function<void()> shutdown_hook_;
   uv_check_t publish_check_;
@@ -97,4 +96,4 @@ class LineProtocolHandler final : public ConnectionHandler {
   bool publish_timer_open_ = false;
 };
 
-}  // namespace wheel::net
+}  // namespace wheel::server

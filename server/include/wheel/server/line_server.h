@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Server: wheel-server in a class: a TcpServer (tcp_server.h) running the line protocol
+// LineServer: wheel-server in a class: a net::TcpServer (tcp_server.h) running the line protocol
 // (PING/PONG/DELAY/STATS/QUIT, see docs/wheel-server.md) as its handler, with idle closes ("BYE
 // idle") and writer-idle heartbeats ("PING") from the IdleDetector.
 //
@@ -13,30 +13,37 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 
-#include "wheel/net/server_options.h"
-#include "wheel/net/server_stats.h"
+#include "wheel/server/line_server_options.h"
+#include "wheel/server/server_stats.h"
 
-namespace wheel::net {
+namespace wheel::server {
 
-class Server {
+// The metrics endpoint could not listen; what() names its address and the cause once.
+class MetricsListenError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class LineServer {
  public:
   // Creates the loop and the timer; does not listen yet. Throws std::invalid_argument naming
   // an invalid option (the timer's rule for tick and wheel_size; max_line, max_output or
   // max_connections or a delayed-bytes limit 0; a negative duration; an idle time over
-  // kMaxIdleTime).
-  explicit Server(ServerOptions options);
+  // net::kMaxIdleTime).
+  explicit LineServer(LineServerOptions options);
   // REQUIRES: run() is not running (it has returned, or never started).
-  ~Server();
+  ~LineServer();
 
-  Server(const Server&) = delete;
-  Server& operator=(const Server&) = delete;
+  LineServer(const LineServer&) = delete;
+  LineServer& operator=(const LineServer&) = delete;
 
   // Binds and listens (and, with options.metrics_port, listens for scrapes too); returns the
   // bound port (the chosen one when options.port is 0). Also
   // ignores SIGPIPE process-wide: a write to a reset socket must fail with EPIPE, not kill.
   // Throws std::system_error (or std::invalid_argument for a host that does not resolve) when
-  // it cannot listen.
+  // it cannot listen, MetricsListenError when the metrics endpoint cannot.
   // Call once, before run(). run() may then be called on another thread (starting that thread
   // orders the two).
   std::uint16_t listen();
@@ -64,4 +71,4 @@ class Server {
   std::unique_ptr<Parts> parts_;
 };
 
-}  // namespace wheel::net
+}  // namespace wheel::server

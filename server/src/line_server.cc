@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "wheel/net/server.h"
+#include "wheel/server/line_server.h"
 
 #include <spdlog/spdlog.h>
 
 #include "wheel/logger.h"
+
+#include <uv.h>
 
 #include <atomic>
 #include <stdexcept>
@@ -12,15 +14,15 @@
 
 #include "line_protocol.h"
 #include "line_protocol_handler.h"
-#include "wheel/net/metrics_http_server.h"
-#include "wheel/net/server_metrics.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
+#include "wheel/server/metrics_http_server.h"
+#include "wheel/server/server_metrics.h"
 
-namespace wheel::net {
+namespace wheel::server {
 namespace {
 
-TcpServerOptions tcp_options(const ServerOptions& o, ServerMetricsSlot* metrics) {
+net::TcpServerOptions tcp_options(const LineServerOptions& o, ServerMetricsSlot* metrics) {
   if (o.reader_idle.count() < 0 || o.writer_idle.count() < 0 || o.all_idle.count() < 0 ||
       o.stats_interval.count() < 0) {
     throw std::invalid_argument("durations must not be negative");
@@ -28,13 +30,13 @@ TcpServerOptions tcp_options(const ServerOptions& o, ServerMetricsSlot* metrics)
   if (o.max_connection_delayed_bytes == 0 || o.max_delayed_bytes == 0) {
     throw std::invalid_argument("delayed bytes limits must be positive");
   }
-  TcpServerOptions t;
+  net::TcpServerOptions t;
   t.host = o.host;
   t.port = o.port;
   t.reuse_port = o.reuse_port;
   t.max_connections = o.max_connections;
-  t.idle = IdleTimes{o.reader_idle, o.writer_idle, o.all_idle};
-  t.framing = Framing::kLines;
+  t.idle = net::IdleTimes{o.reader_idle, o.writer_idle, o.all_idle};
+  t.framing = net::Framing::kLines;
   t.max_line = o.max_line;
   t.max_output = o.max_output;
   t.close_grace = o.close_grace;
@@ -53,8 +55,8 @@ TcpServerOptions tcp_options(const ServerOptions& o, ServerMetricsSlot* metrics)
 
 // The handler (and the metrics endpoint) before the server: the server's destructor still
 // calls the handler, and runs the loop that closes the endpoint's handles.
-struct Server::Parts {
-  explicit Parts(const ServerOptions& o)
+struct LineServer::Parts {
+  explicit Parts(const LineServerOptions& o)
       : options(o),
         own_metrics(o.metrics_slot == nullptr && o.metrics_port
                         ? std::make_unique<ServerMetricsRegion>(1)
@@ -69,21 +71,21 @@ struct Server::Parts {
         server(tcp_options(o, metrics), handler) {
     handler.attach(server);
   }
-  ServerOptions options;
+  LineServerOptions options;
   std::unique_ptr<ServerMetricsRegion> own_metrics;
   ServerMetricsSlot* metrics;
   std::unique_ptr<MetricsHttpServer> endpoint;  // made by listen(), closed by the shutdown
   std::atomic<std::uint16_t> endpoint_port{0};
   LineProtocolHandler handler;
-  TcpServer server;
+  net::TcpServer server;
 };
 
-Server::Server(ServerOptions options) : parts_(std::make_unique<Parts>(options)) {}
-Server::~Server() = default;
+LineServer::LineServer(LineServerOptions options) : parts_(std::make_unique<Parts>(options)) {}
+LineServer::~LineServer() = default;
 
-std::uint16_t Server::listen() {
+std::uint16_t LineServer::listen() {
   const std::uint16_t port = parts_->server.listen();
-  const ServerOptions& o = parts_->options;
+  const LineServerOptions& o = parts_->options;
   if (o.metrics_port) {
     Parts& p = *parts_;
     p.endpoint = std::make_unique<MetricsHttpServer>(
@@ -96,30 +98,32 @@ std::uint16_t Server::listen() {
     try {
       metrics_port = p.endpoint->listen();
     } catch (const std::system_error& e) {
-      throw std::system_error(e.code(), "metrics endpoint " +
-                                            format_host_port(o.metrics_host, *o.metrics_port) +
-                                            ": " + e.what());
+      // The address once, the cause once: "... on 127.0.0.1:9100: Address already in use
+      // (EADDRINUSE)".
+      throw MetricsListenError("cannot serve metrics on " +
+                               net::format_host_port(o.metrics_host, *o.metrics_port) + ": " +
+                               e.code().message() + " (" + uv_err_name(-e.code().value()) + ")");
     }
     p.endpoint_port.store(metrics_port, std::memory_order_release);
     wheel::logger()->info("worker {}: metrics on http://{}/metrics", o.worker_index,
-                          format_host_port(o.metrics_host, metrics_port));
+                          net::format_host_port(o.metrics_host, metrics_port));
   }
   wheel::logger()->info(
       "worker {}: listening on {} (reader-idle {} ms, writer-idle {} ms, all-idle {} ms, "
       "tick {} ms, wheel {})",
-      o.worker_index, format_host_port(o.host, port), o.reader_idle.count(), o.writer_idle.count(),
-      o.all_idle.count(),
+      o.worker_index, net::format_host_port(o.host, port), o.reader_idle.count(),
+      o.writer_idle.count(), o.all_idle.count(),
       std::chrono::duration_cast<std::chrono::milliseconds>(parts_->server.timer().tick_duration())
           .count(),
       parts_->server.timer().ticks_per_wheel());
   return port;
 }
 
-void Server::handle_signals() {
+void LineServer::handle_signals() {
   parts_->server.handle_signals();
 }
 
-ServerStats Server::run() {
+ServerStats LineServer::run() {
   parts_->server.run();
   parts_->handler.publish_metrics();  // the closes of the shutdown
   ServerStats final_stats = parts_->handler.snapshot();
@@ -128,16 +132,16 @@ ServerStats Server::run() {
   return final_stats;
 }
 
-void Server::shutdown() {
+void LineServer::shutdown() {
   parts_->server.shutdown();
 }
 
-std::uint16_t Server::port() const {
+std::uint16_t LineServer::port() const {
   return parts_->server.port();
 }
 
-std::uint16_t Server::metrics_port() const {
+std::uint16_t LineServer::metrics_port() const {
   return parts_->endpoint_port.load(std::memory_order_acquire);
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server

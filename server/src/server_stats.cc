@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "wheel/net/server_stats.h"
+#include "wheel/server/server_stats.h"
 
 #include <nlohmann/json.hpp>
 
-namespace wheel::net {
+namespace wheel::server {
 namespace {
 
 // The one list of the counters, in the order STATS and the log line print them.
@@ -49,4 +49,4 @@ std::string ServerStats::to_log_string() const {
   return out;
 }
 
-}  // namespace wheel::net
+}  // namespace wheel::server
