@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <utility>
 
 #include "wheel/jobs/beanstalk_reply.h"
@@ -37,6 +38,16 @@ void JobsHandler::attach(net::TcpServer& server) {
   timer_ = new uv_timer_t;
   uv_timer_init(server.loop(), timer_);
   timer_->data = this;
+  drain_ = new uv_signal_t;
+  uv_signal_init(server.loop(), drain_);
+  drain_->data = this;
+  uv_signal_start(
+      drain_,
+      [](uv_signal_t* signal, int) {
+        spdlog::info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
+        static_cast<JobsHandler*>(signal->data)->queue_.set_draining(true);
+      },
+      SIGUSR1);
   advance_clock();
 }
 
@@ -165,6 +176,11 @@ void JobsHandler::on_shutdown() {
     uv_close(reinterpret_cast<uv_handle_t*>(timer_),
              [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
     timer_ = nullptr;
+  }
+  if (drain_ != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(drain_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
+    drain_ = nullptr;
   }
 }
 

@@ -37,7 +37,8 @@ class JobsHandler final : public net::ConnectionHandler, public jobs::ReserveLis
               jobs::BeanstalkDispatcher& dispatcher, std::uint32_t max_job_size);
   ~JobsHandler() override;
 
-  // Binds the handler to its server (for find()) and starts the queue's timer on its loop.
+  // Binds the handler to its server (for find()), starts the queue's timer on its loop and
+  // makes SIGUSR1 turn drain mode on (puts answer DRAINING), as in beanstalkd.
   void attach(net::TcpServer& server);
 
   void on_open(net::Connection& c) override;
@@ -64,7 +65,8 @@ class JobsHandler final : public net::ConnectionHandler, public jobs::ReserveLis
   jobs::BeanstalkDispatcher& dispatcher_;
   std::uint32_t max_job_size_;
   net::TcpServer* server_ = nullptr;
-  uv_timer_t* timer_ = nullptr;  // freed by its close callback
+  uv_timer_t* timer_ = nullptr;   // freed by its close callback
+  uv_signal_t* drain_ = nullptr;  // SIGUSR1; freed by its close callback
   std::unordered_map<jobs::SessionId, Client*> clients_;
   std::function<void()> shutdown_also_;
 };
