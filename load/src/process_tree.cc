@@ -54,6 +54,62 @@ std::uint64_t rss_kib(const std::vector<pid_t>& pids) {
   return total;
 }
 
+std::uint64_t pss_kib(const std::vector<pid_t>& pids) {
+  std::uint64_t total = 0;
+  for (pid_t p : pids) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/smaps_rollup");
+    std::string line;
+    while (std::getline(in, line)) {
+      unsigned long long kib = 0;
+      if (std::sscanf(line.c_str(), "Pss: %llu", &kib) == 1) {
+        total += kib;
+        break;
+      }
+    }
+  }
+  return total;
+}
+
+double cpu_seconds(const std::vector<pid_t>& pids) {
+  unsigned long long ticks = 0;
+  for (pid_t p : pids) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    const auto paren = stat.rfind(')');
+    unsigned long long utime = 0, stime = 0;
+    // After "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+    // stime (fields 3..15 of proc(5)).
+    if (paren != std::string::npos &&
+        std::sscanf(stat.c_str() + paren + 1,
+                    " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                    &stime) == 2) {
+      ticks += utime + stime;
+    }
+  }
+  return static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+KernelMemory read_kernel_memory() {
+  KernelMemory k;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line.c_str(), "Slab: %llu", &kib) == 1) k.slab_kib = kib;
+  }
+  std::ifstream sockstat("/proc/net/sockstat");
+  for (std::string line; std::getline(sockstat, line);) {
+    unsigned long long inuse = 0, mem = 0;
+    // "TCP: inuse 5 orphan 0 tw 0 alloc 7 mem 1"
+    if (std::sscanf(line.c_str(), "TCP: inuse %llu orphan %*u tw %*u alloc %*u mem %llu", &inuse,
+                    &mem) == 2) {
+      k.tcp_inuse = inuse;
+      k.tcp_kib = mem * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) / 1024;
+    }
+  }
+  return k;
+}
+
 std::vector<std::string> fd_targets(const std::vector<pid_t>& pids) {
   std::vector<std::string> out;
   for (pid_t p : pids) {
