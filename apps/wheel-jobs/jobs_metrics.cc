@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs_metrics.h"
 
-#include "wheel/net/prometheus_text.h"
+#include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {
 
@@ -9,7 +9,7 @@ std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher,
                            const jobs::JobQueue& queue) {
   jobs::QueueCounters q = queue.counters();
   const jobs::beanstalk::CommandCounts& c = dispatcher.commands();
-  net::PrometheusText text;
+  server::PrometheusText text;
   text.family("wheel_jobs_jobs", "gauge", "Jobs held, by state.");
   text.sample("wheel_jobs_jobs", {{"state", "ready"}}, q.ready);
   text.sample("wheel_jobs_jobs", {{"state", "delayed"}}, q.delayed);

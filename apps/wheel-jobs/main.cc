@@ -20,9 +20,9 @@
 #include "jobs_metrics.h"
 #include "json_log.h"
 #include "wheel/jobs/beanstalk_protocol.h"
-#include "wheel/net/metrics_http_server.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
+#include "wheel/server/metrics_http_server.h"
 #include "wheel/version.h"
 
 namespace {
@@ -154,12 +154,12 @@ int run(int argc, char** argv) {
       return 1;
     }
     handler.attach(server);
-    std::unique_ptr<wheel::net::MetricsHttpServer> metrics;
+    std::unique_ptr<wheel::server::MetricsHttpServer> metrics;
     if (metrics_port != 0) {
-      wheel::net::MetricsHttpOptions metrics_options;
+      wheel::server::MetricsHttpOptions metrics_options;
       metrics_options.host = metrics_host;
       metrics_options.port = metrics_port;
-      metrics = std::make_unique<wheel::net::MetricsHttpServer>(
+      metrics = std::make_unique<wheel::server::MetricsHttpServer>(
           server.loop(), metrics_options,
           [&] { return wheel::jobs_app::render_metrics(dispatcher, queue); });
       try {
