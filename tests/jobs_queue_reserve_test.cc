@@ -185,7 +185,7 @@ TEST(JobQueueJournalTest, EveryDurableChangeIsRecordedBeforeItHappens) {
   EXPECT_EQ(refused.outcome, Outcome::kInternalError);
   EXPECT_EQ(queue.counters().total_jobs, 1u);
   journal.refuse = false;
-  EXPECT_EQ(queue.put(s, 0, 0ms, 10s, "d").id, id + 1);  // the refused put used no id
+  EXPECT_EQ(queue.put(s, 0, 0ms, 10s, "d").id, id + 2);  // the refused put's id stays unused
 }
 
 TEST(JobQueueJournalTest, ARefusedDeleteKeepsTheJob) {

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -301,6 +302,82 @@ TEST_F(WheelJobsTest, SigtermExitsZero) {
   EXPECT_EQ(server->stop(), 0);
 }
 
+// A fresh empty directory under the system's temporary one; removed by the destructor.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "wheel-jobs-test-XXXXXX").string();
+    path_ = mkdtemp(pattern.data()) != nullptr ? pattern : "";
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST_F(WheelJobsTest, WithDirJobsSurviveARestartAndIdsKeepGrowing) {
+  TempDir dir;
+  start({"--dir", dir.path()});
+  {
+    auto c = client();
+    EXPECT_EQ(c->ask("use mail\r\n"), "USING mail");
+    EXPECT_EQ(c->ask("put 5 0 60 5\r\nready\r\n"), "INSERTED 1");
+    EXPECT_EQ(c->ask("put 0 3600 60 7\r\ndelayed\r\n"), "INSERTED 2");
+    EXPECT_EQ(c->ask("put 0 0 60 4\r\ngone\r\n"), "INSERTED 3");
+    EXPECT_EQ(c->ask("delete 3\r\n"), "DELETED");
+    EXPECT_EQ(c->ask("put 9 0 60 6\r\nburied\r\n"), "INSERTED 4");
+    EXPECT_EQ(c->ask("watch mail\r\n"), "WATCHING 2");
+    EXPECT_EQ(c->ask("reserve-job 4\r\n"), "RESERVED 4 6");
+    c->bytes(8);
+    EXPECT_EQ(c->ask("bury 4 9\r\n"), "BURIED");
+  }
+  EXPECT_EQ(server->stop(), 0);
+  start({"--dir", dir.path()});
+  auto c = client();
+  EXPECT_EQ(c->ask("peek 1\r\n"), "FOUND 1 5");
+  EXPECT_EQ(c->bytes(7), "ready\r\n");
+  EXPECT_EQ(c->ask("peek 3\r\n"), "NOT_FOUND");
+  EXPECT_EQ(c->ask("use mail\r\n"), "USING mail");
+  EXPECT_EQ(c->ask("peek-delayed\r\n"), "FOUND 2 7");
+  c->bytes(9);
+  EXPECT_EQ(c->ask("peek-buried\r\n"), "FOUND 4 6");
+  c->bytes(8);
+  // Ids keep growing (the log reserves them in blocks, so the next may be well above 4).
+  std::string reply = c->ask("put 0 0 60 1\r\nx\r\n");
+  ASSERT_TRUE(reply.starts_with("INSERTED ")) << reply;
+  EXPECT_GT(std::stoul(reply.substr(9)), 4u);
+}
+
+TEST_F(WheelJobsTest, WithFsyncAlwaysAnAcknowledgedPutSurvivesKillMinus9) {
+  TempDir dir;
+  start({"--dir", dir.path(), "--fsync", "always"});
+  {
+    auto c = client();
+    for (int i = 1; i <= 20; ++i) {
+      ASSERT_EQ(c->ask("put 0 0 60 1\r\nk\r\n"), "INSERTED " + std::to_string(i));
+    }
+    EXPECT_EQ(c->ask("delete 7\r\n"), "DELETED");
+  }
+  kill(server->pid(), SIGKILL);
+  server->stop();
+  start({"--dir", dir.path()});
+  auto c = client();
+  c->send("stats\r\n");
+  std::string head = c->line();
+  ASSERT_TRUE(head.starts_with("OK ")) << head;
+  std::string yaml = c->bytes(std::stoul(head.substr(3)) + 2);
+  EXPECT_NE(yaml.find("current-jobs-ready: 19\n"), std::string::npos) << yaml;
+  EXPECT_EQ(c->ask("peek 7\r\n"), "NOT_FOUND");
+  std::string reply = c->ask("put 0 0 60 1\r\nx\r\n");
+  ASSERT_TRUE(reply.starts_with("INSERTED ")) << reply;
+  EXPECT_GT(std::stoul(reply.substr(9)), 20u);
+}
+
 int run_options(const std::string& options, std::string* err) {
   std::string command = std::string(WHEEL_JOBS_PATH) + " " + options + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
@@ -318,8 +395,11 @@ TEST(WheelJobsOptionsTest, OutOfRangeExitsTwoWithTheRange) {
   EXPECT_EQ(run_options("--port 70000", &err), 2);
   EXPECT_NE(err.find("0 to 65535"), std::string::npos) << err;
   err.clear();
-  EXPECT_EQ(run_options("--dir /nonexistent", &err), 2);
-  EXPECT_NE(err.find("not yet supported"), std::string::npos) << err;
+  EXPECT_EQ(run_options("--fsync always", &err), 2);  // without --dir
+  EXPECT_NE(err.find("needs --dir"), std::string::npos) << err;
+  err.clear();
+  EXPECT_EQ(run_options("--dir . --fsync 0", &err), 2);
+  EXPECT_NE(err.find("from 1 to 3600000"), std::string::npos) << err;
   err.clear();
   EXPECT_EQ(run_options("--version", &err), 0);
   EXPECT_TRUE(err.starts_with("wheel-jobs ")) << err;

@@ -51,6 +51,34 @@ void JobsHandler::attach(net::TcpServer& server) {
   advance_clock();
 }
 
+void JobsHandler::attach_log(jobs::LogJournal& log) {
+  log_ = &log;
+  log_timer_ = new uv_timer_t;
+  uv_timer_init(server_->loop(), log_timer_);
+  log_timer_->data = this;
+  poll_log();
+}
+
+void JobsHandler::on_log_wakeup() {
+  poll_log();
+}
+
+void JobsHandler::poll_log() {
+  if (log_ == nullptr) return;
+  const std::uint64_t now = uv_now(server_->loop());
+  log_->poll(now);  // may send replies now durable, which may run held requests
+  if (log_timer_ == nullptr) return;
+  const std::uint64_t next = log_->next_poll_ms();
+  if (next == UINT64_MAX) {
+    uv_timer_stop(log_timer_);
+  } else {
+    uv_timer_start(
+        log_timer_, [](uv_timer_t* t) { static_cast<JobsHandler*>(t->data)->poll_log(); },
+        next > now ? next - now : 0, 0);
+  }
+  arm_timer();
+}
+
 void JobsHandler::advance_clock() {
   queue_.advance(jobs::Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
   arm_timer();
@@ -96,6 +124,7 @@ void JobsHandler::on_data(net::Connection& c, std::string_view bytes) {
   }
   run(client, bytes);
   arm_timer();
+  poll_log();
 }
 
 void JobsHandler::run(Client* client, std::string_view bytes) {
@@ -176,6 +205,11 @@ void JobsHandler::on_shutdown() {
     uv_close(reinterpret_cast<uv_handle_t*>(timer_),
              [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
     timer_ = nullptr;
+  }
+  if (log_timer_ != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(log_timer_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    log_timer_ = nullptr;
   }
   if (drain_ != nullptr) {
     uv_close(reinterpret_cast<uv_handle_t*>(drain_),

@@ -22,6 +22,7 @@
 #include "wheel/jobs/beanstalk_protocol.h"
 #include "wheel/jobs/job_journal.h"
 #include "wheel/jobs/job_queue.h"
+#include "wheel/jobs/log_journal.h"
 #include "wheel/net/connection_handler.h"
 #include "wheel/net/tcp_server.h"
 
@@ -40,6 +41,10 @@ class JobsHandler final : public net::ConnectionHandler, public jobs::ReserveLis
   // Binds the handler to its server (for find()), starts the queue's timer on its loop and
   // makes SIGUSR1 turn drain mode on (puts answer DRAINING), as in beanstalkd.
   void attach(net::TcpServer& server);
+  // With a durable log: its housekeeping runs after each read, after each of its wakeups
+  // (on_log_wakeup, from the loop's uv_async) and when next_poll_ms() says. Call after attach().
+  void attach_log(jobs::LogJournal& log);
+  void on_log_wakeup();
 
   void on_open(net::Connection& c) override;
   void on_data(net::Connection& c, std::string_view bytes) override;
@@ -59,6 +64,10 @@ class JobsHandler final : public net::ConnectionHandler, public jobs::ReserveLis
   void advance_clock();
   void arm_timer();
   static void on_timer(uv_timer_t* timer);
+  void poll_log();
+
+  jobs::LogJournal* log_ = nullptr;
+  uv_timer_t* log_timer_ = nullptr;  // next_poll_ms; freed by its close callback
 
   jobs::JobQueue& queue_;
   jobs::JobJournal& journal_;

@@ -228,12 +228,13 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   }
   if (ttr.count() <= 0) ttr = kMinTtr;
   if (delay.count() < 0) delay = Millis{0};
-  std::uint64_t job_id = next_id_;
+  std::uint64_t job_id = journal_ == nullptr ? next_id_ : journal_->allocate_id(next_id_);
+  if (job_id == 0) return {Outcome::kInternalError, 0};
+  if (job_id >= next_id_) next_id_ = job_id + 1;
   if (!journal(
           {ChangeKind::kPut, job_id, session->used->name(), priority, delay, ttr, body, now_})) {
     return {Outcome::kInternalError, 0};
   }
-  next_id_++;
   auto job = std::make_unique<Job>();
   job->id = job_id;
   job->tube = session->used;

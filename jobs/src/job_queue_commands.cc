@@ -208,7 +208,7 @@ Outcome JobQueue::kick_job(std::uint64_t job_id) {
   if (job == nullptr || (job->state != JobState::kBuried && job->state != JobState::kDelayed)) {
     return Outcome::kNotFound;
   }
-  if (!journal({ChangeKind::kKick, job_id, {}, 0, {}, {}, {}, now_})) {
+  if (!journal({ChangeKind::kKick, job_id, {}, job->priority, {}, {}, {}, now_})) {
     return Outcome::kInternalError;
   }
   take_out(job);
@@ -227,7 +227,7 @@ std::uint64_t JobQueue::kick(SessionId id, std::uint64_t bound) {
     Job* job = buried ? (tube->buried.empty() ? nullptr : tube->buried.front())
                       : (tube->delayed.empty() ? nullptr : *tube->delayed.begin());
     if (job == nullptr) break;
-    if (!journal({ChangeKind::kKick, job->id, {}, 0, {}, {}, {}, now_})) break;
+    if (!journal({ChangeKind::kKick, job->id, {}, job->priority, {}, {}, {}, now_})) break;
     take_out(job);
     job->kicks++;
     make_ready(job);

@@ -33,7 +33,7 @@ enum class ChangeKind : std::uint8_t {
   kDelete,   // id
   kRelease,  // id, priority, delay (0: ready now)
   kBury,     // id, priority
-  kKick,     // id (buried or delayed -> ready)
+  kKick,     // id, priority (buried or delayed -> ready)
 };
 
 // One change. The views are valid during record() only.
@@ -51,6 +51,10 @@ struct JobChange {
 class JobJournal {
  public:
   virtual ~JobJournal() = default;
+  // The id of the next put: `proposed` (the queue's next id) or a larger one the journal owns
+  // (a log that hands out ids never reused across crashes). 0: no id can be had (the put is
+  // refused). A refused put may leave the id unused; ids are never handed out twice.
+  virtual std::uint64_t allocate_id(std::uint64_t proposed) { return proposed; }
   // Records `change` (see the protocol above). False: not recorded, the change must not happen.
   virtual bool record(const JobChange& change) = 0;
   // Calls `done` once every change recorded so far is durable (at once if it already is, or if
