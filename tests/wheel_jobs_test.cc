@@ -110,6 +110,8 @@ class Client {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
+  // Ends our input to the server (SHUT_WR), as `printf ... | nc` does.
+  void shutdown_write() { shutdown(fd_, SHUT_WR); }
   void send(const std::string& bytes) {
     std::size_t sent = 0;
     while (sent < bytes.size()) {
@@ -351,6 +353,17 @@ TEST_F(WheelJobsTest, WithDirJobsSurviveARestartAndIdsKeepGrowing) {
   std::string reply = c->ask("put 0 0 60 1\r\nx\r\n");
   ASSERT_TRUE(reply.starts_with("INSERTED ")) << reply;
   EXPECT_GT(std::stoul(reply.substr(9)), 4u);
+}
+
+TEST_F(WheelJobsTest, AHalfClosedClientStillGetsRepliesThatWaitForTheSync) {
+  TempDir dir;
+  start({"--dir", dir.path(), "--fsync", "always"});
+  auto c = client();
+  c->send("put 0 0 60 1\r\na\r\nput 0 0 60 1\r\nb\r\n");
+  c->shutdown_write();
+  EXPECT_EQ(c->line(), "INSERTED 1");
+  EXPECT_EQ(c->line(), "INSERTED 2");
+  EXPECT_EQ(c->line(), "");  // then EOF
 }
 
 TEST_F(WheelJobsTest, WithFsyncAlwaysAnAcknowledgedPutSurvivesKillMinus9) {

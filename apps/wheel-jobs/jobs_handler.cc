@@ -20,6 +20,8 @@ struct JobsHandler::Client {
   std::string held;  // input that arrived while a reserve waits
   bool waiting = false;
   bool quit = false;
+  bool input_ended = false;  // EOF: close once the replies owed are sent
+  std::uint32_t unsent = 0;  // batches of replies waiting for the journal
 };
 
 JobsHandler::JobsHandler(jobs::JobQueue& queue, jobs::JobJournal& journal,
@@ -161,11 +163,14 @@ void JobsHandler::flush(Client* client) {
   std::string out = std::move(client->out);
   client->out.clear();
   // Sent when the changes behind these replies are durable; the connection may be gone then.
+  client->unsent++;
   journal_.when_durable([this, id, quit, out = std::move(out)] {
     net::Connection* c = server_->find(id);
     if (c == nullptr) return;
+    auto* owner = static_cast<Client*>(c->context());
     if (!out.empty()) c->send(out);
-    if (quit) c->close();
+    if (owner != nullptr) owner->unsent--;
+    if (quit || (owner != nullptr && owner->input_ended && owner->unsent == 0)) c->close();
   });
 }
 
@@ -182,9 +187,15 @@ void JobsHandler::on_reserve_done(jobs::SessionId session, const jobs::ReserveRe
 }
 
 void JobsHandler::on_input_end(net::Connection& c) {
-  // The client sends no more; replies still owed (a waiting reserve) are not worth keeping the
-  // connection for: beanstalkd closes a waiting client that hangs up, and releases its jobs.
-  c.close();
+  // The client sends no more. Replies waiting for the journal are still sent, then the
+  // connection closes; a waiting reserve is not waited for: beanstalkd closes a client that
+  // hangs up while it waits, and releases its jobs.
+  auto* client = static_cast<Client*>(c.context());
+  if (client == nullptr || client->unsent == 0) {
+    c.close();
+    return;
+  }
+  client->input_ended = true;
 }
 
 void JobsHandler::on_close(net::Connection& c, net::CloseReason) {

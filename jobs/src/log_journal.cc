@@ -63,7 +63,8 @@ bool LogJournal::record(const JobChange& change) {
 
 void LogJournal::when_durable(std::function<void()> done) {
   const JobLog::Lsn lsn = log_.last_lsn();
-  if (policy_ != SyncPolicy::kAlways || log_.durable_lsn() >= lsn) {
+  // In order: a callback never overtakes an earlier one still waiting.
+  if (policy_ != SyncPolicy::kAlways || (waiting_.empty() && log_.durable_lsn() >= lsn)) {
     done();
     return;
   }
