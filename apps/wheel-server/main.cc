@@ -199,6 +199,9 @@ int run_server(int argc, char** argv) {
     std::uint16_t port = 0;
     try {
       port = server.listen();
+    } catch (const wheel::server::MetricsListenError& e) {
+      spdlog::error("wheel-server: {}", e.what());
+      return 1;
     } catch (const std::exception& e) {  // e.g. "listen (EADDRINUSE): Address already in use"
       spdlog::error("wheel-server: cannot listen on {}: {}",
                     wheel::net::format_host_port(options.host, options.port), e.what());

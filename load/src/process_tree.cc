@@ -12,6 +12,26 @@
 
 namespace wheel::load {
 
+namespace {
+
+// The sum over `pids` of the first line of /proc/PID/<file> that `format` (one %llu) matches.
+std::uint64_t sum_kib(const std::vector<pid_t>& pids, const char* file, const char* format) {
+  std::uint64_t total = 0;
+  for (pid_t p : pids) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/" + file);
+    for (std::string line; std::getline(in, line);) {
+      unsigned long long kib = 0;
+      if (std::sscanf(line.c_str(), format, &kib) == 1) {
+        total += kib;
+        break;
+      }
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
 std::vector<pid_t> process_and_children(pid_t pid) {
   std::vector<pid_t> out;
   if (!std::filesystem::exists("/proc/" + std::to_string(pid))) return out;
@@ -39,35 +59,11 @@ std::vector<pid_t> process_and_children(pid_t pid) {
 }
 
 std::uint64_t rss_kib(const std::vector<pid_t>& pids) {
-  std::uint64_t total = 0;
-  for (pid_t p : pids) {
-    std::ifstream in("/proc/" + std::to_string(p) + "/status");
-    std::string line;
-    while (std::getline(in, line)) {
-      unsigned long long kib = 0;
-      if (std::sscanf(line.c_str(), "VmRSS: %llu", &kib) == 1) {
-        total += kib;
-        break;
-      }
-    }
-  }
-  return total;
+  return sum_kib(pids, "status", "VmRSS: %llu");
 }
 
 std::uint64_t pss_kib(const std::vector<pid_t>& pids) {
-  std::uint64_t total = 0;
-  for (pid_t p : pids) {
-    std::ifstream in("/proc/" + std::to_string(p) + "/smaps_rollup");
-    std::string line;
-    while (std::getline(in, line)) {
-      unsigned long long kib = 0;
-      if (std::sscanf(line.c_str(), "Pss: %llu", &kib) == 1) {
-        total += kib;
-        break;
-      }
-    }
-  }
-  return total;
+  return sum_kib(pids, "smaps_rollup", "Pss: %llu");
 }
 
 double cpu_seconds(const std::vector<pid_t>& pids) {

@@ -5,6 +5,8 @@
 
 #include "wheel/logger.h"
 
+#include <uv.h>
+
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -43,7 +45,7 @@ net::TcpServerOptions tcp_options(const LineServerOptions& o, ServerMetricsSlot*
   t.timer.thread_name = "wheel-timer-" + std::to_string(o.worker_index);
   if (metrics != nullptr) {
     t.timer.tick_observer = [metrics](std::chrono::nanoseconds lag) {
-      metrics->tick_lag.observe(lag);  // the timer thread is this histogram's one writer
+      metrics->tick_lag.observe(lag);  // on the loop thread, this histogram's one writer
     };
   }
   return t;
@@ -96,9 +98,11 @@ std::uint16_t LineServer::listen() {
     try {
       metrics_port = p.endpoint->listen();
     } catch (const std::system_error& e) {
-      throw std::system_error(e.code(), "metrics endpoint " +
-                                            net::format_host_port(o.metrics_host, *o.metrics_port) +
-                                            ": " + e.what());
+      // The address once, the cause once: "... on 127.0.0.1:9100: Address already in use
+      // (EADDRINUSE)".
+      throw MetricsListenError("cannot serve metrics on " +
+                               net::format_host_port(o.metrics_host, *o.metrics_port) + ": " +
+                               e.code().message() + " (" + uv_err_name(-e.code().value()) + ")");
     }
     p.endpoint_port.store(metrics_port, std::memory_order_release);
     wheel::logger()->info("worker {}: metrics on http://{}/metrics", o.worker_index,

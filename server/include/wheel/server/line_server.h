@@ -4,8 +4,8 @@
 // idle") and writer-idle heartbeats ("PING") from the IdleDetector.
 //
 // Threads. The thread that calls run() is the loop thread: it owns the libuv loop and every
-// socket. The timer's worker thread owns the wheel; expired timeouts run on the loop thread
-// (loop_timer.h) and name their connection by id, never by pointer.
+// socket and the timer's wheel (loop_timer.h: no thread of its own); timeouts run on the loop
+// thread and name their connection by id, never by pointer.
 //
 // Errors: invalid options and failures to listen throw; I/O errors are logged with
 // uv_err_name and close the one connection concerned.
@@ -13,11 +13,18 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 
 #include "wheel/server/line_server_options.h"
 #include "wheel/server/server_stats.h"
 
 namespace wheel::server {
+
+// The metrics endpoint could not listen; what() names its address and the cause once.
+class MetricsListenError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class LineServer {
  public:
@@ -36,7 +43,7 @@ class LineServer {
   // bound port (the chosen one when options.port is 0). Also
   // ignores SIGPIPE process-wide: a write to a reset socket must fail with EPIPE, not kill.
   // Throws std::system_error (or std::invalid_argument for a host that does not resolve) when
-  // it cannot listen.
+  // it cannot listen, MetricsListenError when the metrics endpoint cannot.
   // Call once, before run(). run() may then be called on another thread (starting that thread
   // orders the two).
   std::uint16_t listen();
