@@ -18,8 +18,8 @@ jobs=${JOBS:-2}
 mutants=(
   # issue 12's mutation list
   "M5b@net/src/idle_detector.cc@s/arm\(id, \*watch, kind, delay - idle_for\);/arm(id, *watch, kind, delay);/@net_server_hardening_test@*NotAfterAFullReArm*"
-  "M6@net/src/line_protocol_handler.cc@s/for \(TimeoutHandle& h : pending->timeouts\) server_->timer\(\)\.cancel\(h\);//@net_server_hardening_test@*NotLeftToExpire*"
-  "M7@net/src/server.cc@s/t\.max_output = o\.max_output;//@net_server_hardening_test@*MaxOutputAboveTheDefault*"
+  "M6@server/src/line_protocol_handler.cc@s/for \(TimeoutHandle& h : pending->timeouts\) server_->timer\(\)\.cancel\(h\);//@net_server_hardening_test@*NotLeftToExpire*"
+  "M7@server/src/line_server.cc@s/t\.max_output = o\.max_output;//@net_server_hardening_test@*MaxOutputAboveTheDefault*"
   "M7b@net/src/connection.cc@s/return abort\(CloseReason::kSlowConsumer\);/++core->counts().slow_consumers; uv_read_stop(stream); return;/@net_server_hardening_test@*SlowConsumerIsClosed*"
   "M1@timer/src/timer_wheel.cc@s/rounds < kRoundLabels \? round_label\(slot_tick\) : kFar/rounds < kRoundLabels ? round_label(rounds >= 1 ? slot_tick - mask_ - 1 : slot_tick) : kFar/@timer_layout_test@*NeverEarlyWithDelaysOfOneToSeveralTurns*"
   "M4@timer/src/timer_core.cc@s/\} while \(!pending_\.compare_exchange_weak\(count, count \+ 1, std::memory_order_relaxed\)\);/} while (false);\n  pending_.fetch_add(1, std::memory_order_relaxed);/@hashed_wheel_timer_test@*MaxPendingReservationIsOneAtomicStepUnderContention*"
@@ -30,9 +30,9 @@ mutants=(
   "D2-busy-port@apps/wheel-server/worker_pool.cc@s/if \(claim_fd < 0\) \{/if (false) {/@net_server_hardening_test@*BusyPort*"
   "D3-tick@apps/wheel-server/main.cc@s/kMaxTick = std::chrono::hours\(1\);/kMaxTick = milliseconds::max();/@net_server_hardening_test@*OutOfRangeOptions*"
   "D4-wheel-size@apps/wheel-server/main.cc@s/kMaxServerWheelSize = std::uint64_t\{1\} << 20;/kMaxServerWheelSize = std::uint64_t{1} << 21;/@net_server_hardening_test@*OutOfRangeOptions*"
-  "D6-worker-bytes@net/src/line_protocol_handler.cc@s/delayed_bytes_ \+ text\.size\(\) > delay_limits_\.bytes_per_worker/false/@net_server_hardening_test@*DelayedTextIsBounded*"
-  "D6-connection-bytes@net/src/line_protocol_handler.cc@s/pending->bytes \+ text\.size\(\) > delay_limits_\.bytes_per_connection \|\|//@net_server_hardening_test@*DelayedTextIsBounded*:*OneMebibyte*"
-  "G7-emfile@net/src/server_core.cc@s/if \(error == EMFILE \|\| error == ENFILE\) return self->reject_for_descriptors\(\);//@net_server_hardening_test@*LackOfDescriptors*"
+  "D6-worker-bytes@server/src/line_protocol_handler.cc@s/delayed_bytes_ \+ text\.size\(\) > delay_limits_\.bytes_per_worker/false/@net_server_hardening_test@*DelayedTextIsBounded*"
+  "D6-connection-bytes@server/src/line_protocol_handler.cc@s/pending->bytes \+ text\.size\(\) > delay_limits_\.bytes_per_connection \|\|//@net_server_hardening_test@*DelayedTextIsBounded*:*OneMebibyte*"
+  "G7-emfile@net/src/acceptor.cc@s/if \(error == EMFILE \|\| error == ENFILE\) return self->reject_for_descriptors\(\);//@net_server_hardening_test@*LackOfDescriptors*"
   # issue 19: beanstalkd's protocol parser and replies (jobs/)
   "J1-line-limit@jobs/src/beanstalk_protocol.cc@s/if \\(line_size_ == kMaxLineBytes - 1\\)/if (line_size_ == kMaxLineBytes)/@jobs_beanstalk_protocol_test@*224Bytes*"
   "J2-number-overflow@jobs/src/beanstalk_command_line.cc@s/if \\(value > \\(max - digit\\) \\/ 10\\) return false;//@jobs_beanstalk_protocol_test@*Limits*"

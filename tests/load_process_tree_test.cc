@@ -62,5 +62,17 @@ TEST(ProcessTree, SeesChildrenTheirMemoryAndTheirDescriptors) {
   EXPECT_EQ(rss_kib({child}), 0U);
 }
 
+// The big case's gauges: this process used some CPU and has a PSS; the kernel has TCP sockets
+// in use once one is open.
+TEST(ProcessTree, CpuPssAndKernelMemoryAreRead) {
+  volatile double x = 0;
+  for (int i = 0; i < 20'000'000; ++i) x = x + 1;  // some CPU time to see
+  EXPECT_GT(cpu_seconds({getpid()}), 0.0);
+  EXPECT_GT(pss_kib({getpid()}), 0U);
+  const KernelMemory k = read_kernel_memory();
+  EXPECT_GT(k.slab_kib, 0U);
+  EXPECT_EQ(cpu_seconds({}), 0.0);
+}
+
 }  // namespace
 }  // namespace wheel::load

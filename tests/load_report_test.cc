@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
+
 #include <wheel/load/idle_close.h>
 #include <wheel/load/load_config.h>
 #include <wheel/load/load_result.h>
 #include <wheel/load/report.h>
+#include <csignal>
+#include <nlohmann/json.hpp>
 
 using namespace std::chrono_literals;
 using wheel::load::classify_idle_close;
@@ -13,6 +16,7 @@ using wheel::load::IdleClose;
 using wheel::load::LoadConfig;
 using wheel::load::LoadResult;
 using wheel::load::make_report;
+using wheel::load::merge;
 
 namespace {
 
@@ -240,4 +244,48 @@ TEST(LoadReport, SummarySaysOkOrListsFailures) {
   const auto text = format_summary(make_report(r, LoadConfig{}));
   EXPECT_NE(text.find("result: FAILED"), std::string::npos);
   EXPECT_NE(text.find("never closed"), std::string::npos);
+}
+
+// Issue 22 items 1, 4, 5: a run that ended early says why first, and the reasons survive the
+// trip from a child process to its parent and the merge.
+TEST(LoadReport, EarlyEndsFailFirstAndSurviveTheRoundTripAndTheMerge) {
+  LoadResult r = good_result();
+  r.interrupted_by = SIGINT;
+  r.duration_s = 4;
+  r.gave_up = "no connection could be made";
+  r.server_shutdown_at_s = 2.5;
+  r.active_closed_by_shutdown = 3;
+  r.idle_closed_by_shutdown = 4;
+  r.heartbeats_received = 7;
+  r.heartbeats_answered = 5;
+  const auto failures = failed_expectations(r, LoadConfig{});
+  ASSERT_GE(failures.size(), 3U);
+  EXPECT_EQ(failures[0], "interrupted by SIGINT after 4.0 s: the figures cover the run until then");
+  EXPECT_EQ(failures[1], "gave up: no connection could be made");
+  EXPECT_NE(failures[2].find("the server shut down 2.5 s into the run"), std::string::npos);
+  const auto j = make_report(r, LoadConfig{});
+  EXPECT_EQ(j["interrupted"]["signal"], "SIGINT");
+  EXPECT_EQ(j["server_shutdown"]["idle_closed"], 4);
+  EXPECT_EQ(j["heartbeats"]["answered"], 5);
+
+  const LoadResult back = nlohmann::json(r).get<LoadResult>();
+  EXPECT_EQ(back.interrupted_by, SIGINT);
+  EXPECT_EQ(back.gave_up, r.gave_up);
+  EXPECT_EQ(back.server_shutdown_at_s, 2.5);
+  EXPECT_EQ(back.idle_closed_by_shutdown, 4U);
+  EXPECT_EQ(back.heartbeats_received, 7U);
+
+  LoadResult merged = good_result();  // a process that saw no shutdown
+  LoadResult later = r;
+  later.server_shutdown_at_s = 3;
+  merge(merged, later);
+  merge(merged, r);
+  EXPECT_EQ(merged.server_shutdown_at_s, 2.5) << "the earliest shutdown";
+  EXPECT_EQ(merged.interrupted_by, SIGINT);
+  EXPECT_EQ(merged.heartbeats_received, 14U);
+  EXPECT_EQ(merged.idle_closed_by_shutdown, 8U);
+  const LoadResult plain = good_result();
+  EXPECT_TRUE(make_report(plain, LoadConfig{})["interrupted"].is_null());
+  EXPECT_TRUE(make_report(plain, LoadConfig{})["gave_up"].is_null());
+  EXPECT_TRUE(make_report(plain, LoadConfig{})["server_shutdown"].is_null());
 }

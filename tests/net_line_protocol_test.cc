@@ -4,7 +4,7 @@
 
 #include "line_protocol.h"
 
-namespace wheel::net {
+namespace wheel::server {
 namespace {
 
 TEST(LineProtocol, RecognisesEachCommandExactly) {
@@ -40,4 +40,4 @@ TEST(LineProtocol, DelayOutsideItsRangeOrMalformedIsBad) {
 }
 
 }  // namespace
-}  // namespace wheel::net
+}  // namespace wheel::server

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include "net_test_support.h"
-#include "wheel/net/server.h"
 
 namespace wheel::net::testing {
 namespace {

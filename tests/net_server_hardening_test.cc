@@ -170,6 +170,39 @@ TEST(NetServerHardening, ASecondServerOnABusyPortExitsOneWithEaddrinuse) {
   }
 }
 
+// Issue 22 item 10: a busy --metrics-port is one plain line naming the metrics address once
+// and the cause once (it named the server's port 0 and said "Address already in use" twice).
+TEST(NetServerHardening, ABusyMetricsPortIsOnePlainErrorNamingThatAddress) {
+  const int busy = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(busy, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(busy, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(busy, 1), 0);
+  socklen_t length = sizeof(addr);
+  ASSERT_EQ(::getsockname(busy, reinterpret_cast<sockaddr*>(&addr), &length), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  const auto [code, text] = run_until_exit(hardening_args({"--metrics-port", port}));
+  ::close(busy);
+  EXPECT_EQ(code, 1) << text;
+  const auto count = [&text](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count("cannot serve metrics on 127.0.0.1:" + port +
+                  ": Address already in use "
+                  "(EADDRINUSE)"),
+            1u)
+      << text;
+  EXPECT_EQ(count("Address already in use"), 1u) << text;
+  EXPECT_EQ(count("127.0.0.1:0"), 0u) << "the server's own port is not the problem: " << text;
+  EXPECT_EQ(text.find("listening on"), std::string::npos) << text;
+}
+
 TEST(NetServerHardening, APortIsFreeAgainOnceItsMultiWorkerServerStopped) {
   std::string port;
   {

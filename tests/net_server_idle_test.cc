@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "net_test_support.h"
-#include "wheel/net/server.h"
 
 namespace wheel::net::testing {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// wheel-server over loopback, wheel::net::Server run in-process on its own thread.
+// wheel-server over loopback, wheel::server::LineServer run in-process on its own thread.
 // The tests run the real wheel-server binary as a child process (a sanitizer report in it
 // fails the test through its exit status) unless they say otherwise.
 #include <gtest/gtest.h>
@@ -7,18 +7,22 @@
 #include <thread>
 
 #include "net_test_support.h"
-#include "wheel/net/server.h"
+#include "wheel/server/line_server.h"
 
 namespace wheel::net::testing {
+
+using wheel::server::LineServer;
+using wheel::server::LineServerOptions;
+using wheel::server::ServerStats;
 namespace {
 
 TEST(NetServerInProcess, RunsOnItsThreadAndShutsDownFromAnother) {
-  ServerOptions options;
+  LineServerOptions options;
   options.port = 0;
   options.tick = 5ms;
   options.reader_idle = 200ms;
   options.stats_interval = 0ms;
-  Server server(options);
+  LineServer server(options);
   const std::uint16_t port = server.listen();
   ASSERT_NE(port, 0);
   ServerStats final_stats;
@@ -48,12 +52,12 @@ TEST(NetServerInProcess, RunsOnItsThreadAndShutsDownFromAnother) {
 }
 
 TEST(NetServerInProcess, InvalidOptionsThrow) {
-  ServerOptions options;
+  LineServerOptions options;
   options.tick = 0ms;
-  EXPECT_THROW(Server{options}, std::invalid_argument);
-  options = ServerOptions{};
+  EXPECT_THROW(LineServer{options}, std::invalid_argument);
+  options = LineServerOptions{};
   options.max_line = 0;
-  EXPECT_THROW(Server{options}, std::invalid_argument);
+  EXPECT_THROW(LineServer{options}, std::invalid_argument);
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ double closed(const Exposition& e, const char* reason) {
 double closed_total(const Exposition& e) {
   double n = 0;
   for (const char* r : {"reader_idle", "writer_idle", "all_idle", "quit", "peer", "slow_consumer",
-                        "line_too_long", "error", "shutdown"})
+                        "line_too_long", "error", "shutdown", "worker_lost"})
     n += closed(e, r);
   return n;
 }
@@ -195,6 +195,49 @@ TEST(ServerMetricsEndToEnd, WorkersSumsAgreeWithWheelLoadsReport) {
   EXPECT_EQ(listening_lines(), 3u);
   expect_clean_exit(server);
   for (const char* ext : {".json", ".out", ".log"}) std::remove((base + ext).c_str());
+}
+
+// A worker killed while it holds connections: the supervisor counts them as closed with
+// reason "worker_lost" when it folds the dead worker in, so accepted - closed - open == 0.
+TEST(ServerMetricsEndToEnd, AKilledWorkersConnectionsAreClosedAsWorkerLost) {
+  const std::uint16_t mport = unused_port();
+  ServerProcess server(server_args(
+      {"--workers", "2", "--metrics-port", std::to_string(mport), "--reader-idle", "60s"}));
+  constexpr int kClients = 30;
+  std::vector<Client> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back(server.port());
+    clients.back().send("PING\n");
+    ASSERT_EQ(clients.back().read_line(10s), "PONG") << i;
+  }
+  // The workers publish their slots about once a second: wait until the scrape has them all.
+  const Exposition before = scrape_until(
+      mport, [](const Exposition& x) { return x.value("wheel_connections_open") == kClients; });
+  ASSERT_EQ(before.value("wheel_connections_open"), kClients);
+  EXPECT_EQ(closed(before, "worker_lost"), 0);
+  // Kill the worker that serves the first client (STATS names its pid), so it holds at least one.
+  clients[0].send("STATS\n");
+  const std::string stats = clients[0].read_line(10s);
+  ASSERT_EQ(stats.rfind("STATS ", 0), 0u) << stats;
+  const pid_t victim = nlohmann::json::parse(stats.substr(6))["pid"].get<pid_t>();
+  ASSERT_GT(victim, 0);
+  ASSERT_NE(victim, server.pid());
+  ::kill(victim, SIGKILL);
+  const auto books_balance = [](const Exposition& x) {
+    return x.value("wheel_connections_accepted_total") ==
+           closed_total(x) + x.value("wheel_connections_open");
+  };
+  const Exposition after = scrape_until(mport, [&](const Exposition& x) {
+    return x.value("wheel_workers") == 2 && closed(x, "worker_lost") > 0 && books_balance(x);
+  });
+  EXPECT_EQ(after.value("wheel_connections_accepted_total"), kClients);
+  EXPECT_TRUE(books_balance(after))
+      << "accepted " << after.value("wheel_connections_accepted_total") << ", closed "
+      << closed_total(after) << ", open " << after.value("wheel_connections_open");
+  EXPECT_GE(closed(after, "worker_lost"), 1);
+  // Nothing else closed: the lost ones and the survivors make up every client.
+  EXPECT_EQ(closed(after, "worker_lost") + after.value("wheel_connections_open"), kClients);
+  EXPECT_EQ(clients[0].read_line(10s), "<eof>");  // its connection died with the worker
 }
 
 TEST(ServerMetricsEndToEnd, WheelLoadFailsWhenTheServersCountsDisagree) {

@@ -7,7 +7,6 @@
 #include <random>
 
 #include "net_test_support.h"
-#include "wheel/net/server.h"
 
 namespace wheel::net::testing {
 namespace {

@@ -232,6 +232,16 @@ int main(int argc, char** argv) {
   }
   config.processes = plan.processes;
 
+  // From here the first SIGINT or SIGTERM stops the run (one that comes before it starts ends
+  // it at once), which still reports; a second one ends wheel-load at once and removes the
+  // unfinished report. Installed before the report file exists, so no signal can leave it.
+  try {
+    wheel::load::install_stop_signals();
+  } catch (const std::exception& e) {
+    wheel::logger()->error("wheel-load: {}", e.what());
+    return 1;
+  }
+
   // Every output is opened before the first connection: a bad path costs nothing.
   // The report is written whole or not at all (a temporary file renamed over --json), so a
   // run stopped at any moment never leaves a truncated file.
@@ -239,6 +249,7 @@ int main(int argc, char** argv) {
   if (!json_path.empty()) {
     try {
       json_out.emplace(json_path);
+      wheel::load::remove_on_abort(json_out->temporary_path().c_str());
     } catch (const std::exception& e) {
       return usage_error(std::string("--json: ") + e.what());
     }
@@ -290,15 +301,6 @@ int main(int argc, char** argv) {
 
   // A peer that closes while we write must not kill us with SIGPIPE: libuv reports EPIPE.
   std::signal(SIGPIPE, SIG_IGN);
-  // From here the first SIGINT or SIGTERM stops the run, which still reports; a second one
-  // ends wheel-load at once (and removes the unfinished report).
-  try {
-    wheel::load::install_stop_signals();
-  } catch (const std::exception& e) {
-    wheel::logger()->error("wheel-load: {}", e.what());
-    return 1;
-  }
-  if (json_out) wheel::load::remove_on_abort(json_out->temporary_path().c_str());
   const wheel::load::LoadResult result = wheel::load::run_load(config, plan.processes);
   nlohmann::json report = wheel::load::make_report(result, config);
   std::cout << wheel::load::format_summary(report) << std::flush;

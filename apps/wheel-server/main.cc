@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // wheel-server: the libuv heartbeat / idle-disconnect server. Option parsing and wiring only:
-// the server is wheel::net::Server (the line protocol on a TcpServer); --workers N runs N of
+// the server is wheel::server::LineServer (the line protocol on a TcpServer); --workers N runs N of
 // them under the pre-fork supervisor (worker_pool.h).
 #include <spdlog/spdlog.h>
 
@@ -18,9 +18,9 @@
 #include "json_log.h"
 #include "option_checks.h"
 #include "wheel/net/idle_watch.h"
-#include "wheel/net/server.h"
-#include "wheel/net/server_options.h"
 #include "wheel/net/socket_address.h"
+#include "wheel/server/line_server.h"
+#include "wheel/server/line_server_options.h"
 #include "wheel/version.h"
 #include "wheel_options.h"
 #include "worker_pool.h"
@@ -96,7 +96,7 @@ int usage_error(const std::string& message) {
 
 // Parses the options, then serves: in this process, or through N worker processes.
 int run_server(int argc, char** argv) {
-  wheel::net::ServerOptions options;
+  wheel::server::LineServerOptions options;
   int workers = 1;
   std::string log_level = "info";
   std::string log_format = "text";
@@ -195,10 +195,13 @@ int run_server(int argc, char** argv) {
     return wheel::server::run_workers(std::move(options), workers);
   }
   try {
-    wheel::net::Server server(options);
+    wheel::server::LineServer server(options);
     std::uint16_t port = 0;
     try {
       port = server.listen();
+    } catch (const wheel::server::MetricsListenError& e) {
+      spdlog::error("wheel-server: {}", e.what());
+      return 1;
     } catch (const std::exception& e) {  // e.g. "listen (EADDRINUSE): Address already in use"
       spdlog::error("wheel-server: cannot listen on {}: {}",
                     wheel::net::format_host_port(options.host, options.port), e.what());

@@ -16,9 +16,8 @@ void check(int rc, const char* what) {
 
 }  // namespace
 
-SupervisorMetrics::SupervisorMetrics(const net::ServerOptions& options,
-                                     net::ServerMetricsRegion& region, const sigset_t& signals,
-                                     const std::size_t& alive)
+SupervisorMetrics::SupervisorMetrics(const LineServerOptions& options, ServerMetricsRegion& region,
+                                     const sigset_t& signals, const std::size_t& alive)
     : region_(region), alive_(alive) {
   check(uv_loop_init(&loop_), "uv_loop_init");
   loop_open_ = true;
@@ -35,8 +34,8 @@ SupervisorMetrics::SupervisorMetrics(const net::ServerOptions& options,
             &tick_, [](uv_timer_t*) {}, 100, 100),
         "uv_timer_start");
   // Last: from here on the destructor closes it.
-  endpoint_ = std::make_unique<net::MetricsHttpServer>(
-      &loop_, net::MetricsHttpOptions{.host = options.metrics_host, .port = *options.metrics_port},
+  endpoint_ = std::make_unique<MetricsHttpServer>(
+      &loop_, MetricsHttpOptions{.host = options.metrics_host, .port = *options.metrics_port},
       [this] { return render(); });
 }
 
@@ -58,14 +57,18 @@ void SupervisorMetrics::add_descriptors(std::vector<int>* fds) const {
 }
 
 void SupervisorMetrics::retire(std::size_t i) {
-  retired_.add_counters(region_.slot(i).read());
+  const ServerMetricsValues last = region_.slot(i).read();
+  retired_.add_counters(last);
+  // What it still held died with it: closed as "worker_lost", so that accepted = closed + open
+  // stays true. (A clean exit has closed them all: 0.)
+  retired_.closed_worker_lost += last.connections_open;
   region_.slot(i).reset();
 }
 
 std::string SupervisorMetrics::render() const {
-  net::ServerMetricsValues total = retired_;
+  ServerMetricsValues total = retired_;
   for (std::size_t i = 0; i < region_.size(); ++i) total.add_all(region_.slot(i).read());
-  return net::render_server_metrics(total, alive_);
+  return render_server_metrics(total, alive_);
 }
 
 }  // namespace wheel::server

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "wheel/net/metrics_http_server.h"
-#include "wheel/net/server_metrics.h"
-#include "wheel/net/server_options.h"
+#include "wheel/server/line_server_options.h"
+#include "wheel/server/metrics_http_server.h"
+#include "wheel/server/server_metrics.h"
 
 namespace wheel::server {
 
@@ -25,7 +25,7 @@ class SupervisorMetrics {
   // Serves options.metrics_host:*options.metrics_port from `region`'s slots; `signals` (kept
   // blocked by the caller) wake run_once(); `alive` is the supervisor's count of live workers,
   // read at each scrape. Throws std::system_error when a libuv or signalfd call fails.
-  SupervisorMetrics(const net::ServerOptions& options, net::ServerMetricsRegion& region,
+  SupervisorMetrics(const LineServerOptions& options, ServerMetricsRegion& region,
                     const sigset_t& signals, const std::size_t& alive);
   ~SupervisorMetrics();
   SupervisorMetrics(const SupervisorMetrics&) = delete;
@@ -37,18 +37,19 @@ class SupervisorMetrics {
   void add_descriptors(std::vector<int>* fds) const;
   // Serves scrapes until a signal is pending or 100 ms have passed.
   void run_once() { uv_run(&loop_, UV_RUN_ONCE); }
-  // Worker `i` died: keeps its counters (not its gauges) and clears its slot for the next one.
+  // Worker `i` died: keeps its counters (not its gauges), counts the connections it still held
+  // as closed with reason "worker_lost", and clears its slot for the next one.
   void retire(std::size_t i);
 
  private:
   std::string render() const;
 
-  net::ServerMetricsRegion& region_;
+  ServerMetricsRegion& region_;
   const std::size_t& alive_;
-  net::ServerMetricsValues retired_;  // counters of dead workers
+  ServerMetricsValues retired_;  // counters of dead workers
   uv_loop_t loop_{};
   bool loop_open_ = false;
-  std::unique_ptr<net::MetricsHttpServer> endpoint_;
+  std::unique_ptr<MetricsHttpServer> endpoint_;
   int signal_fd_ = -1;
   uv_poll_t signal_poll_{};
   bool signal_poll_open_ = false;

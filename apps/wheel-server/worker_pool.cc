@@ -29,17 +29,15 @@
 #include "supervisor_metrics.h"
 #include "wheel/logger.h"
 #include "wheel/net/listen_socket.h"
-#include "wheel/net/server.h"
-#include "wheel/net/server_metrics.h"
 #include "wheel/net/socket_address.h"
+#include "wheel/server/line_server.h"
+#include "wheel/server/server_metrics.h"
 
 namespace wheel::server {
 
 using net::bind_reuseport_socket;
 using net::bound_port;
 using net::format_host_port;
-using net::Server;
-using net::ServerOptions;
 
 namespace {
 
@@ -58,10 +56,10 @@ struct Worker {
 
 // The body of a worker process: a full Server on the shared port. Tells the parent it listens
 // by writing one byte to `ready_fd` (when >= 0). Returns the process exit code.
-int worker_main(ServerOptions options, int ready_fd) {
+int worker_main(LineServerOptions options, int ready_fd) {
   apps::set_log_worker(options.worker_index);
   try {
-    Server server(std::move(options));
+    LineServer server(std::move(options));
     server.listen();
     server.handle_signals();
     if (ready_fd >= 0) {
@@ -83,8 +81,8 @@ int worker_main(ServerOptions options, int ready_fd) {
 // the supervisor, the ready pipe's read end, and the metrics endpoint's: a scrape must never
 // reach a worker). Not a blanket close of every descriptor: libuv's fork handler has just
 // opened descriptors of its own in the child.
-pid_t spawn(const ServerOptions& options, int index, int ready_fd, const sigset_t& old_mask,
-            net::ServerMetricsSlot* slot, const std::vector<int>& inherited) {
+pid_t spawn(const LineServerOptions& options, int index, int ready_fd, const sigset_t& old_mask,
+            ServerMetricsSlot* slot, const std::vector<int>& inherited) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;            // parent (or -1)
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an orphaned worker shuts down gracefully
@@ -95,7 +93,7 @@ pid_t spawn(const ServerOptions& options, int index, int ready_fd, const sigset_
   ::signal(SIGINT, SIG_DFL);                       // NOLINT(concurrency-mt-unsafe)
   ::signal(SIGTERM, SIG_DFL);                      // NOLINT(concurrency-mt-unsafe)
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // NOLINT(concurrency-mt-unsafe)
-  ServerOptions mine = options;
+  LineServerOptions mine = options;
   mine.worker_index = index;
   mine.reuse_port = true;
   mine.metrics_port.reset();  // the supervisor serves the scrapes
@@ -141,7 +139,8 @@ std::string describe(int status) {
 // failed.
 class Supervisor {
  public:
-  Supervisor(ServerOptions options, int workers, const sigset_t& signals, const sigset_t& old_mask)
+  Supervisor(LineServerOptions options, int workers, const sigset_t& signals,
+             const sigset_t& old_mask)
       : options_(std::move(options)),
         pool_(static_cast<std::size_t>(workers)),
         signals_(signals),
@@ -188,7 +187,7 @@ class Supervisor {
   bool start_metrics() {
     if (!options_.metrics_port) return true;
     try {
-      region_ = std::make_unique<net::ServerMetricsRegion>(pool_.size());
+      region_ = std::make_unique<ServerMetricsRegion>(pool_.size());
       metrics_ = std::make_unique<SupervisorMetrics>(options_, *region_, signals_, alive_);
       const std::uint16_t port = metrics_->listen();
       log().info("wheel-server: metrics on http://{}/metrics",
@@ -267,9 +266,7 @@ class Supervisor {
   }
 
  private:
-  net::ServerMetricsSlot* slot_of(std::size_t i) const {
-    return region_ ? &region_->slot(i) : nullptr;
-  }
+  ServerMetricsSlot* slot_of(std::size_t i) const { return region_ ? &region_->slot(i) : nullptr; }
   // The supervisor's descriptors a new worker closes.
   std::vector<int> inherited(int ready_read_fd) const {
     std::vector<int> fds{held_fd_, claim_fd_, ready_read_fd};
@@ -351,14 +348,14 @@ class Supervisor {
     deadline_ = Clock::now() + std::chrono::hours(1);
   }
 
-  ServerOptions options_;
+  LineServerOptions options_;
   std::vector<Worker> pool_;
   const sigset_t signals_;
   const sigset_t old_mask_;
   std::size_t alive_ = 0;
   int held_fd_ = -1;
   int claim_fd_ = -1;
-  std::unique_ptr<net::ServerMetricsRegion> region_;
+  std::unique_ptr<ServerMetricsRegion> region_;
   std::unique_ptr<SupervisorMetrics> metrics_;  // declared after region_: destroyed first
   bool stopping_ = false;
   bool clean_ = true;
@@ -367,7 +364,7 @@ class Supervisor {
 
 }  // namespace
 
-int run_workers(ServerOptions options, int workers) {
+int run_workers(LineServerOptions options, int workers) {
   // Signals arrive through sigtimedwait; block them before any child exists.
   sigset_t wanted, old_mask;
   sigemptyset(&wanted);

@@ -4,7 +4,7 @@
 // own timer), all accepting on one port through SO_REUSEPORT.
 #pragma once
 
-#include "wheel/net/server_options.h"
+#include "wheel/server/line_server_options.h"
 
 namespace wheel::server {
 
@@ -16,6 +16,6 @@ namespace wheel::server {
 // Returns the process exit code: 0 after a signal made every worker exit cleanly, 1 when a
 // worker could not start or did not exit cleanly.
 // REQUIRES: called from a single-threaded process (it forks), with workers >= 1.
-int run_workers(net::ServerOptions options, int workers);
+int run_workers(LineServerOptions options, int workers);
 
 }  // namespace wheel::server

@@ -12,6 +12,26 @@
 
 namespace wheel::load {
 
+namespace {
+
+// The sum over `pids` of the first line of /proc/PID/<file> that `format` (one %llu) matches.
+std::uint64_t sum_kib(const std::vector<pid_t>& pids, const char* file, const char* format) {
+  std::uint64_t total = 0;
+  for (pid_t p : pids) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/" + file);
+    for (std::string line; std::getline(in, line);) {
+      unsigned long long kib = 0;
+      if (std::sscanf(line.c_str(), format, &kib) == 1) {
+        total += kib;
+        break;
+      }
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
 std::vector<pid_t> process_and_children(pid_t pid) {
   std::vector<pid_t> out;
   if (!std::filesystem::exists("/proc/" + std::to_string(pid))) return out;
@@ -39,19 +59,51 @@ std::vector<pid_t> process_and_children(pid_t pid) {
 }
 
 std::uint64_t rss_kib(const std::vector<pid_t>& pids) {
-  std::uint64_t total = 0;
+  return sum_kib(pids, "status", "VmRSS: %llu");
+}
+
+std::uint64_t pss_kib(const std::vector<pid_t>& pids) {
+  return sum_kib(pids, "smaps_rollup", "Pss: %llu");
+}
+
+double cpu_seconds(const std::vector<pid_t>& pids) {
+  unsigned long long ticks = 0;
   for (pid_t p : pids) {
-    std::ifstream in("/proc/" + std::to_string(p) + "/status");
-    std::string line;
-    while (std::getline(in, line)) {
-      unsigned long long kib = 0;
-      if (std::sscanf(line.c_str(), "VmRSS: %llu", &kib) == 1) {
-        total += kib;
-        break;
-      }
+    std::ifstream in("/proc/" + std::to_string(p) + "/stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    const auto paren = stat.rfind(')');
+    unsigned long long utime = 0, stime = 0;
+    // After "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+    // stime (fields 3..15 of proc(5)).
+    if (paren != std::string::npos &&
+        std::sscanf(stat.c_str() + paren + 1,
+                    " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                    &stime) == 2) {
+      ticks += utime + stime;
     }
   }
-  return total;
+  return static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+KernelMemory read_kernel_memory() {
+  KernelMemory k;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line.c_str(), "Slab: %llu", &kib) == 1) k.slab_kib = kib;
+  }
+  std::ifstream sockstat("/proc/net/sockstat");
+  for (std::string line; std::getline(sockstat, line);) {
+    unsigned long long inuse = 0, mem = 0;
+    // "TCP: inuse 5 orphan 0 tw 0 alloc 7 mem 1"
+    if (std::sscanf(line.c_str(), "TCP: inuse %llu orphan %*u tw %*u alloc %*u mem %llu", &inuse,
+                    &mem) == 2) {
+      k.tcp_inuse = inuse;
+      k.tcp_kib = mem * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) / 1024;
+    }
+  }
+  return k;
 }
 
 std::vector<std::string> fd_targets(const std::vector<pid_t>& pids) {

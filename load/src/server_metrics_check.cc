@@ -197,8 +197,9 @@ nlohmann::json compare_with_server(const LoadResult& r, const MetricSamples& bef
   }
   // The server's own books: everything accepted during the run is closed or still open.
   double closed = 0;
-  for (const char* reason : {"reader_idle", "writer_idle", "all_idle", "quit", "peer",
-                             "slow_consumer", "line_too_long", "error", "shutdown"}) {
+  for (const char* reason :
+       {"reader_idle", "writer_idle", "all_idle", "quit", "peer", "slow_consumer", "line_too_long",
+        "error", "shutdown", "worker_lost"}) {
     closed += d(std::string("wheel_connections_closed_total{reason=\"") + reason + "\"}");
   }
   row("server: accepted = closed + open change", accepted, closed + d("wheel_connections_open"),

@@ -15,28 +15,10 @@
 #include <string>
 #include <utility>
 
-#include "server_core.h"
+#include "connection_host.h"
 #include "wheel/net/socket_address.h"
 
 namespace wheel::net {
-
-const char* to_string(CloseReason reason) {
-  switch (reason) {
-    case CloseReason::kLocal:
-      return "local";
-    case CloseReason::kPeerClosed:
-      return "peer closed";
-    case CloseReason::kError:
-      return "error";
-    case CloseReason::kSlowConsumer:
-      return "slow consumer";
-    case CloseReason::kLineTooLong:
-      return "line too long";
-    case CloseReason::kShutdown:
-      return "shutdown";
-  }
-  return "?";
-}
 
 // Output the kernel did not take at once: bytes[sent..] are still to be written.
 struct Connection::OutputQueue {
@@ -45,8 +27,8 @@ struct Connection::OutputQueue {
   std::size_t size() const { return bytes.size() - sent; }
 };
 
-Connection::Connection(ServerCore* core, std::uint64_t id, int fd)
-    : core_(core), fd_(fd), id_and_closing_(id) {}
+Connection::Connection(ConnectionHost* host, std::uint64_t id, int fd)
+    : host_(host), fd_(fd), id_and_closing_(id) {}
 
 Connection::~Connection() {
   delete output_;
@@ -79,13 +61,14 @@ void Connection::on_events(std::uint32_t events) {
 void Connection::on_readable() {
   // One read per readiness report: the set is level-triggered, so a client with more to send
   // is served again on the next turn, after the others.
-  ServerCore* core = core_;
-  const ssize_t n = ::recv(fd_, core->read_buffer(), ServerCore::kReadBufferSize, 0);
+  ConnectionHost* host = host_;
+  char* buffer = host->read_buffer();
+  const ssize_t n = ::recv(fd_, buffer, ConnectionHost::kReadBufferSize, 0);
   if (n > 0) {
     if (closing()) return;  // writing its last words: what it still sends is discarded
-    idle_.record_read(uv_now(core->loop()));
-    core->counts().bytes_in += static_cast<std::uint64_t>(n);
-    core->dispatch(this, std::string_view(core->read_buffer(), static_cast<std::size_t>(n)));
+    idle_.record_read(host->now_ms());
+    host->counts().bytes_in += static_cast<std::uint64_t>(n);
+    host->dispatch(*this, std::string_view(buffer, static_cast<std::size_t>(n)));
     return;
   }
   if (n == 0) return on_input_end();
@@ -103,12 +86,12 @@ void Connection::on_input_end() {
   partial_.clear();  // an unterminated last line is not a request
   if (!watch_writable(output_ != nullptr)) return abort(CloseReason::kError);
   if (closing()) return;  // already writing its last words
-  core_->on_input_end(this);
+  host_->on_input_end(*this);
 }
 
 void Connection::send(std::string_view bytes) {
   if (closing() || bytes.empty()) return;
-  if (std::string* batch = core_->batch_of(this)) {
+  if (std::string* batch = host_->batch_of(*this)) {
     batch->append(bytes);  // written once the read is handled
     return;
   }
@@ -116,9 +99,9 @@ void Connection::send(std::string_view bytes) {
 }
 
 void Connection::write_now(std::string_view bytes) {
-  ServerCore* core = core_;
-  idle_.record_write(uv_now(core->loop()));
-  core->counts().bytes_out += bytes.size();
+  ConnectionHost* host = host_;
+  idle_.record_write(host->now_ms());
+  host->counts().bytes_out += bytes.size();
   std::size_t written = 0;
   if (output_ == nullptr) {  // nothing queued: try the kernel first, copy nothing
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -131,7 +114,7 @@ void Connection::write_now(std::string_view bytes) {
   }
   const std::size_t rest = bytes.size() - written;
   const std::size_t queued = queued_output();
-  const std::size_t max_output = core->options().max_output;
+  const std::size_t max_output = host->max_output();
   if (rest > max_output || queued > max_output - rest) {
     wheel::logger()->warn("closing a slow consumer (connection {:#x}): {} bytes of output queued",
                           id(), queued + rest);
@@ -156,7 +139,7 @@ void Connection::on_writable() {
     wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(-errno));
     return abort(CloseReason::kError);
   }
-  idle_.record_output_progress(uv_now(core_->loop()));
+  idle_.record_output_progress(host_->now_ms());
   output_->sent += static_cast<std::size_t>(n);
   if (output_->size() == 0) {
     delete std::exchange(output_, nullptr);
@@ -172,18 +155,14 @@ bool Connection::watch_writable(bool on) {
   epoll_event ev{};
   ev.events = (input_ended_ ? 0u : EPOLLIN) | (on ? EPOLLOUT : 0u);
   ev.data.ptr = this;
-  if (::epoll_ctl(core_->epoll_fd(), EPOLL_CTL_MOD, fd_, &ev) == 0) return true;
+  if (::epoll_ctl(host_->epoll_fd(), EPOLL_CTL_MOD, fd_, &ev) == 0) return true;
   wheel::logger()->debug("connection {:#x}: epoll_ctl: {}", id(), uv_err_name(-errno));
   return false;
 }
 
-void Connection::close_with(std::string_view last_words) {
-  close_with(last_words, core_->local_close_reason());
-}
-
 void Connection::close_with(std::string_view last_words, CloseReason reason) {
   if (closing()) return;
-  if (std::string* batch = core_->batch_of(this)) {  // the replies so far, then the words
+  if (std::string* batch = host_->batch_of(*this)) {  // the replies so far, then the words
     batch->append(last_words);
     std::string pending;
     pending.swap(*batch);
@@ -196,7 +175,7 @@ void Connection::close_with(std::string_view last_words, CloseReason reason) {
   if (output_ == nullptr) return finish_close();
   // Output still queued: keep writing it (bounded by the close grace), then the FIN.
   draining_ = true;
-  core_->on_draining(this);
+  host_->on_draining(*this);
 }
 
 void Connection::finish_close() {
@@ -205,14 +184,10 @@ void Connection::finish_close() {
   // which may destroy the last words in flight.
   ::shutdown(fd_, SHUT_WR);
   for (int i = 0; i < 4 && !input_ended_; ++i) {
-    const ssize_t n = ::recv(fd_, core_->read_buffer(), ServerCore::kReadBufferSize, 0);
+    const ssize_t n = ::recv(fd_, host_->read_buffer(), ConnectionHost::kReadBufferSize, 0);
     if (n <= 0) break;
   }
   release_socket();
-}
-
-void Connection::abort() {
-  abort(core_->local_close_reason());
 }
 
 void Connection::abort(CloseReason reason) {
@@ -224,20 +199,20 @@ void Connection::begin_close(CloseReason reason) {
   assert(!closing());
   id_and_closing_ |= kClosingBit;
   partial_.clear();
-  core_->on_closing(this, reason);
+  host_->on_closing(*this, reason);
 }
 
 void Connection::release_socket() {
   if (fd_ < 0) return;
   if (draining_) {
     draining_ = false;
-    core_->on_drained(this);
+    host_->on_drained(*this);
   }
   // Closing the descriptor removes it from the epoll set (the server holds no duplicate).
   ::close(fd_);
   fd_ = -1;
   delete std::exchange(output_, nullptr);
-  core_->release_later(this);
+  host_->release_later(*this);
 }
 
 }  // namespace wheel::net

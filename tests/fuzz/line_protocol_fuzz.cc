@@ -16,9 +16,9 @@
 
 namespace {
 
-using wheel::net::Command;
 using wheel::net::LineBuffer;
 using wheel::net::LineFramer;
+using wheel::server::Command;
 
 void check(bool ok) {
   if (!ok) std::abort();
@@ -34,7 +34,7 @@ std::pair<std::vector<std::string>, bool> frame(const LineFramer& framer,
       check(line.find('\n') == std::string_view::npos);
       check(line.size() <= framer.max_line());
       lines.emplace_back(line);
-      const Command cmd = wheel::net::parse_stripped_command(line);
+      const Command cmd = wheel::server::parse_stripped_command(line);
       if (cmd.kind == Command::kDelay) {
         check(cmd.delay_ms >= wheel::net::kMinDelayMs && cmd.delay_ms <= wheel::net::kMaxDelayMs);
         check(cmd.text.empty() || (cmd.text.data() >= line.data() &&

@@ -13,6 +13,7 @@ fail() { echo "check_pkgconfig: $*" >&2; exit 1; }
 declare -A consumer=(
   [wheeltimer]=pkgconfig_consumer.cc  # the timer, prints version.h's version
   [wheelnet]=net_consumer.cc          # a TCP server on libuv answering one PING
+  [wheeljobs]=pkgconfig_jobs_consumer.cc  # a job log written, reopened and read back
 )
 pcdir=$(dirname "$(find "$prefix" -name wheeltimer.pc -print -quit)")
 [[ -d $pcdir ]] || fail "no wheeltimer.pc under $prefix"

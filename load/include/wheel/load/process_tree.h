@@ -17,6 +17,21 @@ std::vector<pid_t> process_and_children(pid_t pid);
 // Summed VmRSS of `pids` in KiB (a process that vanished counts 0).
 std::uint64_t rss_kib(const std::vector<pid_t>& pids);
 
+// Summed Pss of `pids` in KiB (shared pages split between the processes; smaps_rollup).
+std::uint64_t pss_kib(const std::vector<pid_t>& pids);
+
+// CPU seconds (user + system) `pids` have used so far.
+double cpu_seconds(const std::vector<pid_t>& pids);
+
+// The kernel's side of the connections: Slab (KiB, /proc/meminfo), the memory charged to TCP
+// sockets (KiB, /proc/net/sockstat's "mem" pages) and TCP sockets in use (sockstat "inuse").
+struct KernelMemory {
+  std::uint64_t slab_kib = 0;
+  std::uint64_t tcp_kib = 0;
+  std::uint64_t tcp_inuse = 0;
+};
+KernelMemory read_kernel_memory();
+
 // One line per open descriptor of `pids`, "<pid> <what it points to>" (readlink of
 // /proc/PID/fd/N: "socket:[123]", "/dev/null", "anon_inode:[eventpoll]", ...), sorted.
 std::vector<std::string> fd_targets(const std::vector<pid_t>& pids);

@@ -17,25 +17,13 @@
 #include <string>
 #include <string_view>
 
+#include "wheel/net/close_reason.h"
 #include "wheel/net/idle_watch.h"
 #include "wheel/net/line_framer.h"
 
 namespace wheel::net {
 
-class ServerCore;
-
-// Why a connection closed, as on_close() reports it.
-enum class CloseReason : std::uint8_t {
-  kLocal,         // the handler called close(), close_with() or abort()
-  kPeerClosed,    // the client closed (EOF) or reset the connection
-  kError,         // a read or write failed
-  kSlowConsumer,  // queued output exceeded max_output
-  kLineTooLong,   // a line exceeded max_line (after on_line_too_long())
-  kShutdown,      // the server shut down
-};
-
-// "local", "peer closed", "error", "slow consumer", "line too long" or "shutdown".
-const char* to_string(CloseReason reason);
+class ConnectionHost;
 
 class Connection {
  public:
@@ -55,14 +43,14 @@ class Connection {
   void send(std::string_view bytes);
 
   // Sends `last_words` after everything queued, then closes: the client sees every reply,
-  // the words, then EOF. The handler's on_close(kLocal) runs at once; send() then does
+  // the words, then EOF. The handler's on_close(reason) runs at once; send() then does
   // nothing. A client that does not take its output within TcpServerOptions::close_grace (or
-  // before a shutdown's shutdown_grace ends) is aborted. Idempotent.
-  void close_with(std::string_view last_words);
-  // close_with("").
-  void close() { close_with({}); }
+  // before a shutdown's shutdown_grace ends) is reset. Idempotent: the first reason stays.
+  void close_with(std::string_view last_words, CloseReason reason = CloseReason::kLocal);
+  // close_with("", reason).
+  void close(CloseReason reason = CloseReason::kLocal) { close_with({}, reason); }
   // Closes at once, dropping queued output. Idempotent.
-  void abort();
+  void abort(CloseReason reason = CloseReason::kLocal);
 
   // True once a close began; send() then does nothing.
   bool closing() const { return (id_and_closing_ & kClosingBit) != 0; }
@@ -81,13 +69,13 @@ class Connection {
   const IdleWatch& idle() const { return idle_; }
 
  private:
-  friend class ServerCore;
+  friend class Reactor;
   struct OutputQueue;
   static constexpr std::uint64_t kClosingBit = std::uint64_t{1} << 63;
   static constexpr std::uint64_t kIdMask = (std::uint64_t{1} << 62) - 1;
 
   // Takes `fd` (connected, non-blocking); the server registers it in its epoll set.
-  Connection(ServerCore* core, std::uint64_t id, int fd);
+  Connection(ConnectionHost* host, std::uint64_t id, int fd);
   ~Connection();
 
   // The server's epoll set reported `events` (EPOLLIN, EPOLLOUT, EPOLLHUP, EPOLLERR).
@@ -99,15 +87,13 @@ class Connection {
   void finish_close();
   void write_now(std::string_view bytes);
   void begin_close(CloseReason reason);
-  void close_with(std::string_view last_words, CloseReason reason);
-  void abort(CloseReason reason);
   // Stops watching and closes the socket; the server frees the object after this loop turn.
   void release_socket();
   // Watches for EPOLLOUT too (`on`) or not (and EPOLLIN until the input ended); false if the
   // epoll set refused.
   bool watch_writable(bool on);
 
-  ServerCore* core_;
+  ConnectionHost* host_;
   int fd_;  // -1 once released
   IdleWatch idle_;
   std::uint64_t id_and_closing_;

@@ -6,6 +6,7 @@
 
 #include <string_view>
 
+#include "wheel/net/close_reason.h"
 #include "wheel/net/connection.h"
 #include "wheel/net/idle_watch.h"
 
@@ -22,13 +23,14 @@ class ConnectionHandler {
   // Framing::kLines: one line, without "\n" and one trailing "\r" (valid during the call only).
   virtual void on_line(Connection&, std::string_view) {}
   // Framing::kLines: a line exceeded max_line. The default closes the connection; a handler may
-  // close_with() an error line instead. Either way it closes with CloseReason::kLineTooLong.
-  virtual void on_line_too_long(Connection& c) { c.close(); }
+  // close_with() an error line instead (naming CloseReason::kLineTooLong, or a reason of its
+  // own). If it does not close, the server closes with kLineTooLong.
+  virtual void on_line_too_long(Connection& c) { c.close(CloseReason::kLineTooLong); }
   // The client ended its input (EOF after SHUT_WR or close): it sends no more requests but may
   // still read. The default closes once everything queued is written; a handler that owes
-  // more (delayed replies) closes later itself. Either close reports CloseReason::kPeerClosed
-  // when made during this call. Idle detection keeps running meanwhile.
-  virtual void on_input_end(Connection& c) { c.close(); }
+  // more (delayed replies) closes later itself, naming the reason (kPeerClosed, as here).
+  // Idle detection keeps running meanwhile.
+  virtual void on_input_end(Connection& c) { c.close(CloseReason::kPeerClosed); }
   // The connection was idle (see idle_detector.h). The default does nothing, as Netty's.
   virtual void on_idle(Connection&, IdleEvent) {}
   // The connection began to close, for `reason`; the last call naming it. Free its context.

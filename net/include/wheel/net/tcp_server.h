@@ -3,8 +3,8 @@
 // ConnectionHandler, with a line framer, backpressure, idle detection on a LoopTimer, a
 // connection limit and a graceful shutdown.
 //
-// Threads: the loop thread owns every socket, the connections and the handler calls. The
-// timer's worker thread turns the wheel; expired timeouts run on the loop thread. shutdown()
+// Threads: the loop thread owns every socket, the connections, the handler calls and the
+// timer's wheel (a LoopTimer: no thread of its own); timeouts run on the loop thread. shutdown()
 // and port() are safe from any thread; everything else is loop thread only (or, before the
 // loop runs, the thread that constructed the server).
 //
@@ -23,26 +23,12 @@
 #include "wheel/net/connection.h"
 #include "wheel/net/connection_handler.h"
 #include "wheel/net/loop_timer.h"
+#include "wheel/net/tcp_server_counters.h"
 #include "wheel/net/tcp_server_options.h"
 
 namespace wheel::net {
 
-class ServerCore;
-
-// What the server counts (the handler counts its protocol's own events).
-struct TcpServerCounters {
-  std::uint64_t connections = 0;          // open now
-  std::uint64_t accepted = 0;             // since start, rejected ones excluded
-  std::uint64_t rejected_full = 0;        // turned away by max_connections
-  std::uint64_t rejected_emfile = 0;      // out of descriptors: told reject_line(), closed
-  std::uint64_t accept_errors = 0;        // other failed accepts (ENOMEM, ENOBUFS, ...)
-  std::uint64_t slow_consumers = 0;       // closed for exceeding max_output
-  std::uint64_t closing = 0;              // closed, still writing their last output (now)
-  std::uint64_t close_grace_expired = 0;  // aborted: did not take their output in close_grace
-  std::uint64_t stale_timeouts = 0;       // idle timeouts that fired after their connection closed
-  std::uint64_t bytes_in = 0;
-  std::uint64_t bytes_out = 0;
-};
+class Reactor;
 
 class TcpServer {
  public:
@@ -72,8 +58,10 @@ class TcpServer {
   void run();
 
   // Starts a graceful shutdown: stop accepting, on_shutdown(), the handler's goodbye() to every
-  // client, close them (abort those still closing after shutdown_grace), close the timer and
-  // every handle of the server. Returns at once; a no-op once begun. Safe from any thread.
+  // client after its queued output, close them (reset those still writing after
+  // shutdown_grace), close the timer and every handle of the server. run() returns (on a given
+  // loop: stopped() becomes true) once that is done. Returns at once; a no-op once begun.
+  // Safe from any thread.
   void shutdown();
 
   // True once the shutdown completed. Loop thread only.
@@ -92,7 +80,7 @@ class TcpServer {
   TcpServerCounters counters() const;
 
  private:
-  std::unique_ptr<ServerCore> core_;
+  std::unique_ptr<Reactor> reactor_;
 };
 
 }  // namespace wheel::net

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Construction options of a TcpServer: where to listen, limits, idle detection, framing and
-// the timer. Plain data; validated by TcpServer's constructor.
+// the timer. Plain data; validate() (which TcpServer's constructor calls) checks them.
 #pragma once
 
 #include <chrono>
@@ -57,5 +57,9 @@ struct TcpServerOptions {
   // default tick is the timer's, 100 ms, as Netty's.
   TimerOptions timer;
 };
+
+// Throws std::invalid_argument naming the first option out of its range (the timer's options
+// are the timer's to check). Safe from any thread.
+void validate(const TcpServerOptions& options);
 
 }  // namespace wheel::net

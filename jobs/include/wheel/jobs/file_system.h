@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// The small file interface the job log writes through. The log never calls the OS itself, so a
+// test can put a file system underneath that forgets everything not yet synced at a chosen cut
+// point, or that runs out of space (tests/support/fault_injection_fs.h), and check what
+// survives. posix_file_system() is the real one.
+//
+// Errors are std::error_code values in std::system_category() (errno values): a full disk is
+// ENOSPC (compare with std::errc::no_space_on_device). No method throws for I/O errors.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace wheel::jobs {
+
+// A file opened for appending. Not thread-safe by itself except as said: the job log appends
+// from its owner's thread and syncs from its sync thread, which the POSIX file allows (write and
+// fdatasync on one descriptor); test file systems lock internally.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+
+  // Appends all of `data` at the end (retrying short writes). On error some prefix of `data`
+  // may have been written: the caller truncates back (FileSystem::truncate) if it must.
+  virtual std::error_code append(std::span<const std::byte> data) = 0;
+
+  // Makes everything appended so far durable (fdatasync). Safe from any thread, concurrently
+  // with append: it covers at least every append that returned before it was called.
+  virtual std::error_code sync() = 0;
+
+ protected:
+  WritableFile() = default;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  // Creates `dir` if it does not exist (not its parents).
+  virtual std::error_code create_dir(const std::string& dir) = 0;
+  // Names (not paths) of the regular files in `dir`, in no particular order.
+  virtual std::error_code list(const std::string& dir, std::vector<std::string>* names) = 0;
+  // Opens `path` for appending, creating it if absent; existing contents are kept.
+  virtual std::error_code open_append(const std::string& path,
+                                      std::unique_ptr<WritableFile>* file) = 0;
+  // Reads the whole file into `*data`.
+  virtual std::error_code read_file(const std::string& path, std::string* data) = 0;
+  // Reads up to `length` bytes at `offset` into `*data` (shorter at the end of the file).
+  virtual std::error_code read_range(const std::string& path, std::uint64_t offset,
+                                     std::uint64_t length, std::string* data) = 0;
+  // Size of `path` in bytes.
+  virtual std::error_code file_size(const std::string& path, std::uint64_t* size) = 0;
+  // Cuts `path` to `size` bytes. Durable once the file or its directory is synced.
+  virtual std::error_code truncate(const std::string& path, std::uint64_t size) = 0;
+  virtual std::error_code rename(const std::string& from, const std::string& to) = 0;
+  virtual std::error_code remove(const std::string& path) = 0;
+  // Makes the directory's entries durable (files created, renamed or removed in it): fsync of
+  // the directory.
+  virtual std::error_code sync_dir(const std::string& dir) = 0;
+  // Bytes an unprivileged writer can still use on the file system holding `dir` (statvfs).
+  virtual std::error_code free_bytes(const std::string& dir, std::uint64_t* bytes) = 0;
+};
+
+// The real file system (POSIX calls). The object is stateless and lives for the whole program;
+// safe from any thread.
+FileSystem& posix_file_system();
+
+}  // namespace wheel::jobs

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal. The state behind JobLog, shared by job_log.cc (appends, syncs, disk full),
+// job_log_recovery.cc (open and replay) and job_log_compaction.cc.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "log_format.h"
+#include "syncer.h"
+#include "wheel/jobs/job_log.h"
+
+namespace wheel::jobs {
+
+// Where a live job's latest whole record is, and its state now.
+struct IndexEntry {
+  std::uint64_t segment = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t put_size = 0;  // framed size of its put record: its share of live bytes
+  StoredState state = StoredState::kReady;
+  std::uint32_t priority = 0;
+  std::int64_t due_unix_ms = 0;
+};
+
+struct SegmentInfo {
+  std::uint64_t number = 0;
+  std::uint64_t bytes = 0;
+};
+
+inline constexpr std::uint64_t kIdLease = 1024;  // ids reserved per synced id-limit record
+inline constexpr const char* kReserveFile = "reserve.space";
+
+class JobLog::Impl {
+ public:
+  Impl(const JobLogOptions& options, FileSystem* fs);
+
+  std::string segment_path(std::uint64_t number) const;
+  static bool parse_segment_name(std::string_view name, std::uint64_t* number);
+
+  // Frames and writes one record to the head (rotating first when it is full). On success
+  // sets *lsn and where it went. `may_use_reserve`: allowed while the disk is full (deletes).
+  std::error_code append(log::RecordType type, std::string_view payload, bool may_use_reserve,
+                         JobLog::Lsn* lsn, std::uint64_t* segment, std::uint64_t* offset);
+  // After a sync: appends a kSynced record naming how far the head is synced (it rides with
+  // the next batch; it is not a change and needs no sync of its own).
+  void mark_synced();
+  std::error_code sync_inline();  // sync_now() + mark_synced(); a failure fails the log
+  // Starts segment `number` (its start record, synced, directory synced) as the head.
+  std::error_code start_segment(std::uint64_t number);
+  std::error_code rotate();
+  void enter_disk_full();
+  void check_space(std::uint64_t now_ms);
+  std::error_code create_reserve();
+  void note_failure(const char* what, std::error_code ec);
+  std::error_code ensure_id_lease();
+
+  // Compaction (job_log_compaction.cc).
+  bool over_bound(bool hard) const;
+  void compact(std::uint64_t max_steps);
+  bool compact_oldest();
+
+  JobLogOptions opt;
+  FileSystem* fs;
+  std::deque<SegmentInfo> segments;  // oldest first; back() is the head
+  std::shared_ptr<WritableFile> head;
+  std::uint64_t head_nonce = 0;
+  std::uint64_t marked_end = 0;  // the head's last kSynced offset
+  std::unordered_map<std::uint64_t, IndexEntry> index;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t next_id = 1;
+  std::uint64_t id_limit = 1;  // ids below this may have been handed out (durably recorded)
+  JobLog::Lsn last_lsn = 0;
+  std::unique_ptr<Syncer> syncer;
+  bool disk_full = false;
+  bool failed = false;
+  bool compaction_stopped = false;
+  std::uint64_t last_interval_sync_ms = 0;
+  bool interval_started = false;
+  std::uint64_t next_space_check_ms = 0;
+  std::uint64_t compacted_segments = 0;
+  std::uint64_t rewritten_bytes = 0;
+};
+
+}  // namespace wheel::jobs

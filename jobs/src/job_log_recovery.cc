@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// JobLog::open(): replays the segments oldest first. Only the last segment can hold unsynced
+// bytes (every segment is synced whole before the next one starts), and its kSynced records say
+// how far it was synced: damage past that is a torn tail and is cut off; damage anywhere else
+// stops the start naming file and byte offset, or is skipped with skip_corrupt.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "job_log_impl.h"
+#include "log_reader.h"
+#include "record_codec.h"
+#include "wheel/logger.h"
+
+namespace wheel::jobs {
+namespace {
+
+void check_options(const JobLogOptions& o) {
+  auto fail = [](const std::string& what) {
+    throw std::invalid_argument("JobLogOptions: " + what);
+  };
+  if (o.dir.empty()) fail("dir is empty");
+  if (o.sync == SyncPolicy::kInterval && (o.sync_interval_ms < 1 || o.sync_interval_ms > 3600000)) {
+    fail("sync_interval_ms must be 1 .. 3,600,000");
+  }
+  if (o.segment_bytes < 4096 || o.segment_bytes > (1u << 30)) {
+    fail("segment_bytes must be 4,096 .. 1,073,741,824");
+  }
+  if (o.reserve_bytes > (1u << 30)) fail("reserve_bytes must be 0 .. 1,073,741,824");
+}
+
+struct Replay {
+  JobLog::Impl* d;
+  std::unordered_map<std::uint64_t, StoredJob> jobs;
+  std::uint64_t max_id = 0;
+  std::uint64_t id_limit = 1;
+  std::uint64_t nonce = 0;       // of the segment being replayed
+  std::uint64_t synced_end = 0;  // its largest kSynced offset seen so far
+
+  // Applies one record; false (and *why) when its payload is malformed.
+  bool apply(std::uint64_t segment, const log::Record& r, bool first, std::string* why) {
+    const auto type = static_cast<log::RecordType>(r.type);
+    if (first != (type == log::RecordType::kSegmentStart)) {
+      *why = first ? "segment does not begin with a segment-start record"
+                   : "segment-start record inside a segment";
+      return false;
+    }
+    switch (type) {
+      case log::RecordType::kSegmentStart: {
+        codec::SegmentStart s;
+        if (!codec::decode_segment_start(r.payload, &s) || s.number != segment) {
+          *why = "bad segment-start record (wrong magic, version or number)";
+          return false;
+        }
+        id_limit = std::max(id_limit, s.id_limit);
+        nonce = s.nonce;
+        synced_end = 0;
+        return true;
+      }
+      case log::RecordType::kPut: {
+        StoredJob job;
+        if (!codec::decode_put(r.payload, &job)) break;
+        max_id = std::max(max_id, job.id);
+        const std::uint64_t size = codec::put_record_size(job);
+        auto [it, inserted] = d->index.try_emplace(job.id);
+        if (!inserted) d->live_bytes -= it->second.put_size;
+        it->second = {segment, r.offset, size, job.state, job.priority, job.due_unix_ms};
+        d->live_bytes += size;
+        jobs[job.id] = std::move(job);
+        return true;
+      }
+      case log::RecordType::kUpdate: {
+        StoredChange c;
+        if (!codec::decode_change(r.payload, &c)) break;
+        // A change of a job whose put was compacted into a later segment: that put has it.
+        auto it = jobs.find(c.id);
+        if (it == jobs.end()) return true;
+        it->second.state = c.state;
+        it->second.priority = c.priority;
+        it->second.due_unix_ms = c.due_unix_ms;
+        auto& e = d->index[c.id];
+        e.state = c.state;
+        e.priority = c.priority;
+        e.due_unix_ms = c.due_unix_ms;
+        return true;
+      }
+      case log::RecordType::kDelete: {
+        std::uint64_t id = 0;
+        if (!codec::decode_u64(r.payload, &id)) break;
+        max_id = std::max(max_id, id);
+        if (jobs.erase(id) > 0) {
+          d->live_bytes -= d->index[id].put_size;
+          d->index.erase(id);
+        }
+        return true;
+      }
+      case log::RecordType::kIdLimit: {
+        std::uint64_t limit = 0;
+        if (!codec::decode_u64(r.payload, &limit)) break;
+        id_limit = std::max(id_limit, limit);
+        return true;
+      }
+      case log::RecordType::kSynced: {
+        codec::SyncedMark m;
+        if (!codec::decode_synced(r.payload, &m)) break;
+        if (m.nonce == nonce) synced_end = std::max(synced_end, m.offset);
+        return true;
+      }
+      default:
+        *why = "unknown record type " + std::to_string(r.type);
+        return false;
+    }
+    *why = "malformed payload of a record of type " + std::to_string(r.type);
+    return false;
+  }
+};
+
+// The largest offset named by a kSynced record of this segment (`nonce`) found anywhere at or
+// after `from`, valid records only.
+std::uint64_t synced_mark_after(std::string_view data, std::uint64_t from, std::uint64_t nonce) {
+  std::uint64_t best = 0;
+  for (std::uint64_t pos = log::Reader::find_valid(data, from); pos < data.size();
+       pos = log::Reader::find_valid(data, pos + 1)) {
+    log::Reader reader(data, pos);
+    log::Record rec;
+    codec::SyncedMark m;
+    if (reader.next(&rec) == log::Reader::Status::kRecord &&
+        rec.type == static_cast<std::uint8_t>(log::RecordType::kSynced) &&
+        codec::decode_synced(rec.payload, &m) && m.nonce == nonce) {
+      best = std::max(best, m.offset);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* out,
+                                     std::string* error) {
+  check_options(options);
+  FileSystem* fs = options.fs ? options.fs : &posix_file_system();
+  auto d = std::make_unique<Impl>(options, fs);
+  *out = Recovered{};
+  auto fail = [&](const std::string& message) {
+    *error = message;
+    return std::unique_ptr<JobLog>();
+  };
+  if (auto ec = fs->create_dir(options.dir)) {
+    return fail("cannot create " + options.dir + ": " + ec.message());
+  }
+  std::vector<std::string> names;
+  if (auto ec = fs->list(options.dir, &names)) {
+    return fail("cannot list " + options.dir + ": " + ec.message());
+  }
+  std::vector<std::uint64_t> numbers;
+  for (const auto& name : names) {
+    std::uint64_t n = 0;
+    if (Impl::parse_segment_name(name, &n)) numbers.push_back(n);
+  }
+  std::sort(numbers.begin(), numbers.end());
+
+  Replay replay{d.get(), {}, 0, 1};
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    const std::uint64_t number = numbers[i];
+    const std::string path = d->segment_path(number);
+    const bool last = i + 1 == numbers.size();
+    std::string data;
+    if (auto ec = fs->read_file(path, &data))
+      return fail("cannot read " + path + ": " + ec.message());
+    log::Reader reader(data);
+    log::Record rec;
+    bool first = true;
+    replay.nonce = 0;
+    replay.synced_end = 0;
+    std::uint64_t end = data.size();
+    for (;;) {
+      const auto status = reader.next(&rec);
+      if (status == log::Reader::Status::kEnd) break;
+      std::string why;
+      std::uint64_t bad = 0;
+      if (status == log::Reader::Status::kRecord) {
+        if (replay.apply(number, rec, first, &why)) {
+          first = false;
+          ++out->records;
+          continue;
+        }
+        bad = rec.offset;
+      } else {
+        bad = reader.corrupt_offset();
+        why = reader.reason();
+      }
+      const std::uint64_t next = log::Reader::find_valid(data, bad + 1);
+      // Damage past everything a sync covered is a torn tail: unsynced pages may reach the disk
+      // in any order, so valid records after the damage do not make it corruption. Damage
+      // before a synced offset does (only the last segment has an unsynced part at all).
+      const bool synced_before =
+          !first &&
+          std::max(replay.synced_end, synced_mark_after(data, bad + 1, replay.nonce)) > bad;
+      if (last && !synced_before && status == log::Reader::Status::kCorrupt) {
+        logger()->warn("job log: torn tail in {} at byte offset {} ({}): {} bytes cut off", path,
+                       bad, why, data.size() - bad);
+        out->torn_bytes += data.size() - bad;
+        end = bad;
+        break;
+      }
+      if (!options.skip_corrupt || next == data.size()) {
+        return fail("corrupt record in " + path + " at byte offset " + std::to_string(bad) + ": " +
+                    why + (options.skip_corrupt ? "" : " (the skip-corrupt option skips it)"));
+      }
+      logger()->error("job log: corrupt record in {} at byte offset {} ({}): skipped {} bytes",
+                      path, bad, why, next - bad);
+      out->skipped_bytes += next - bad;
+      reader.skip_to(next);
+    }
+    if (end < data.size()) {
+      std::unique_ptr<WritableFile> file;
+      std::error_code ec = fs->truncate(path, end);
+      if (!ec) ec = fs->open_append(path, &file);
+      if (!ec) ec = file->sync();  // the cut must hold before later segments depend on it
+      if (ec) return fail("cannot cut the torn tail of " + path + ": " + ec.message());
+    }
+    if (first) {  // nothing valid in it (a segment torn at birth)
+      if (auto ec = fs->remove(path)) return fail("cannot remove " + path + ": " + ec.message());
+      continue;
+    }
+    d->segments.push_back({number, end});
+    d->total_bytes += end;
+    out->bytes += end;
+  }
+  out->segments = d->segments.size();
+  d->next_id = std::max(replay.id_limit, replay.max_id + 1);
+  d->id_limit = d->next_id;
+  out->next_id = d->next_id;
+  out->jobs.reserve(replay.jobs.size());
+  for (auto& [id, job] : replay.jobs) out->jobs.push_back(std::move(job));
+  std::sort(out->jobs.begin(), out->jobs.end(),
+            [](const StoredJob& a, const StoredJob& b) { return a.id < b.id; });
+
+  d->syncer = std::make_unique<Syncer>(fs, options.dir, options.sync_thread, options.wakeup);
+  const std::uint64_t head = d->segments.empty() ? 1 : d->segments.back().number + 1;
+  if (auto ec = d->start_segment(head)) {
+    return fail("cannot start segment " + d->segment_path(head) + ": " + ec.message());
+  }
+  if (auto ec = d->create_reserve()) {
+    if (ec != std::errc::no_space_on_device) {
+      return fail("cannot create " + options.dir + "/" + kReserveFile + ": " + ec.message());
+    }
+    d->enter_disk_full();
+  }
+  logger()->info("job log in {}: {} live jobs from {} segments ({} bytes, {} records)", options.dir,
+                 out->jobs.size(), out->segments, out->bytes, out->records);
+  return std::unique_ptr<JobLog>(new JobLog(std::move(d)));
+}
+
+}  // namespace wheel::jobs

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "wheel/jobs/file_system.h"
+
+namespace wheel::jobs {
+namespace {
+
+std::error_code last_error() {
+  return {errno, std::system_category()};
+}
+
+class PosixWritableFile final : public WritableFile {
+ public:
+  explicit PosixWritableFile(int fd) : fd_(fd) {}
+  ~PosixWritableFile() override { ::close(fd_); }
+
+  std::error_code append(std::span<const std::byte> data) override {
+    const std::byte* p = data.data();
+    std::size_t left = data.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return last_error();
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    return {};
+  }
+
+  std::error_code sync() override {
+    while (::fdatasync(fd_) != 0) {
+      if (errno != EINTR) return last_error();
+    }
+    return {};
+  }
+
+ private:
+  int fd_;
+};
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  std::error_code create_dir(const std::string& dir) override {
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return last_error();
+    return {};
+  }
+
+  std::error_code list(const std::string& dir, std::vector<std::string>* names) override {
+    names->clear();
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return last_error();
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat st {};
+      if (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        names->push_back(name);
+      }
+    }
+    ::closedir(d);
+    return {};
+  }
+
+  std::error_code open_append(const std::string& path,
+                              std::unique_ptr<WritableFile>* file) override {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return last_error();
+    *file = std::make_unique<PosixWritableFile>(fd);
+    return {};
+  }
+
+  std::error_code read_file(const std::string& path, std::string* data) override {
+    std::uint64_t size = 0;
+    if (auto ec = file_size(path, &size)) return ec;
+    return read_range(path, 0, size, data);
+  }
+
+  std::error_code read_range(const std::string& path, std::uint64_t offset, std::uint64_t length,
+                             std::string* data) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return last_error();
+    data->resize(length);
+    std::uint64_t got = 0;
+    std::error_code ec;
+    while (got < length) {
+      const ssize_t n =
+          ::pread(fd, data->data() + got, length - got, static_cast<off_t>(offset + got));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ec = last_error();
+        break;
+      }
+      if (n == 0) break;
+      got += static_cast<std::uint64_t>(n);
+    }
+    ::close(fd);
+    data->resize(got);
+    return ec;
+  }
+
+  std::error_code file_size(const std::string& path, std::uint64_t* size) override {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return last_error();
+    *size = static_cast<std::uint64_t>(st.st_size);
+    return {};
+  }
+
+  std::error_code truncate(const std::string& path, std::uint64_t size) override {
+    if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0) return last_error();
+    return {};
+  }
+
+  std::error_code rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return last_error();
+    return {};
+  }
+
+  std::error_code remove(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return last_error();
+    return {};
+  }
+
+  std::error_code sync_dir(const std::string& dir) override {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return last_error();
+    std::error_code ec;
+    if (::fsync(fd) != 0) ec = last_error();
+    ::close(fd);
+    return ec;
+  }
+
+  std::error_code free_bytes(const std::string& dir, std::uint64_t* bytes) override {
+    struct statvfs st {};
+    if (::statvfs(dir.c_str(), &st) != 0) return last_error();
+    *bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+    return {};
+  }
+};
+
+}  // namespace
+
+FileSystem& posix_file_system() {
+  static PosixFileSystem fs;
+  return fs;
+}
+
+}  // namespace wheel::jobs

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "record_codec.h"
+
+#include <cstring>
+
+#include "log_format.h"
+
+namespace wheel::jobs::codec {
+namespace {
+
+using log::get_u32;
+using log::get_u64;
+using log::put_u32;
+using log::put_u64;
+
+// Put payload: id u64, state u8, priority u32, due i64, ttr u64, created i64, tube length u8,
+// tube, body length u32, body.
+constexpr std::size_t kPutFixed = 8 + 1 + 4 + 8 + 8 + 8 + 1;
+constexpr std::size_t kChangeSize = 8 + 1 + 4 + 8;
+
+bool valid_state(std::uint8_t s) {
+  return s <= static_cast<std::uint8_t>(StoredState::kBuried);
+}
+
+}  // namespace
+
+std::string encode_put(const StoredJob& job) {
+  std::string out;
+  out.reserve(kPutFixed + job.tube.size() + 4 + job.body.size());
+  put_u64(&out, job.id);
+  out.push_back(static_cast<char>(job.state));
+  put_u32(&out, job.priority);
+  put_u64(&out, static_cast<std::uint64_t>(job.due_unix_ms));
+  put_u64(&out, job.ttr_ms);
+  put_u64(&out, static_cast<std::uint64_t>(job.created_unix_ms));
+  out.push_back(static_cast<char>(job.tube.size()));
+  out.append(job.tube);
+  put_u32(&out, static_cast<std::uint32_t>(job.body.size()));
+  out.append(job.body);
+  return out;
+}
+
+bool peek_put_id(std::string_view p, std::uint64_t* id) {
+  if (p.size() < kPutFixed) return false;
+  *id = get_u64(p.data());
+  return true;
+}
+
+bool decode_put(std::string_view p, StoredJob* job) {
+  if (p.size() < kPutFixed) return false;
+  const char* d = p.data();
+  const auto state = static_cast<std::uint8_t>(d[8]);
+  if (!valid_state(state)) return false;
+  const std::size_t tube_len = static_cast<unsigned char>(d[kPutFixed - 1]);
+  if (p.size() < kPutFixed + tube_len + 4) return false;
+  const std::uint32_t body_len = get_u32(d + kPutFixed + tube_len);
+  if (p.size() != kPutFixed + tube_len + 4 + std::size_t{body_len}) return false;
+  job->id = get_u64(d);
+  job->state = static_cast<StoredState>(state);
+  job->priority = get_u32(d + 9);
+  job->due_unix_ms = static_cast<std::int64_t>(get_u64(d + 13));
+  job->ttr_ms = get_u64(d + 21);
+  job->created_unix_ms = static_cast<std::int64_t>(get_u64(d + 29));
+  job->tube.assign(d + kPutFixed, tube_len);
+  job->body.assign(d + kPutFixed + tube_len + 4, body_len);
+  return true;
+}
+
+std::uint64_t put_record_size(const StoredJob& job) {
+  return log::kHeaderSize + kPutFixed + job.tube.size() + 4 + job.body.size();
+}
+
+std::string encode_change(const StoredChange& c) {
+  std::string out;
+  put_u64(&out, c.id);
+  out.push_back(static_cast<char>(c.state));
+  put_u32(&out, c.priority);
+  put_u64(&out, static_cast<std::uint64_t>(c.due_unix_ms));
+  return out;
+}
+
+bool decode_change(std::string_view p, StoredChange* c) {
+  if (p.size() != kChangeSize) return false;
+  const auto state = static_cast<std::uint8_t>(p[8]);
+  if (!valid_state(state)) return false;
+  c->id = get_u64(p.data());
+  c->state = static_cast<StoredState>(state);
+  c->priority = get_u32(p.data() + 9);
+  c->due_unix_ms = static_cast<std::int64_t>(get_u64(p.data() + 13));
+  return true;
+}
+
+std::string encode_u64(std::uint64_t v) {
+  std::string out;
+  put_u64(&out, v);
+  return out;
+}
+
+bool decode_u64(std::string_view p, std::uint64_t* v) {
+  if (p.size() != 8) return false;
+  *v = get_u64(p.data());
+  return true;
+}
+
+std::string encode_segment_start(const SegmentStart& s) {
+  std::string out(kMagic, sizeof kMagic);
+  put_u32(&out, kFormatVersion);
+  put_u64(&out, s.number);
+  put_u64(&out, s.id_limit);
+  put_u64(&out, s.nonce);
+  return out;
+}
+
+bool decode_segment_start(std::string_view p, SegmentStart* s) {
+  if (p.size() != 32 || std::memcmp(p.data(), kMagic, 4) != 0) return false;
+  if (get_u32(p.data() + 4) != kFormatVersion) return false;
+  s->number = get_u64(p.data() + 8);
+  s->id_limit = get_u64(p.data() + 16);
+  s->nonce = get_u64(p.data() + 24);
+  return true;
+}
+
+std::string encode_synced(const SyncedMark& m) {
+  std::string out;
+  put_u64(&out, m.nonce);
+  put_u64(&out, m.offset);
+  return out;
+}
+
+bool decode_synced(std::string_view p, SyncedMark* m) {
+  if (p.size() != 16) return false;
+  m->nonce = get_u64(p.data());
+  m->offset = get_u64(p.data() + 8);
+  return true;
+}
+
+}  // namespace wheel::jobs::codec

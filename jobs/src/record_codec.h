@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal. The payloads of the job records (docs/jobs.md, "Records"). Decoders return false
+// on a payload of the wrong shape; the caller reports it with file and offset.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "wheel/jobs/stored_job.h"
+
+namespace wheel::jobs::codec {
+
+inline constexpr char kMagic[4] = {'W', 'J', 'O', 'B'};
+inline constexpr std::uint32_t kFormatVersion = 1;
+
+struct SegmentStart {
+  std::uint64_t number = 0;
+  std::uint64_t id_limit = 0;
+  std::uint64_t nonce = 0;  // random per segment: a kSynced record must carry it
+};
+
+// kSynced: written after a sync completed, it tells recovery that damage before `offset` is
+// real corruption, not a torn unsynced tail. The nonce keeps a job body that imitates such a
+// record from being taken for one.
+struct SyncedMark {
+  std::uint64_t nonce = 0;
+  std::uint64_t offset = 0;
+};
+std::string encode_synced(const SyncedMark& mark);
+bool decode_synced(std::string_view payload, SyncedMark* mark);
+
+std::string encode_put(const StoredJob& job);
+bool decode_put(std::string_view payload, StoredJob* job);
+// The id of a put payload without copying the body (compaction, fuzzing).
+bool peek_put_id(std::string_view payload, std::uint64_t* id);
+// Size of the framed put record of `job` (header included): what the job costs in live bytes.
+std::uint64_t put_record_size(const StoredJob& job);
+
+std::string encode_change(const StoredChange& change);
+bool decode_change(std::string_view payload, StoredChange* change);
+
+std::string encode_u64(std::uint64_t v);  // delete (id) and id limit
+bool decode_u64(std::string_view payload, std::uint64_t* v);
+
+std::string encode_segment_start(const SegmentStart& start);
+bool decode_segment_start(std::string_view payload, SegmentStart* start);
+
+}  // namespace wheel::jobs::codec

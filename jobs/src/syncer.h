@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal. The group-commit engine of the job log. The owner thread writes records, then tells
+// the syncer which file they went to and the LSN they reach (note_written). A sync (on the sync
+// thread after request(), or inline in sync_now()) takes a snapshot of the files written since
+// the last sync and of the LSN written so far, fdatasyncs those files (and the directory when a
+// segment was created), then publishes that LSN as durable. Every record written before the
+// snapshot is covered, so all the changes that arrive while one fdatasync runs share the next.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "wheel/jobs/file_system.h"
+
+namespace wheel::jobs {
+
+class Syncer {
+ public:
+  // `threaded`: start the sync thread. `wakeup` is called on it after each sync.
+  Syncer(FileSystem* fs, std::string dir, bool threaded, std::function<void()> wakeup);
+  ~Syncer();  // stops the thread (after the sync in flight, if any)
+
+  // Owner thread: records up to `lsn` were written to `file`, segment `segment`, whose bytes
+  // now end at `end`.
+  void note_written(const std::shared_ptr<WritableFile>& file, std::uint64_t lsn,
+                    std::uint64_t segment, std::uint64_t end);
+  // Owner thread: the next sync also syncs the directory.
+  void note_dir_changed();
+  // Owner thread: start a sync on the thread (or queue one behind the one running).
+  void request();
+  // Any thread: sync now on the calling thread; everything noted before is durable on success.
+  std::error_code sync_now();
+
+  // Any thread.
+  std::uint64_t durable_lsn() const;
+  // The segment and byte offset the last successful sync covered.
+  void durable_position(std::uint64_t* segment, std::uint64_t* end) const;
+  std::error_code failure() const;
+  std::uint64_t syncs() const;
+  std::uint64_t synced_records() const;
+
+ private:
+  void run();
+
+  FileSystem* fs_;
+  std::string dir_;
+  std::function<void()> wakeup_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::shared_ptr<WritableFile>> dirty_;  // written since the last snapshot
+  bool dir_dirty_ = false;
+  std::uint64_t written_lsn_ = 0;
+  std::uint64_t durable_lsn_ = 0;
+  std::uint64_t written_segment_ = 0;
+  std::uint64_t written_end_ = 0;
+  std::uint64_t durable_segment_ = 0;
+  std::uint64_t durable_end_ = 0;
+  std::uint64_t syncs_ = 0;
+  std::uint64_t synced_records_ = 0;
+  std::error_code failure_;
+  bool requested_ = false;
+  bool stop_ = false;
+
+  std::mutex sync_mu_;  // one sync at a time: the thread's and sync_now()'s
+  std::thread thread_;
+};
+
+}  // namespace wheel::jobs

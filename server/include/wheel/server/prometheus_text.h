@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// PrometheusText: writes the Prometheus text exposition format, version 0.0.4 (the body of a
+// scrape, served with kPrometheusContentType). Each family gets its "# HELP" and "# TYPE"
+// lines before its samples; label values and help texts are escaped as the format requires
+// (label values: backslash, double quote, newline; help: backslash, newline); histograms are
+// written as cumulative _bucket{le="..."} lines ending with le="+Inf", then _sum and _count.
+//
+// It writes what it is given: callers pass metric and label names that match
+// [a-zA-Z_:][a-zA-Z0-9_:]* (asserted in debug builds) and write each family once, with all
+// its samples together. Not thread-safe; one object per scrape.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "wheel/server/metrics_histogram.h"
+
+namespace wheel::server {
+
+inline constexpr std::string_view kPrometheusContentType =
+    "text/plain; version=0.0.4; charset=utf-8";
+
+class PrometheusText {
+ public:
+  using Labels = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
+  // "# HELP name help" and "# TYPE name type" (type: counter, gauge or histogram).
+  void family(std::string_view name, std::string_view type, std::string_view help);
+  // "name{labels} value" with an integer value.
+  void sample(std::string_view name, Labels labels, std::uint64_t value);
+  // The samples of a histogram family already announced with family(name, "histogram", ...):
+  // bounds in seconds, counts as read from a MetricsHistogram.
+  template <std::size_t N>
+  void histogram(std::string_view name, const std::array<double, N>& bounds,
+                 const HistogramCounts<N>& counts) {
+    histogram_samples(name, std::span<const double>(bounds),
+                      std::span<const std::uint64_t>(counts.buckets), counts.sum_ns);
+  }
+
+  // The text so far.
+  const std::string& text() const { return out_; }
+  std::string take() { return std::move(out_); }
+
+  // A label value escaped for the format: \ -> \\, " -> \", newline -> \n.
+  static std::string escape_label_value(std::string_view value);
+  // A HELP text escaped for the format: \ -> \\, newline -> \n.
+  static std::string escape_help(std::string_view help);
+  // A float as the format writes it: shortest round-trip text, "+Inf", "-Inf" or "NaN".
+  static std::string format_double(double value);
+
+ private:
+  void histogram_samples(std::string_view name, std::span<const double> bounds,
+                         std::span<const std::uint64_t> buckets, std::uint64_t sum_ns);
+  void write_labels(Labels labels);
+  std::string out_;
+};
+
+}  // namespace wheel::server

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/server/metrics_http_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cassert>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+
+#include "wheel/logger.h"
+#include "wheel/net/socket_address.h"
+#include "wheel/server/prometheus_text.h"
+
+namespace wheel::server {
+namespace {
+
+void check_uv(int rc, const char* what) {
+  if (rc != 0) {
+    throw std::system_error(-rc, std::generic_category(),
+                            std::string(what) + " (" + uv_err_name(rc) + ")");
+  }
+}
+
+std::string response(std::string_view status, std::string_view content_type,
+                     std::string_view extra_headers, std::string_view body, bool with_body) {
+  std::string out;
+  out.reserve(160 + (with_body ? body.size() : 0));
+  out.append("HTTP/1.1 ").append(status).append("\r\n");
+  out.append("Content-Type: ").append(content_type).append("\r\n");
+  out.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
+  out.append(extra_headers);
+  out.append("Connection: close\r\n\r\n");
+  if (with_body) out.append(body);
+  return out;
+}
+
+std::string plain(std::string_view status, std::string_view extra = {}) {
+  return response(status, "text/plain; charset=utf-8", extra, std::string(status) + "\n", true);
+}
+
+}  // namespace
+
+struct MetricsHttpServer::Client {
+  MetricsHttpServer* server;
+  uv_tcp_t tcp;
+  uv_timer_t timer;
+  uv_write_t write;
+  std::string request;
+  std::string reply;
+  int open = 0;  // handles of this client still open
+  bool finishing = false;
+  Client* prev = nullptr;
+  Client* next = nullptr;
+};
+
+MetricsHttpServer::MetricsHttpServer(uv_loop_t* loop, MetricsHttpOptions options, Render render)
+    : loop_(loop), options_(std::move(options)), render_(std::move(render)) {
+  check_uv(uv_tcp_init(loop_, &listener_), "uv_tcp_init");
+  ++open_handles_;
+  listener_.data = this;
+}
+
+std::uint16_t MetricsHttpServer::listen() {
+  const sockaddr_storage address = net::resolve_address(options_.host, options_.port);
+  check_uv(uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&address), 0), "bind");
+  check_uv(uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 64, &on_connection), "listen");
+  sockaddr_storage bound{};
+  int length = sizeof(bound);
+  check_uv(uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr*>(&bound), &length),
+           "getsockname");
+  // sin_port and sin6_port share their offset.
+  port_ = ntohs(reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
+  return port_;
+}
+
+MetricsHttpServer::~MetricsHttpServer() {
+  assert(closed() && "close() and run the loop before destroying the MetricsHttpServer");
+}
+
+void MetricsHttpServer::close() {
+  if (closing_) return;
+  closing_ = true;
+  uv_close(reinterpret_cast<uv_handle_t*>(&listener_),
+           [](uv_handle_t* h) { --static_cast<MetricsHttpServer*>(h->data)->open_handles_; });
+  while (first_client_ != nullptr) finish(first_client_);
+}
+
+void MetricsHttpServer::add_descriptors(std::vector<int>* fds) const {
+  uv_os_fd_t fd;
+  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&listener_), &fd) == 0) fds->push_back(fd);
+  for (const Client* c = first_client_; c != nullptr; c = c->next) {
+    if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&c->tcp), &fd) == 0) fds->push_back(fd);
+  }
+}
+
+void MetricsHttpServer::on_connection(uv_stream_t* listener, int status) {
+  auto* self = static_cast<MetricsHttpServer*>(listener->data);
+  if (status < 0 || self->closing_) return;
+  auto* c = new Client{};
+  c->server = self;
+  if (uv_tcp_init(self->loop_, &c->tcp) != 0) {
+    delete c;
+    return;
+  }
+  c->tcp.data = c;
+  c->open = 1;
+  ++self->open_handles_;
+  // Linked first: finish() unlinks.
+  c->next = self->first_client_;
+  if (c->next != nullptr) c->next->prev = c;
+  self->first_client_ = c;
+  ++self->clients_;
+  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) return self->finish(c);
+  if (self->clients_ > self->options_.max_clients) {
+    // Over the bound: make room by closing the oldest client still sending its head (as
+    // servers survive slowloris: clients that hold a connection without asking cannot starve
+    // a scraper that asks at once). Only when every client is being answered is the new one
+    // closed unanswered.
+    Client* oldest = nullptr;
+    for (Client* o = c->next; o != nullptr; o = o->next) {
+      if (!o->finishing && o->reply.empty()) oldest = o;
+    }
+    if (oldest == nullptr) return self->finish(c);
+    ++self->evicted_;
+    self->finish(oldest);
+  }
+  if (uv_timer_init(self->loop_, &c->timer) != 0) return self->finish(c);
+  c->timer.data = c;
+  ++c->open;
+  ++self->open_handles_;
+  uv_timer_start(
+      &c->timer,
+      [](uv_timer_t* t) {
+        auto* client = static_cast<Client*>(t->data);
+        client->reply = plain("408 Request Timeout");
+        client->server->answer(client);
+      },
+      static_cast<std::uint64_t>(self->options_.read_timeout.count()), 0);
+  const int rc = uv_read_start(
+      reinterpret_cast<uv_stream_t*>(&c->tcp),
+      [](uv_handle_t*, std::size_t, uv_buf_t* buf) {
+        static thread_local char buffer[4096];
+        *buf = uv_buf_init(buffer, sizeof(buffer));
+      },
+      [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+        auto* client = static_cast<Client*>(stream->data);
+        MetricsHttpServer* server = client->server;
+        if (nread < 0) return server->finish(client);  // EOF or error before a full request
+        if (nread == 0) return;
+        const std::size_t before = client->request.size();
+        client->request.append(buf->base, static_cast<std::size_t>(nread));
+        // Search from a little before the new bytes: the blank line may straddle reads.
+        const std::size_t from = before >= 3 ? before - 3 : 0;
+        const bool complete = client->request.find("\r\n\r\n", from) != std::string::npos ||
+                              client->request.find("\n\n", from) != std::string::npos;
+        // A request is held up to max_request bytes plus one read (4 KiB).
+        if (client->request.size() > server->options_.max_request) {
+          client->reply = plain("431 Request Header Fields Too Large");
+        } else if (!complete) {
+          return;
+        }
+        server->answer(client);
+      });
+  if (rc != 0) self->finish(c);
+}
+
+void MetricsHttpServer::answer(Client* c) {
+  if (c->finishing) return;
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&c->tcp));
+  if (c->open > 1) uv_timer_stop(&c->timer);
+  if (c->reply.empty()) {
+    // "METHOD SP TARGET SP HTTP/1.x" on the first line.
+    const std::string_view head(c->request);
+    const std::string_view line = head.substr(0, head.find_first_of("\r\n"));
+    const std::size_t sp1 = line.find(' ');
+    const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+    if (sp2 == std::string_view::npos || line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0) {
+      c->reply = plain("400 Bad Request");
+    } else {
+      const std::string_view method = line.substr(0, sp1);
+      std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+      target = target.substr(0, target.find('?'));
+      const bool head_only = method == "HEAD";
+      if (method != "GET" && !head_only) {
+        c->reply = plain("405 Method Not Allowed", "Allow: GET, HEAD\r\n");
+      } else if (target != "/metrics") {
+        c->reply = plain("404 Not Found");
+      } else {
+        c->reply = response("200 OK", kPrometheusContentType, {}, render_(), !head_only);
+      }
+    }
+  }
+  ++responses_;
+  c->request.clear();
+  c->request.shrink_to_fit();
+  c->write.data = c;
+  uv_buf_t buf = uv_buf_init(c->reply.data(), static_cast<unsigned>(c->reply.size()));
+  const int rc =
+      uv_write(&c->write, reinterpret_cast<uv_stream_t*>(&c->tcp), &buf, 1, [](uv_write_t* w, int) {
+        auto* client = static_cast<Client*>(w->data);
+        client->server->finish(client);
+      });
+  if (rc != 0) finish(c);
+}
+
+void MetricsHttpServer::finish(Client* c) {
+  if (c->finishing) return;
+  c->finishing = true;
+  if (c->prev != nullptr) c->prev->next = c->next;
+  if (c->next != nullptr) c->next->prev = c->prev;
+  if (first_client_ == c) first_client_ = c->next;
+  --clients_;
+  const auto closed = [](uv_handle_t* h) {
+    auto* client = static_cast<Client*>(h->data);
+    --client->server->open_handles_;
+    if (--client->open == 0) delete client;
+  };
+  if (c->open > 1) uv_close(reinterpret_cast<uv_handle_t*>(&c->timer), closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), closed);
+}
+
+}  // namespace wheel::server

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/server/server_metrics.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <new>
+#include <stdexcept>
+#include <system_error>
+
+#include "wheel/server/prometheus_text.h"
+
+namespace wheel::server {
+namespace {
+
+// In net::CloseReason's order.
+constexpr std::array<std::string_view, net::kCloseReasonCount> kClosedLabels = {
+    "reader_idle",   "writer_idle",   "all_idle", "quit",     "peer",
+    "slow_consumer", "line_too_long", "error",    "shutdown", "local"};
+
+void put(std::atomic<std::uint64_t>& field, std::uint64_t value) {
+  field.store(value, std::memory_order_relaxed);
+}
+std::uint64_t get(const std::atomic<std::uint64_t>& field) {
+  return field.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+std::string_view label_of(net::CloseReason reason) {
+  return kClosedLabels[static_cast<std::size_t>(reason)];
+}
+
+void ServerMetricsValues::add_counters(const ServerMetricsValues& o) {
+  accepted += o.accepted;
+  rejected_full += o.rejected_full;
+  rejected_emfile += o.rejected_emfile;
+  for (std::size_t i = 0; i < closed.size(); ++i) closed[i] += o.closed[i];
+  closed_worker_lost += o.closed_worker_lost;
+  heartbeats_sent += o.heartbeats_sent;
+  pings += o.pings;
+  delayed_sent += o.delayed_sent;
+  bytes_received += o.bytes_received;
+  bytes_sent += o.bytes_sent;
+  idle_close_lateness += o.idle_close_lateness;
+  tick_lag += o.tick_lag;
+}
+
+void ServerMetricsValues::add_all(const ServerMetricsValues& o) {
+  add_counters(o);
+  connections_open += o.connections_open;
+  delayed_pending += o.delayed_pending;
+  timer_pending_timeouts += o.timer_pending_timeouts;
+}
+
+std::uint64_t ServerMetricsValues::closed_total() const {
+  std::uint64_t n = closed_worker_lost;
+  for (const std::uint64_t c : closed) n += c;
+  return n;
+}
+
+void ServerMetricsSlot::publish(const ServerMetricsValues& v) noexcept {
+  put(connections_open, v.connections_open);
+  put(delayed_pending, v.delayed_pending);
+  put(timer_pending_timeouts, v.timer_pending_timeouts);
+  put(accepted, v.accepted);
+  put(rejected_full, v.rejected_full);
+  put(rejected_emfile, v.rejected_emfile);
+  for (std::size_t i = 0; i < closed.size(); ++i) put(closed[i], v.closed[i]);
+  put(heartbeats_sent, v.heartbeats_sent);
+  put(pings, v.pings);
+  put(delayed_sent, v.delayed_sent);
+  put(bytes_received, v.bytes_received);
+  put(bytes_sent, v.bytes_sent);
+}
+
+ServerMetricsValues ServerMetricsSlot::read() const noexcept {
+  ServerMetricsValues v;
+  v.connections_open = get(connections_open);
+  v.delayed_pending = get(delayed_pending);
+  v.timer_pending_timeouts = get(timer_pending_timeouts);
+  v.accepted = get(accepted);
+  v.rejected_full = get(rejected_full);
+  v.rejected_emfile = get(rejected_emfile);
+  for (std::size_t i = 0; i < closed.size(); ++i) v.closed[i] = get(closed[i]);
+  v.heartbeats_sent = get(heartbeats_sent);
+  v.pings = get(pings);
+  v.delayed_sent = get(delayed_sent);
+  v.bytes_received = get(bytes_received);
+  v.bytes_sent = get(bytes_sent);
+  v.idle_close_lateness = idle_close_lateness.read();
+  v.tick_lag = tick_lag.read();
+  return v;
+}
+
+void ServerMetricsSlot::reset() noexcept {
+  publish(ServerMetricsValues{});
+  idle_close_lateness.reset();
+  tick_lag.reset();
+}
+
+ServerMetricsRegion::ServerMetricsRegion(std::size_t slots) : slots_(nullptr), size_(slots) {
+  if (slots == 0) throw std::invalid_argument("ServerMetricsRegion: 0 slots");
+  void* memory = ::mmap(nullptr, slots * sizeof(ServerMetricsSlot), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    throw std::system_error(errno, std::generic_category(), "mmap of the metrics region");
+  }
+  // Page-aligned, so every slot is 64-byte aligned.
+  slots_ = static_cast<ServerMetricsSlot*>(memory);
+  for (std::size_t i = 0; i < slots; ++i) new (&slots_[i]) ServerMetricsSlot();
+}
+
+ServerMetricsRegion::~ServerMetricsRegion() {
+  // The slots are trivially destructible in effect (atomics of integers): unmap only.
+  ::munmap(slots_, size_ * sizeof(ServerMetricsSlot));
+}
+
+std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t live_workers) {
+  PrometheusText t;
+  t.family("wheel_connections_open", "gauge", "Client connections open now.");
+  t.sample("wheel_connections_open", {}, v.connections_open);
+  t.family("wheel_connections_accepted_total", "counter",
+           "Client connections accepted (rejected ones excluded).");
+  t.sample("wheel_connections_accepted_total", {}, v.accepted);
+  t.family("wheel_connections_rejected_total", "counter",
+           "Clients turned away with \"ERR server full\": by max-connections (full) or for "
+           "lack of descriptors (emfile).");
+  t.sample("wheel_connections_rejected_total", {{"reason", "full"}}, v.rejected_full);
+  t.sample("wheel_connections_rejected_total", {{"reason", "emfile"}}, v.rejected_emfile);
+  t.family("wheel_connections_closed_total", "counter", "Client connections closed, by reason.");
+  for (std::size_t i = 0; i < net::kCloseReasonCount; ++i) {
+    t.sample("wheel_connections_closed_total", {{"reason", kClosedLabels[i]}}, v.closed[i]);
+  }
+  t.sample("wheel_connections_closed_total", {{"reason", "worker_lost"}}, v.closed_worker_lost);
+  t.family("wheel_heartbeats_sent_total", "counter", "PINGs sent to writer-idle clients.");
+  t.sample("wheel_heartbeats_sent_total", {}, v.heartbeats_sent);
+  t.family("wheel_pings_total", "counter", "PING commands answered with PONG.");
+  t.sample("wheel_pings_total", {}, v.pings);
+  t.family("wheel_delayed_pending", "gauge", "DELAY messages scheduled, not yet delivered.");
+  t.sample("wheel_delayed_pending", {}, v.delayed_pending);
+  t.family("wheel_delayed_sent_total", "counter", "DELAY messages delivered.");
+  t.sample("wheel_delayed_sent_total", {}, v.delayed_sent);
+  t.family("wheel_bytes_received_total", "counter", "Bytes read from clients.");
+  t.sample("wheel_bytes_received_total", {}, v.bytes_received);
+  t.family("wheel_bytes_sent_total", "counter", "Bytes written to clients.");
+  t.sample("wheel_bytes_sent_total", {}, v.bytes_sent);
+  t.family("wheel_timer_pending_timeouts", "gauge",
+           "Timeouts pending in the timer wheels (idle checks and DELAYs).");
+  t.sample("wheel_timer_pending_timeouts", {}, v.timer_pending_timeouts);
+  t.family("wheel_workers", "gauge", "Worker processes alive.");
+  t.sample("wheel_workers", {}, live_workers);
+  t.family("wheel_idle_close_lateness_seconds", "histogram",
+           "Time past the configured idle time at which an idle close happened.");
+  t.histogram("wheel_idle_close_lateness_seconds", kIdleCloseLatenessBounds, v.idle_close_lateness);
+  t.family("wheel_timer_tick_lag_seconds", "histogram",
+           "How late the loop timer woke for each tick with work due (after the tick ended).");
+  t.histogram("wheel_timer_tick_lag_seconds", kTickLagBounds, v.tick_lag);
+  return t.take();
+}
+
+}  // namespace wheel::server

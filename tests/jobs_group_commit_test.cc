@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+// Group commit with the sync thread: the changes appended while one fdatasync runs share the
+// next one; nothing is durable before its sync returned; the wakeup comes from the sync thread.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "support/fault_injection_fs.h"
+#include "wheel/jobs/job_log.h"
+#include "wheel/logger.h"
+
+namespace wheel::jobs {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FaultInjectionFs;
+
+// Waits (bounded, generously) until `done` holds.
+template <typename F>
+bool eventually(F done) {
+  for (int i = 0; i < 20000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return done();
+}
+
+TEST(GroupCommitTest, ChangesDuringOneSyncShareTheNext) {
+  logger()->set_level(spdlog::level::off);
+  FaultInjectionFs fs;
+  std::atomic<int> wakeups{0};
+  JobLogOptions o;
+  o.dir = "/log";
+  o.fs = &fs;
+  o.reserve_bytes = 0;
+  o.wakeup = [&] { ++wakeups; };
+  Recovered r;
+  std::string error;
+  auto log = JobLog::open(o, &r, &error);
+  ASSERT_TRUE(log) << error;
+  std::vector<std::uint64_t> ids(100);
+  for (auto& id : ids) ASSERT_FALSE(log->allocate_id(&id));  // the id lease syncs inline
+  const auto before = log->stats();
+
+  fs.set_sync_gate(false);
+  JobLog::Lsn first = 0;
+  StoredJob job;
+  job.id = ids[0];
+  ASSERT_FALSE(log->put(job, &first));
+  log->commit();
+  ASSERT_TRUE(eventually([&] { return fs.syncs_waiting() == 1; }));
+  JobLog::Lsn last = 0;
+  for (std::size_t i = 1; i < ids.size(); ++i) {
+    job.id = ids[i];
+    ASSERT_FALSE(log->put(job, &last));
+    log->commit();  // queued behind the sync in flight: no second sync starts
+  }
+  EXPECT_EQ(log->durable_lsn(), before.durable_lsn) << "nothing is durable before its sync";
+  fs.set_sync_gate(true);
+  ASSERT_TRUE(eventually([&] { return log->durable_lsn() >= last; }));
+  log->poll(0);
+  const auto after = log->stats();
+  EXPECT_EQ(after.syncs - before.syncs, 2u) << "one sync for the first, one for the other 99";
+  EXPECT_EQ(after.synced_records - before.synced_records, 100u);
+  EXPECT_GE(wakeups.load(), 2);
+  logger()->set_level(spdlog::level::info);
+}
+
+// Not a test but the figure for docs/jobs.md: N submitter threads, each with one change in
+// flight, against one owner thread on the real file system. Run with
+// --gtest_also_run_disabled_tests --gtest_filter=*Measure*.
+TEST(GroupCommitTest, DISABLED_MeasureChangesPerFdatasync) {
+  logger()->set_level(spdlog::level::off);
+  for (int submitters : {1, 8, 64}) {
+    char tmpl[] = "/tmp/jobs_group_commit.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    std::mutex mu;
+    std::condition_variable cv;
+    bool synced = false;
+    JobLogOptions o;
+    o.dir = std::string(tmpl) + "/log";
+    o.wakeup = [&] {
+      std::lock_guard lock(mu);
+      synced = true;
+      cv.notify_all();
+    };
+    Recovered r;
+    std::string error;
+    auto log = JobLog::open(o, &r, &error);
+    ASSERT_TRUE(log) << error;
+    // Each submitter has one put in flight: the owner takes every waiting put, appends them,
+    // commits once, and answers them when their sync is done.
+    constexpr int kPerSubmitter = 400;
+    std::vector<int> pending;  // submitter indices waiting for their put to be taken
+    std::vector<std::atomic<int>> done(submitters);
+    std::vector<std::thread> threads;
+    std::atomic<bool> stop{false};
+    for (int s = 0; s < submitters; ++s) {
+      threads.emplace_back([&, s] {
+        for (int k = 0; k < kPerSubmitter; ++k) {
+          {
+            std::lock_guard lock(mu);
+            pending.push_back(s);
+            cv.notify_all();
+          }
+          std::unique_lock lock(mu);
+          cv.wait(lock, [&] { return done[s].load() > k || stop; });
+        }
+      });
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::pair<int, JobLog::Lsn>> in_flight;
+    int answered = 0;
+    while (answered < submitters * kPerSubmitter) {
+      std::vector<int> take;
+      {
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, 10ms, [&] { return !pending.empty() || synced; });
+        take.swap(pending);
+        synced = false;
+      }
+      for (int s : take) {
+        StoredJob job;
+        ASSERT_FALSE(log->allocate_id(&job.id));
+        job.body = std::string(100, 'x');
+        JobLog::Lsn lsn = 0;
+        ASSERT_FALSE(log->put(job, &lsn));
+        in_flight.emplace_back(s, lsn);
+      }
+      if (!take.empty()) log->commit();
+      log->poll(0);
+      const JobLog::Lsn durable = log->durable_lsn();
+      std::lock_guard lock(mu);
+      std::erase_if(in_flight, [&](const auto& p) {
+        if (p.second > durable) return false;
+        ++done[p.first];
+        ++answered;
+        return true;
+      });
+      cv.notify_all();
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    stop = true;
+    cv.notify_all();
+    for (auto& t : threads) t.join();
+    const auto s = log->stats();
+    std::printf("%d submitters: %d puts in %.2f s = %.0f puts/s, %llu syncs, %.1f puts per sync\n",
+                submitters, answered, seconds, answered / seconds,
+                static_cast<unsigned long long>(s.syncs), double(s.synced_records) / s.syncs);
+    log.reset();
+    std::filesystem::remove_all(tmpl);
+  }
+}
+
+}  // namespace
+}  // namespace wheel::jobs
