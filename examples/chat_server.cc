@@ -33,7 +33,7 @@ struct DelayLimits {
 
 struct Member {  // a connection's context
   std::string name;
-  std::vector<wheel::TimeoutHandle> delayed;
+  std::vector<wheel::LoopWheel::Handle> delayed;
   std::size_t delayed_bytes = 0;  // sum of the sizes of its delayed messages
 };
 
@@ -100,7 +100,7 @@ class ChatHandler final : public wheel::net::ConnectionHandler {
 
   void on_close(Connection& c, wheel::net::CloseReason) override {
     auto* me = static_cast<Member*>(c.context());
-    for (wheel::TimeoutHandle& h : me->delayed) server_->timer().cancel(h);  // sender left
+    for (const wheel::LoopWheel::Handle h : me->delayed) server_->timer().cancel(h);  // left
     delayed_bytes_ -= me->delayed_bytes;
     if (!me->name.empty()) names_.erase(me->name);
     std::erase(members_, c.id());
@@ -136,18 +136,18 @@ class ChatHandler final : public wheel::net::ConnectionHandler {
     delayed_bytes_ += message.size();
     // The task names its sender by id; it runs on the loop thread.
     me.delayed.push_back(server_->timer().new_timeout(
-        [this, id = c.id(), message = std::move(message)](wheel::Timeout& self) {
+        [this, id = c.id(), message = std::move(message)](wheel::LoopWheel::Handle self) {
           deliver(id, self, message);
         },
         std::chrono::seconds(seconds)));
     c.send("OK\n");
   }
 
-  void deliver(std::uint64_t sender, const wheel::Timeout& fired, const std::string& message) {
+  void deliver(std::uint64_t sender, wheel::LoopWheel::Handle fired, const std::string& message) {
     Connection* c = server_->find(sender);
     if (c == nullptr) return;  // left meanwhile: its timeouts were cancelled
     auto& me = *static_cast<Member*>(c->context());
-    std::erase_if(me.delayed, [&](const wheel::TimeoutHandle& h) { return h.get() == &fired; });
+    std::erase_if(me.delayed, [&](const wheel::LoopWheel::Handle& h) { return h == fired; });
     me.delayed_bytes -= message.size();
     delayed_bytes_ -= message.size();
     broadcast(sender, message);

@@ -37,9 +37,9 @@ std::uint32_t checked_ms(std::chrono::milliseconds time, const char* what) {
 struct IdleDetector::Task {
   IdleDetector* detector;
   std::uint64_t id_and_kind;
-  void operator()(Timeout& self) const {
+  void operator()(LoopWheel::Handle self) const {
     detector->on_timeout(id_and_kind & kIdMask, static_cast<IdleKind>(id_and_kind >> kKindShift),
-                         &self);
+                         self);
   }
 };
 
@@ -61,9 +61,8 @@ void IdleDetector::watch(std::uint64_t id, IdleWatch& watch, const IdleTimes& ti
 }
 
 void IdleDetector::unwatch(IdleWatch& watch) {
-  for (TimeoutHandle& handle : watch.timeouts_) {
-    // One that already expired is queued for the loop: it will not find the id (stale).
-    if (handle) timer_.cancel(handle);
+  for (LoopWheel::Handle& handle : watch.timeouts_) {
+    if (handle) timer_.cancel(handle);  // on this thread: it never fires now
     handle.reset();
   }
   watch.flags_ = 0;
@@ -76,11 +75,11 @@ void IdleDetector::arm(std::uint64_t id, IdleWatch& watch, IdleKind kind, std::u
                          std::chrono::milliseconds(delay_ms));
 }
 
-void IdleDetector::on_timeout(std::uint64_t id, IdleKind kind, const Timeout* fired) {
+void IdleDetector::on_timeout(std::uint64_t id, IdleKind kind, LoopWheel::Handle fired) {
   IdleWatch* watch = owner_.find_watch(id);
   const auto k = static_cast<std::size_t>(kind);
-  if (watch == nullptr || !watch->watched() || watch->timeouts_[k].get() != fired) {
-    ++stale_;  // unwatched (or gone) after this timeout had expired
+  if (watch == nullptr || !watch->watched() || watch->timeouts_[k] != fired) {
+    ++stale_;  // its object is gone (destroyed without unwatch) or watched anew under its id
     return;
   }
   watch->timeouts_[k].reset();

@@ -17,7 +17,7 @@
 namespace wheel::server {
 
 struct LineProtocolHandler::Pending {
-  std::vector<TimeoutHandle> timeouts;
+  std::vector<net::LoopTimer::Handle> timeouts;
   std::size_t bytes = 0;     // text of `timeouts`
   bool input_ended = false;  // the client sends no more: close after the last DELAY
 };
@@ -27,7 +27,7 @@ struct LineProtocolHandler::DelayedTask {
   LineProtocolHandler* handler;
   std::uint64_t id;
   std::string text;
-  void operator()(Timeout& self) const { handler->on_delayed(id, &self, text); }
+  void operator()(net::LoopTimer::Handle self) const { handler->on_delayed(id, self, text); }
 };
 
 LineProtocolHandler::LineProtocolHandler(int worker_index, std::chrono::milliseconds stats_interval,
@@ -208,7 +208,7 @@ void LineProtocolHandler::on_close(net::Connection& c, net::CloseReason reason) 
   ++closed_[static_cast<std::size_t>(reason)];
   auto* pending = static_cast<Pending*>(c.context());
   if (pending == nullptr) return;
-  for (TimeoutHandle& h : pending->timeouts) server_->timer().cancel(h);
+  for (const net::LoopTimer::Handle h : pending->timeouts) server_->timer().cancel(h);
   delayed_pending_ -= pending->timeouts.size();
   delayed_bytes_ -= pending->bytes;
   delete pending;
@@ -261,7 +261,7 @@ void LineProtocolHandler::refuse_delay(net::Connection& c, std::string_view why)
   c.send(why);
 }
 
-void LineProtocolHandler::on_delayed(std::uint64_t id, const Timeout* fired,
+void LineProtocolHandler::on_delayed(std::uint64_t id, net::LoopTimer::Handle fired,
                                      std::string_view text) {
   net::Connection* c = server_->find(id);
   auto* pending = c == nullptr ? nullptr : static_cast<Pending*>(c->context());
@@ -271,7 +271,7 @@ void LineProtocolHandler::on_delayed(std::uint64_t id, const Timeout* fired,
   }
   auto& timeouts = pending->timeouts;
   const auto it = std::find_if(timeouts.begin(), timeouts.end(),
-                               [fired](const TimeoutHandle& h) { return h.get() == fired; });
+                               [fired](const net::LoopTimer::Handle& h) { return h == fired; });
   if (it == timeouts.end()) return;
   *it = std::move(timeouts.back());
   timeouts.pop_back();

@@ -65,7 +65,7 @@ class LineProtocolHandler final : public net::ConnectionHandler {
   struct DelayedTask;
 
   void schedule_delayed(net::Connection& c, std::uint64_t delay_ms, std::string_view text);
-  void on_delayed(std::uint64_t id, const Timeout* fired, std::string_view text);
+  void on_delayed(std::uint64_t id, net::LoopTimer::Handle fired, std::string_view text);
   void refuse_delay(net::Connection& c, std::string_view why);
   void log_stats() const;
   void observe_idle_close(const net::Connection& c, net::IdleKind kind);
@@ -90,8 +90,8 @@ class LineProtocolHandler final : public net::ConnectionHandler {
   std::function<void()> shutdown_hook_;
   uv_check_t publish_check_;
   bool publish_check_open_ = false;
-  // Publishes once a second as well: gauges that change off the loop (pending timeouts, as
-  // the timer thread retires cancellations) are then at most a second stale on an idle loop.
+  // Publishes once a second as well, so that gauges are at most a second stale on an idle
+  // loop.
   uv_timer_t publish_timer_;
   bool publish_timer_open_ = false;
 };

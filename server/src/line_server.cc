@@ -45,7 +45,7 @@ net::TcpServerOptions tcp_options(const LineServerOptions& o, ServerMetricsSlot*
   t.timer.thread_name = "wheel-timer-" + std::to_string(o.worker_index);
   if (metrics != nullptr) {
     t.timer.tick_observer = [metrics](std::chrono::nanoseconds lag) {
-      metrics->tick_lag.observe(lag);  // the timer thread is this histogram's one writer
+      metrics->tick_lag.observe(lag);  // on the loop thread, this histogram's one writer
     };
   }
   return t;

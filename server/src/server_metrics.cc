@@ -154,7 +154,7 @@ std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t li
            "Time past the configured idle time at which an idle close happened.");
   t.histogram("wheel_idle_close_lateness_seconds", kIdleCloseLatenessBounds, v.idle_close_lateness);
   t.family("wheel_timer_tick_lag_seconds", "histogram",
-           "How late the timer's worker began processing each tick it processed.");
+           "How late the loop timer woke for each tick with work due (after the tick ended).");
   t.histogram("wheel_timer_tick_lag_seconds", kTickLagBounds, v.tick_lag);
   return t.take();
 }

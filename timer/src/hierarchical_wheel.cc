@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hierarchical_wheel.h"
 
+#include "timer_wheel.h"
+
 #include <algorithm>
 #include <bit>
 #include <cassert>
@@ -8,16 +10,22 @@
 
 namespace wheel::detail {
 
-HierarchicalWheel::HierarchicalWheel(std::size_t buckets_per_level)
+HierarchicalWheel::HierarchicalWheel(std::size_t buckets_per_level, bool unshared)
     : bits_(static_cast<unsigned>(std::countr_zero(buckets_per_level))),
       mask_(buckets_per_level - 1),
-      store_(buckets_per_level) {
+      store_(buckets_per_level),
+      unshared_(unshared) {
   assert(std::has_single_bit(buckets_per_level) && buckets_per_level >= 2);
   nonempty_.emplace_back(buckets_per_level);
 }
 
 void HierarchicalWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
-  node->set_deadline(static_cast<std::int64_t>(std::max(due, tick)));
+  const auto deadline = static_cast<std::int64_t>(std::max(due, tick));
+  if (unshared_) {
+    node->store_deadline_unshared(deadline);
+  } else {
+    node->set_deadline(deadline);
+  }
   place(node, tick);
 }
 
@@ -70,7 +78,7 @@ Timeout* HierarchicalWheel::collect_due(std::uint64_t tick) {
     Timeout* node = BucketStore::node_of(store_.at(digit, i));
     assert(node->deadline() < 0 || static_cast<std::uint64_t>(node->deadline()) == tick);
     // A cancelled timeout stays until the cancellation queue reaches it (see TimerWheel).
-    if (!node->try_transition(Timeout::kExpired)) {
+    if (!(unshared_ ? node->expire_unshared() : node->try_transition(Timeout::kExpired))) {
       ++i;
       continue;
     }
@@ -112,6 +120,13 @@ void HierarchicalWheel::drain(const std::function<void(Timeout*)>& fn) {
     store_.take_each(id, fn);
     nonempty_[id >> bits_].clear(id & mask_);
   }
+}
+
+std::unique_ptr<Wheel> make_wheel(TimerLayout layout, std::size_t buckets, bool unshared) {
+  if (layout == TimerLayout::kHierarchical) {
+    return std::make_unique<HierarchicalWheel>(buckets, unshared);
+  }
+  return std::make_unique<TimerWheel>(buckets, unshared);
 }
 
 }  // namespace wheel::detail

@@ -25,7 +25,7 @@ namespace wheel::detail {
 class HierarchicalWheel final : public Wheel {
  public:
   // REQUIRES: buckets_per_level is a power of two >= 2.
-  explicit HierarchicalWheel(std::size_t buckets_per_level);
+  explicit HierarchicalWheel(std::size_t buckets_per_level, bool unshared = false);
 
   std::size_t buckets() const override { return std::size_t{1} << bits_; }
   void insert(Timeout* node, std::uint64_t due, std::uint64_t tick) override;
@@ -52,6 +52,7 @@ class HierarchicalWheel final : public Wheel {
   const std::uint64_t mask_;            // W - 1
   BucketStore store_;                   // level k's buckets are ids k*W .. k*W + W-1
   std::vector<BucketBitmap> nonempty_;  // one per level
+  const bool unshared_;                 // see make_wheel()
 };
 
 }  // namespace wheel::detail

@@ -25,13 +25,6 @@ namespace wheel::detail {
 
 namespace {
 
-std::unique_ptr<Wheel> make_wheel(const TimerOptions& options) {
-  if (options.layout == TimerLayout::kHierarchical) {
-    return std::make_unique<HierarchicalWheel>(options.ticks_per_wheel);
-  }
-  return std::make_unique<TimerWheel>(options.ticks_per_wheel);
-}
-
 // The timer whose task the calling thread is running, if any (see TaskScope).
 thread_local const TimerCore* current_task_core = nullptr;
 
@@ -54,7 +47,7 @@ TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
       thread_name_(std::move(options.thread_name)),
       executor_(std::move(options.executor)),
       tick_observer_(std::move(options.tick_observer)),
-      wheel_(make_wheel(options)) {
+      wheel_(make_wheel(options.layout, options.ticks_per_wheel, false)) {
   gate_->core = this;
 }
 

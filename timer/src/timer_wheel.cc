@@ -8,18 +8,23 @@
 
 namespace wheel::detail {
 
-TimerWheel::TimerWheel(std::size_t buckets)
+TimerWheel::TimerWheel(std::size_t buckets, bool unshared)
     : store_(buckets),
       nonempty_(buckets),
       first_due_round_(buckets, kNoRound),
       mask_(buckets - 1),
-      bits_(static_cast<unsigned>(std::countr_zero(buckets))) {
+      bits_(static_cast<unsigned>(std::countr_zero(buckets))),
+      unshared_(unshared) {
   assert(std::has_single_bit(buckets));
 }
 
 void TimerWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
   const std::uint64_t slot_tick = std::max(due, tick);
-  node->set_deadline(static_cast<std::int64_t>(slot_tick));  // false: cancelled, retired soon
+  if (unshared_) {
+    node->store_deadline_unshared(static_cast<std::int64_t>(slot_tick));
+  } else {
+    node->set_deadline(static_cast<std::int64_t>(slot_tick));  // false: cancelled, retired soon
+  }
   // The bucket is visited at `tick` at the earliest (this tick's visit follows the insertion),
   // then once per turn; `rounds` visits pass before the one that expires it.
   const std::uint64_t rounds = (slot_tick - tick) >> bits_;
@@ -89,7 +94,7 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
     Timeout* node = BucketStore::node_of(entry);
     // A cancelled timeout stays until the cancellation queue reaches it; that single path
     // retires it (Netty retired it on both paths: netty#14959).
-    if (!node->try_transition(Timeout::kExpired)) {
+    if (!(unshared_ ? node->expire_unshared() : node->try_transition(Timeout::kExpired))) {
       ++i;
       continue;
     }

@@ -26,7 +26,7 @@ namespace wheel::detail {
 class TimerWheel final : public Wheel {
  public:
   // REQUIRES: buckets is a power of two.
-  explicit TimerWheel(std::size_t buckets);
+  explicit TimerWheel(std::size_t buckets, bool unshared = false);
 
   std::size_t buckets() const override { return store_.buckets(); }
   void insert(Timeout* node, std::uint64_t due, std::uint64_t tick) override;
@@ -52,6 +52,7 @@ class TimerWheel final : public Wheel {
   std::vector<std::uint64_t> first_due_round_;
   const std::uint64_t mask_;
   const unsigned bits_;  // log2 of the bucket count
+  const bool unshared_;  // see make_wheel()
 };
 
 }  // namespace wheel::detail

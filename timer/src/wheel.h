@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal. What the timer's worker needs from a wheel layout (hashed or hierarchical). Ticks
 // are absolute: tick t is processed once start + (t + 1) * tick_duration has passed. Worker
-// thread only (and the stopping thread once the worker has been joined).
+// thread only (and the stopping thread once the worker has been joined), or the one thread of
+// a LoopWheel.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "wheel/timeout.h"
+#include "wheel/timer_options.h"
 
 namespace wheel::detail {
 
@@ -43,5 +46,11 @@ class Wheel {
   // Removes every timeout, calling fn(node) for each.
   virtual void drain(const std::function<void(Timeout*)>& fn) = 0;
 };
+
+// The layout `layout` with `buckets` buckets (per level). `unshared`: the owner is one thread
+// and unlinks a cancelled timeout at once (LoopWheel), so the node's state and deadline are
+// written with plain stores instead of compare-and-swap (the HashedWheelTimer's cancel() may
+// race with its worker; a LoopWheel's cannot).
+std::unique_ptr<Wheel> make_wheel(TimerLayout layout, std::size_t buckets, bool unshared);
 
 }  // namespace wheel::detail

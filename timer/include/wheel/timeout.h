@@ -28,6 +28,7 @@
 namespace wheel {
 
 class HashedWheelTimer;
+class LoopWheel;
 class Timeout;
 
 namespace detail {
@@ -103,6 +104,7 @@ class Timeout {
   friend class detail::TimerWheel;
   friend class detail::HierarchicalWheel;
   friend struct detail::CancelLink;
+  friend class wheel::LoopWheel;
 
   // kRunning: periodic timeouts only, while a run is in progress.
   enum State : std::uint8_t { kInit = 0, kCancelled = 1, kExpired = 2, kRunning = 3 };
@@ -161,6 +163,17 @@ class Timeout {
       }
     }
     return false;
+  }
+
+  // For a single-threaded owner (LoopWheel), where no cancel() can race: the same fields with
+  // plain (relaxed) stores, no read-modify-write and no fence.
+  void store_deadline_unshared(std::int64_t deadline) noexcept {
+    deadline_or_link_.store(deadline, std::memory_order_relaxed);
+  }
+  bool expire_unshared() noexcept {
+    if (state_.load(std::memory_order_relaxed) != kInit) return false;
+    state_.store(kExpired, std::memory_order_relaxed);
+    return true;
   }
 
   // One field for two phases, so that a pending timeout does not pay 8 bytes for a

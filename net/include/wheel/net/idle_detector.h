@@ -5,10 +5,12 @@
 //
 // How it works. watch() arms one timeout per enabled kind on a LoopTimer. When one fires (on
 // the loop thread), the detector finds the watch again through its Owner by id, never by
-// pointer, so a timeout of an object that is gone finds nothing and is counted as stale. If
+// pointer, so a timeout of an object that is gone (destroyed without unwatch()) finds nothing
+// and is counted as stale. If
 // there was activity since, it re-arms for the remaining time only. Otherwise it re-arms for
 // the full time and calls Owner::on_idle(id, event): the event says the kind and whether it is
-// the first since the last activity. unwatch() cancels the timeouts.
+// the first since the last activity. unwatch() cancels the timeouts; the timer runs on the same
+// loop thread, so a cancelled timeout never fires.
 //
 // Beyond Netty (netty#8912): with Options::observe_output, output that is still draining to a
 // slow but live reader (IdleWatch::record_output_progress) counts as write activity, so such a
@@ -44,8 +46,8 @@ class IdleDetector {
     bool observe_output = false;
   };
 
-  // `timer` and `owner` must outlive the detector (tasks still queued name the detector:
-  // close the timer before destroying it). Loop thread only.
+  // `timer` and `owner` must outlive the detector (pending timeouts name the detector: close
+  // the timer, or unwatch everything, before destroying it). Loop thread only.
   IdleDetector(LoopTimer& timer, Owner& owner, Options options);
   IdleDetector(LoopTimer& timer, Owner& owner) : IdleDetector(timer, owner, Options{}) {}
 
@@ -72,7 +74,7 @@ class IdleDetector {
   struct Task;
 
   void arm(std::uint64_t id, IdleWatch& watch, IdleKind kind, std::uint64_t delay_ms);
-  void on_timeout(std::uint64_t id, IdleKind kind, const Timeout* fired);
+  void on_timeout(std::uint64_t id, IdleKind kind, LoopWheel::Handle fired);
 
   LoopTimer& timer_;
   Owner& owner_;

@@ -11,7 +11,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "wheel/timeout.h"
+#include "wheel/loop_wheel.h"
 
 namespace wheel::net {
 
@@ -76,7 +76,7 @@ class IdleWatch {
     kWatched = 16,
   };
 
-  std::array<TimeoutHandle, 3> timeouts_;  // the live timeout per kind, if any
+  std::array<LoopWheel::Handle, 3> timeouts_;  // the live timeout per kind, if any
   std::uint64_t last_read_ms_ = 0;
   std::uint64_t last_write_ms_ = 0;
   std::array<std::uint32_t, 3> delay_ms_{};  // per kind; 0: disabled

@@ -3,8 +3,8 @@
 // ConnectionHandler, with a line framer, backpressure, idle detection on a LoopTimer, a
 // connection limit and a graceful shutdown.
 //
-// Threads: the loop thread owns every socket, the connections and the handler calls. The
-// timer's worker thread turns the wheel; expired timeouts run on the loop thread. shutdown()
+// Threads: the loop thread owns every socket, the connections, the handler calls and the
+// timer's wheel (a LoopTimer: no thread of its own); timeouts run on the loop thread. shutdown()
 // and port() are safe from any thread; everything else is loop thread only (or, before the
 // loop runs, the thread that constructed the server).
 //

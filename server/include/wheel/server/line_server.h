@@ -4,8 +4,8 @@
 // idle") and writer-idle heartbeats ("PING") from the IdleDetector.
 //
 // Threads. The thread that calls run() is the loop thread: it owns the libuv loop and every
-// socket. The timer's worker thread owns the wheel; expired timeouts run on the loop thread
-// (loop_timer.h) and name their connection by id, never by pointer.
+// socket and the timer's wheel (loop_timer.h: no thread of its own); timeouts run on the loop
+// thread and name their connection by id, never by pointer.
 //
 // Errors: invalid options and failures to listen throw; I/O errors are logged with
 // uv_err_name and close the one connection concerned.

@@ -4,7 +4,7 @@
 // (prometheus_text.h). Plain atomics, no pointers: it may live in a MAP_SHARED mapping.
 //
 // One writer: observe() is a relaxed load and store per field (no read-modify-write), so it
-// must be called by one thread at a time (the owning worker's loop or timer thread). Readers
+// must be called by one thread at a time (the owning worker's loop thread). Readers
 // see every field monotonic; a reader racing observe() may see the bucket before the sum, so
 // a snapshot's _sum can lag its count by one observation (Prometheus tolerates that; the
 // +Inf bucket equals _count by construction, see HistogramCounts).

@@ -67,8 +67,8 @@ struct ServerMetricsValues {
   std::uint64_t closed_total() const;
 };
 
-// One worker's metrics. Every field has a single writer: the worker's loop thread, except
-// tick_lag, which the worker's timer thread fills. Readers: any thread or process. No
+// One worker's metrics. Every field has a single writer: the worker's loop thread (tick_lag
+// too: the LoopTimer calls its observer there). Readers: any thread or process. No
 // pointers, so it may live in memory shared by processes. 64-byte aligned: no two workers'
 // slots share a cache line.
 struct alignas(64) ServerMetricsSlot {
@@ -98,7 +98,7 @@ struct alignas(64) ServerMetricsSlot {
   std::atomic<std::uint64_t> bytes_sent{0};
   // Observed in place: by the loop thread at each idle close.
   MetricsHistogram<kIdleCloseLatenessBounds.size()> idle_close_lateness{kIdleCloseLatenessBounds};
-  // Its own cache line: written by the timer thread, not the loop thread.
+  // Its own cache line (it had a writer of its own when the timer had a thread).
   alignas(64) MetricsHistogram<kTickLagBounds.size()> tick_lag{kTickLagBounds};
 };
 

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// examples/idle_echo.cc end to end: it echoes, closes a silent client with "BYE idle" after its
+// idle time, and — the point of the example — its process ends once its last client has gone,
+// which it does only if the program closes its LoopTimer (an open one keeps uv_run() going).
+// ServerProcess starts the idle-echo binary (WHEEL_SERVER_PATH names it).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "net_test_support.h"
+
+namespace wheel::net::testing {
+namespace {
+
+TEST(IdleEchoExample, EchoesClosesTheSilentClientAndEndsWhenTheLastClientHasGone) {
+  ServerProcess server({"0", "300", "2"});
+  {
+    Client talker(server.port());
+    talker.send("hello\n");
+    EXPECT_EQ(talker.read_line(), "hello");
+    const auto silent_since = Clock::now();
+    EXPECT_EQ(talker.read_line(10s), "BYE idle");
+    EXPECT_GE(ms_since(silent_since), 250) << "closed before its idle time";
+    EXPECT_EQ(talker.read_line(10s), "<eof>");
+  }
+  {
+    Client leaver(server.port());
+    leaver.send("bye\n");
+    EXPECT_EQ(leaver.read_line(), "bye");
+  }  // the second client leaves: the server shuts down
+  const std::optional<int> status = server.wait_exit(10s);
+  ASSERT_TRUE(status.has_value()) << "the loop did not end: a handle was left open";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+}
+
+TEST(IdleEchoExample, BadArgumentsExitTwo) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"70000", "300", "1"}, {"0", "0", "1"}, {"0", "300"}}) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::vector<std::string> a = args;
+      exec_server(a);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << args[0];
+  }
+}
+
+}  // namespace
+}  // namespace wheel::net::testing
