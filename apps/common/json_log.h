@@ -24,6 +24,14 @@ class JsonLogFormatter final : public spdlog::formatter {
   std::unique_ptr<spdlog::formatter> clone() const override;
 };
 
+// Logs `message` at `level` through the default logger with `fields_object` (the text of a JSON
+// object, e.g. ServerStats::to_json()) merged into the line's "fields" in --log-format json, so
+// that a log shipper gets numbers, not a "key=value" string. In text format the fields are
+// written after the message as key=value pairs. A fields text that is not a JSON object is
+// logged as the string field "raw". Safe from any thread.
+void log_with_fields(spdlog::level::level_enum level, const std::string& message,
+                     const std::string& fields_object);
+
 // The "worker" of the following lines of this process: an index, or -1 for "supervisor"
 // (the default is 0: a single-process program). Safe from any thread.
 void set_log_worker(int worker);

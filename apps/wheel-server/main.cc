@@ -189,6 +189,16 @@ int run_server(int argc, char** argv) {
 
   // Logs go to stderr: stdout carries only the "listening on" line that scripts read.
   wheel::apps::install_program_logger("wheel-server", log_level, log_format);
+  if (log_format == "json") {
+    // The stats as fields of the JSON line ({"connections":3,...}), not a key=value string.
+    options.stats_logger = [](const wheel::server::ServerStats& stats,
+                              std::uint64_t pending_timeouts) {
+      std::string fields = stats.to_json();  // an object: add one more key before its '}'
+      fields.insert(fields.size() - 1, ",\"pending_timeouts\":" + std::to_string(pending_timeouts));
+      wheel::apps::log_with_fields(spdlog::level::info,
+                                   "worker " + std::to_string(stats.worker) + ": stats", fields);
+    };
+  }
 
   if (workers > 1) {
     wheel::apps::set_log_worker(-1);  // the supervisor; each worker sets its index

@@ -6,6 +6,9 @@
 
 #include <cerrno>
 #include <system_error>
+#include <utility>
+
+#include "wheel/server/process_metrics.h"
 
 namespace wheel::server {
 namespace {
@@ -17,8 +20,9 @@ void check(int rc, const char* what) {
 }  // namespace
 
 SupervisorMetrics::SupervisorMetrics(const LineServerOptions& options, ServerMetricsRegion& region,
-                                     const sigset_t& signals, const std::size_t& alive)
-    : region_(region), alive_(alive) {
+                                     const sigset_t& signals, const std::size_t& alive,
+                                     std::function<std::vector<pid_t>()> workers)
+    : region_(region), alive_(alive), workers_(std::move(workers)) {
   check(uv_loop_init(&loop_), "uv_loop_init");
   loop_open_ = true;
   // The signals stay blocked (sigtimedwait takes them); a signalfd only wakes the loop.
@@ -68,7 +72,8 @@ void SupervisorMetrics::retire(std::size_t i) {
 std::string SupervisorMetrics::render() const {
   ServerMetricsValues total = retired_;
   for (std::size_t i = 0; i < region_.size(); ++i) total.add_all(region_.slot(i).read());
-  return render_server_metrics(total, alive_);
+  const std::vector<pid_t> pids = workers_();
+  return render_server_metrics(total, alive_) + render_process_metrics(sample_process_tree(pids));
 }
 
 }  // namespace wheel::server

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,9 +26,12 @@ class SupervisorMetrics {
  public:
   // Serves options.metrics_host:*options.metrics_port from `region`'s slots; `signals` (kept
   // blocked by the caller) wake run_once(); `alive` is the supervisor's count of live workers,
-  // read at each scrape. Throws std::system_error when a libuv or signalfd call fails.
+  // read at each scrape; `workers` lists the pids of the workers not yet reaped (0 or -1 for an
+  // empty place), for the process_* metrics of the whole tree (process_metrics.h). Throws
+  // std::system_error when a libuv or signalfd call fails.
   SupervisorMetrics(const LineServerOptions& options, ServerMetricsRegion& region,
-                    const sigset_t& signals, const std::size_t& alive);
+                    const sigset_t& signals, const std::size_t& alive,
+                    std::function<std::vector<pid_t>()> workers);
   ~SupervisorMetrics();
   SupervisorMetrics(const SupervisorMetrics&) = delete;
   SupervisorMetrics& operator=(const SupervisorMetrics&) = delete;
@@ -46,6 +51,7 @@ class SupervisorMetrics {
 
   ServerMetricsRegion& region_;
   const std::size_t& alive_;
+  std::function<std::vector<pid_t>()> workers_;
   ServerMetricsValues retired_;  // counters of dead workers
   uv_loop_t loop_{};
   bool loop_open_ = false;

@@ -188,11 +188,22 @@ class Supervisor {
     if (!options_.metrics_port) return true;
     try {
       region_ = std::make_unique<ServerMetricsRegion>(pool_.size());
-      metrics_ = std::make_unique<SupervisorMetrics>(options_, *region_, signals_, alive_);
+      // The pids as reap() leaves them: a worker is dropped only once waited for, when its CPU
+      // time moves to the supervisor's cutime (process_metrics.h).
+      metrics_ = std::make_unique<SupervisorMetrics>(options_, *region_, signals_, alive_, [this] {
+        std::vector<pid_t> pids;
+        for (const Worker& w : pool_) pids.push_back(w.pid);
+        return pids;
+      });
       const std::uint16_t port = metrics_->listen();
       log().info("wheel-server: metrics on http://{}/metrics",
                  format_host_port(options_.metrics_host, port));
       return true;
+    } catch (const std::system_error& e) {  // listen(): as the single-process server says it
+      log().error(
+          "wheel-server: {}",
+          MetricsListenError::from(options_.metrics_host, *options_.metrics_port, e).what());
+      return false;
     } catch (const std::exception& e) {
       log().error("wheel-server: cannot serve metrics on {}: {}",
                   format_host_port(options_.metrics_host, *options_.metrics_port), e.what());

@@ -141,6 +141,10 @@ void LineProtocolHandler::observe_idle_close(const net::Connection& c, net::Idle
 }
 
 void LineProtocolHandler::log_stats() const {
+  if (stats_logger_) {
+    stats_logger_(snapshot(), server_->timer().pending_timeouts());
+    return;
+  }
   wheel::logger()->info("worker {}: stats {} pending_timeouts={}", worker_index_,
                         snapshot().to_log_string(), server_->timer().pending_timeouts());
 }

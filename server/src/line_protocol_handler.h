@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <utility>
 
 #include "wheel/net/connection_handler.h"
 #include "wheel/net/tcp_server.h"
@@ -43,6 +44,11 @@ class LineProtocolHandler final : public net::ConnectionHandler {
   // few dozen relaxed stores per iteration, no work per event) and once a second. Throws
   // std::system_error when a libuv handle cannot start. Call once, before the loop runs.
   void attach(net::TcpServer& server);
+  // Where the periodic stats line goes (LineServerOptions::stats_logger); empty: the text line.
+  // Before attach().
+  void set_stats_logger(std::function<void(const ServerStats&, std::uint64_t)> logger) {
+    stats_logger_ = std::move(logger);
+  }
 
   // This worker's counters: the server's and the protocol's. Loop thread only.
   ServerStats snapshot() const;
@@ -72,6 +78,7 @@ class LineProtocolHandler final : public net::ConnectionHandler {
 
   const int worker_index_;
   const std::chrono::milliseconds stats_interval_;
+  std::function<void(const ServerStats&, std::uint64_t)> stats_logger_;
   const DelayLimits delay_limits_;
   net::TcpServer* server_ = nullptr;
   uv_timer_t stats_timer_;

@@ -17,6 +17,7 @@
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
 #include "wheel/server/metrics_http_server.h"
+#include "wheel/server/process_metrics.h"
 #include "wheel/server/server_metrics.h"
 
 namespace wheel::server {
@@ -53,6 +54,13 @@ net::TcpServerOptions tcp_options(const LineServerOptions& o, ServerMetricsSlot*
 
 }  // namespace
 
+MetricsListenError MetricsListenError::from(const std::string& host, std::uint16_t port,
+                                            const std::system_error& cause) {
+  return MetricsListenError("cannot serve metrics on " + net::format_host_port(host, port) + ": " +
+                            cause.code().message() + " (" + uv_err_name(-cause.code().value()) +
+                            ")");
+}
+
 // The handler (and the metrics endpoint) before the server: the server's destructor still
 // calls the handler, and runs the loop that closes the endpoint's handles.
 struct LineServer::Parts {
@@ -69,6 +77,7 @@ struct LineServer::Parts {
                             o.max_delayed_bytes},
                 metrics),
         server(tcp_options(o, metrics), handler) {
+    handler.set_stats_logger(o.stats_logger);
     handler.attach(server);
   }
   LineServerOptions options;
@@ -91,7 +100,8 @@ std::uint16_t LineServer::listen() {
     p.endpoint = std::make_unique<MetricsHttpServer>(
         p.server.loop(), MetricsHttpOptions{.host = o.metrics_host, .port = *o.metrics_port}, [&p] {
           p.handler.publish_metrics();  // this iteration's counters too
-          return render_server_metrics(p.metrics->read(), 1);
+          return render_server_metrics(p.metrics->read(), 1) +
+                 render_process_metrics(read_process_sample(0).value_or(ProcessSample{}));
         });
     p.handler.set_shutdown_hook([&p] { p.endpoint->close(); });
     std::uint16_t metrics_port = 0;
@@ -100,9 +110,7 @@ std::uint16_t LineServer::listen() {
     } catch (const std::system_error& e) {
       // The address once, the cause once: "... on 127.0.0.1:9100: Address already in use
       // (EADDRINUSE)".
-      throw MetricsListenError("cannot serve metrics on " +
-                               net::format_host_port(o.metrics_host, *o.metrics_port) + ": " +
-                               e.code().message() + " (" + uv_err_name(-e.code().value()) + ")");
+      throw MetricsListenError::from(o.metrics_host, *o.metrics_port, e);
     }
     p.endpoint_port.store(metrics_port, std::memory_order_release);
     wheel::logger()->info("worker {}: metrics on http://{}/metrics", o.worker_index,

@@ -92,6 +92,13 @@ void PrometheusText::sample(std::string_view name, Labels labels, std::uint64_t 
   out_.append(" ").append(std::to_string(value)).append("\n");
 }
 
+void PrometheusText::sample_double(std::string_view name, Labels labels, double value) {
+  assert(valid_name(name));
+  out_.append(name);
+  write_labels(labels);
+  out_.append(" ").append(format_double(value)).append("\n");
+}
+
 void PrometheusText::histogram_samples(std::string_view name, std::span<const double> bounds,
                                        std::span<const std::uint64_t> buckets,
                                        std::uint64_t sum_ns) {

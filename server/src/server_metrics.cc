@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "wheel/server/process_metrics.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::server {
@@ -156,7 +157,7 @@ std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t li
   t.family("wheel_timer_tick_lag_seconds", "histogram",
            "How late the loop timer woke for each tick with work due (after the tick ended).");
   t.histogram("wheel_timer_tick_lag_seconds", kTickLagBounds, v.tick_lag);
-  return t.take();
+  return t.take() + render_build_info();
 }
 
 }  // namespace wheel::server

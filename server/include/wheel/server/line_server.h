@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 
 #include "wheel/server/line_server_options.h"
 #include "wheel/server/server_stats.h"
@@ -24,6 +26,11 @@ namespace wheel::server {
 class MetricsListenError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  // "cannot serve metrics on HOST:PORT: Address already in use (EADDRINUSE)": what
+  // MetricsHttpServer::listen() threw (`cause`), said once, for the address asked for. The
+  // one wording of the single-process server and the --workers supervisor.
+  static MetricsListenError from(const std::string& host, std::uint16_t port,
+                                 const std::system_error& cause);
 };
 
 class LineServer {

@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
 namespace wheel::server {
 
 struct ServerMetricsSlot;
+struct ServerStats;
 
 struct LineServerOptions {
   // IPv4 or IPv6 address or host name to listen on. Loopback by default.
@@ -50,6 +52,10 @@ struct LineServerOptions {
   std::chrono::milliseconds close_grace = std::chrono::seconds(5);
   // Interval of the periodic stats log line; 0 disables it.
   std::chrono::milliseconds stats_interval = std::chrono::seconds(10);
+  // Writes the periodic stats line: this worker's counters and the timer's pending timeouts.
+  // Called on the loop thread. Unset: an info line "worker N: stats key=value ... " through
+  // wheel::logger(). (wheel-server's --log-format json sets one that logs them as JSON fields.)
+  std::function<void(const ServerStats& stats, std::uint64_t pending_timeouts)> stats_logger;
 
   // This worker's index, reported by STATS and in log lines.
   int worker_index = 0;

@@ -34,6 +34,8 @@ class PrometheusText {
   void family(std::string_view name, std::string_view type, std::string_view help);
   // "name{labels} value" with an integer value.
   void sample(std::string_view name, Labels labels, std::uint64_t value);
+  // "name{labels} value" with a float value, written as format_double() does.
+  void sample_double(std::string_view name, Labels labels, double value);
   // The samples of a histogram family already announced with family(name, "histogram", ...):
   // bounds in seconds, counts as read from a MetricsHistogram.
   template <std::size_t N>

@@ -124,7 +124,8 @@ class ServerMetricsRegion {
 };
 
 // The body of a scrape: every wheel_* family (HELP, TYPE, samples), in the Prometheus text
-// format 0.0.4, with `live_workers` as wheel_workers. Safe from any thread.
+// format 0.0.4, with `live_workers` as wheel_workers, and wheel_build_info. (The process_*
+// families are the caller's: process_metrics.h.) Safe from any thread.
 std::string render_server_metrics(const ServerMetricsValues& values, std::uint64_t live_workers);
 
 }  // namespace wheel::server
