@@ -129,16 +129,20 @@ fi
 if [[ -z ${CMAKE_CXX_COMPILER_LAUNCHER:-} ]] && command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
+# Paths hashed relative to the scratch copy, and the same build/plain layout as a checkout's:
+# the baseline build then hits the cache entries of any earlier plain build of the same code.
+export CCACHE_BASEDIR=$scratch CCACHE_NOHASHDIR=true
+build=$scratch/build/plain
 targets=$(printf '%s\n' "${chosen[@]}" | cut -d'@' -f4 | sort -u)
 echo "mutants: baseline build of" $targets >&2
-cmake -S "$scratch" -B "$scratch/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$scratch/build" -j "$jobs" --target $targets >"$scratch/build.log" 2>&1 || {
+cmake -S "$scratch" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j "$jobs" --target $targets >"$scratch/build.log" 2>&1 || {
   tail -30 "$scratch/build.log" >&2
   echo "mutants: the unmutated tree does not build" >&2
   exit 2
 }
 
-binary() { find "$scratch/build/tests" -maxdepth 1 -name "$1" -type f | head -1; }
+binary() { find "$build/tests" -maxdepth 1 -name "$1" -type f | head -1; }
 
 # Each binary must pass unmutated (else every mutant would look killed); its run time sets
 # the limit of its mutated runs.
@@ -146,7 +150,7 @@ declare -A limit
 for test in $targets; do
   t0=$(date +%s)
   # The tests find their programs and data relative to the binary's directory.
-  if ! (cd "$scratch/build/tests" && timeout 900 "$(binary "$test")" >"$scratch/$test.base" 2>&1); then
+  if ! (cd "$build/tests" && timeout 900 "$(binary "$test")" >"$scratch/$test.base" 2>&1); then
     tail -20 "$scratch/$test.base" >&2
     echo "mutants: $test fails unmutated: fix that first" >&2
     exit 2
@@ -165,14 +169,14 @@ for m in "${chosen[@]}"; do
   perl -0pi -e "$subst" "$scratch/$file"
   echo "mutants: $name: building $test" >&2
   # Only the test binary (its CMake dependencies bring the programs it runs, e.g. wheel-server).
-  if ! cmake --build "$scratch/build" -j "$jobs" --target "$test" >"$scratch/build.log" 2>&1; then
+  if ! cmake --build "$build" -j "$jobs" --target "$test" >"$scratch/build.log" 2>&1; then
     grep -m3 'error' "$scratch/build.log" >&2 || true
     results+=("$name: BUILD BROKEN ($file: see the substitution)")
     broken=$((broken + 1))
   else
     t0=$(date +%s)
     set +e
-    (cd "$scratch/build/tests" && timeout -k 10 "${limit[$test]}" "$(binary "$test")") \
+    (cd "$build/tests" && timeout -k 10 "${limit[$test]}" "$(binary "$test")") \
       >"$scratch/test.log" 2>&1
     rc=$?
     set -e
