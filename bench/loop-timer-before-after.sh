@@ -152,7 +152,7 @@ for n in sorted({r["connections"] for r in rows}):
             continue
         threads = sorted({t for r in g for t in r["threads_per_worker"]})
         lat = " / ".join(f"{med([r['lateness_ms'][k] for r in g]):.1f}" for k in ("p50", "p99", "max"))
-        print(f"| {n} | {s} | {','.join(map(str, threads))} | {med([r['idle_cpu_ms_per_s'] for r in g]):.2f} "
+        print(f"| {n} | {s} | {','.join(map(str, threads))} | {med([r['idle_cpu_ms_per_s'] for r in g]):.3f} "
               f"| {med([r['run_cpu_s'] for r in g]):.2f} | {lat} "
               f"| {med([r['closed_on_time'] for r in g]):.0f} / {med([r['established'] for r in g]):.0f} | {len(g)} |")
 PY

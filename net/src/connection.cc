@@ -5,6 +5,8 @@
 
 #include "wheel/logger.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -33,6 +35,20 @@ Connection::Connection(ConnectionHost* host, std::uint64_t id, int fd)
 Connection::~Connection() {
   delete output_;
   if (fd_ >= 0) ::close(fd_);
+}
+
+bool Connection::start() {
+  // Replies are tiny; Nagle would hold them back. Failing to turn it off is not fatal.
+  const int one = 1;
+  if (::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) {
+    wheel::logger()->debug("connection {:#x}: TCP_NODELAY: {}", id(), uv_err_name(-errno));
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = this;
+  if (::epoll_ctl(host_->epoll_fd(), EPOLL_CTL_ADD, fd_, &ev) == 0) return true;
+  wheel::logger()->debug("connection {:#x}: epoll_ctl: {}", id(), uv_err_name(-errno));
+  return false;
 }
 
 std::size_t Connection::queued_output() const {

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reactor.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
@@ -159,16 +157,7 @@ TcpServerCounters Reactor::counters() const {
 void Reactor::on_accepted(int fd) {
   const std::uint64_t id = table_.reserve();
   auto* c = new Connection(this, id, fd);  // owns fd from here on
-  // Replies are tiny; Nagle would hold them back. Failing to turn it off is not fatal.
-  const int one = 1;
-  if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) {
-    wheel::logger()->debug("TcpServer: TCP_NODELAY: {}", uv_err_name(-errno));
-  }
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.ptr = c;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-    wheel::logger()->debug("TcpServer: epoll_ctl: {}", uv_err_name(-errno));
+  if (!c->start()) {
     table_.give_back(id);
     delete c;
     ++counts_.accept_errors;

@@ -86,8 +86,11 @@ function rawExchange(request, timeoutMs) {
       const lines = data.split('\r\n');
       if (lines.length >= request.replies + 1) {
         clearTimeout(timer);
+        // Resolve once the server closed its side: by then it has ended the session (a job
+        // this connection reserved is ready again for the next step).
+        socket.removeAllListeners('data');
+        socket.on('close', () => resolve(lines.slice(0, request.replies)));
         socket.end();
-        resolve(lines.slice(0, request.replies));
       }
     });
     socket.write(request.bytes);

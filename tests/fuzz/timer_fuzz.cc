@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: the timer's public API driven by a byte stream, on the manual clock (the
-// timer copy built with WHEEL_TIMER_MANUAL_CLOCK: no worker thread, time moves only when the
-// input says so; see timer/src/manual_clock.h). Both layouts, wheels of 1 to 128 buckets, ticks
-// of 1 to 10 ms, with or without max_pending_timeouts.
+// libFuzzer target: the timer's public API driven by a byte stream, on a wheel::ManualClock (no
+// worker thread, time moves only when the input says so; see wheel/manual_clock.h). Both layouts,
+// wheels of 1 to 128 buckets, ticks of 1 to 10 ms, with or without max_pending_timeouts.
 //
 // Input: byte 0 = layout (bit 0), log2 wheel size (bits 1-3), max pending (bits 4-5: none, 1,
 // 4, 16); byte 1 = tick; then operations of 3 bytes (op, a, b):
@@ -27,13 +26,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "manual_clock.h"
 #include "wheel/hashed_wheel_timer.h"
+#include "wheel/manual_clock.h"
 #include "wheel/rejected_execution_error.h"
 
 namespace {
-
-namespace manual_clock = wheel::detail::manual_clock;
 
 void check(bool ok) {
   if (!ok) std::abort();
@@ -66,9 +63,9 @@ class Model {
     options.max_pending_timeouts = max_pending_;
     tick_ns_ = (1 + data[1] % 10) * 1'000'000;
     options.tick_duration = std::chrono::nanoseconds(tick_ns_);
-    timer_ = std::make_unique<wheel::HashedWheelTimer>(std::move(options));
+    timer_ = std::make_unique<wheel::HashedWheelTimer>(std::move(options), clock_);
     timer_->start();
-    start_ns_ = manual_clock::now_ns();
+    start_ns_ = now_ns();
     ops_ = data + 2;
     ops_size_ = size - 2;
   }
@@ -85,7 +82,7 @@ class Model {
           cancel(ops_[i + 1]);
           break;
         case 2:
-          manual_clock::advance_to(manual_clock::now_ns() + amount);
+          clock_.advance(std::chrono::nanoseconds(amount));
           break;
         case 3:
           stop((op & 4) != 0);
@@ -101,14 +98,14 @@ class Model {
  private:
   void schedule(std::int64_t delay_ns, bool chain) {
     const std::size_t index = entries_.size();
-    const std::int64_t now = manual_clock::now_ns();
+    const std::int64_t now = now_ns();
     const std::size_t reported = timer_->pending_timeouts();
     const auto task = [this, index, delay_ns, chain] {
       Entry& e = entries_[index];
       if (running_jobs_) {
         check(e.returned);  // a job stop() returned, run by its owner: any time is right
       } else {
-        check(manual_clock::now_ns() >= e.deadline_ns);  // never early
+        check(now_ns() >= e.deadline_ns);  // never early
         check(!e.cancelled && !e.returned);
       }
       check(++e.runs == 1);  // never twice
@@ -167,7 +164,7 @@ class Model {
   }
 
   void check_invariants() {
-    const std::int64_t now = manual_clock::now_ns();
+    const std::int64_t now = now_ns();
     std::size_t fired = 0;
     std::size_t cancelled = 0;
     std::size_t returned = 0;
@@ -201,6 +198,11 @@ class Model {
     if (stopped_) check(pending == 0 && reported == 0);
   }
 
+  std::int64_t now_ns() const { return clock_.now().count(); }
+
+  // Each input starts at 0: hours per step cannot add up to overflow. Declared before the
+  // timer, so it outlives it.
+  wheel::ManualClock clock_;
   std::unique_ptr<wheel::HashedWheelTimer> timer_;
   std::int64_t max_pending_ = 0;
   std::int64_t tick_ns_ = 0;
@@ -217,7 +219,6 @@ class Model {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
-  manual_clock::reset();  // each input starts at 0: hours per step cannot add up to overflow
   Model(data, size).run();
   return 0;
 }

@@ -34,7 +34,13 @@ TimerOptions validated(TimerOptions options) {
 HashedWheelTimer::HashedWheelTimer() : HashedWheelTimer(TimerOptions{}) {}
 
 HashedWheelTimer::HashedWheelTimer(TimerOptions options)
-    : core_(std::make_unique<detail::TimerCore>(*this, validated(std::move(options)))) {
+    : HashedWheelTimer(std::move(options), nullptr) {}
+
+HashedWheelTimer::HashedWheelTimer(TimerOptions options, ManualClock& clock)
+    : HashedWheelTimer(std::move(options), &clock) {}
+
+HashedWheelTimer::HashedWheelTimer(TimerOptions options, ManualClock* clock)
+    : core_(std::make_unique<detail::TimerCore>(*this, validated(std::move(options)), clock)) {
   if (live_timers.fetch_add(1, std::memory_order_relaxed) + 1 > kWarnLiveTimers &&
       !warned_live_timers.exchange(true)) {
     wheel::logger()->warn(

@@ -1,56 +1,52 @@
 // SPDX-License-Identifier: Apache-2.0
-// Compiled only into the WHEEL_TIMER_MANUAL_CLOCK copy of the timer (see manual_clock.h).
-#include "manual_clock.h"
+#include "wheel/manual_clock.h"
 
 #include <algorithm>
 #include <cassert>
-#include <vector>
+#include <stdexcept>
 
 #include "timer_core.h"
+#include "wheel/detail/saturating.h"
 
-#ifndef WHEEL_TIMER_MANUAL_CLOCK
-#error "manual_clock.cc belongs to the WHEEL_TIMER_MANUAL_CLOCK build of the timer only"
-#endif
+namespace wheel {
 
-namespace wheel::detail::manual_clock {
-
-namespace {
-
-std::int64_t now = 0;
-std::vector<TimerCore*>& started() {
-  static std::vector<TimerCore*> cores;
-  return cores;
+ManualClock::~ManualClock() {
+  assert(timers_.empty() && "a timer still runs on this ManualClock");
 }
 
-}  // namespace
-
-std::int64_t now_ns() {
-  return now;
-}
-
-void advance_to(std::int64_t ns) {
-  assert(ns >= now);
-  now = ns;
-  // A task may stop or destroy a timer: step a copy, skipping any that left meanwhile.
-  const std::vector<TimerCore*> cores = started();
-  for (TimerCore* core : cores) {
-    const auto& live = started();
-    if (std::find(live.begin(), live.end(), core) != live.end()) core->run_worker_once();
+void ManualClock::advance(std::chrono::nanoseconds by) {
+  if (by < std::chrono::nanoseconds::zero()) {
+    throw std::invalid_argument("ManualClock::advance: negative step " +
+                                std::to_string(by.count()) + "ns");
+  }
+  if (advancing_) throw std::logic_error("ManualClock::advance cannot be called from a task");
+  advancing_ = true;
+  struct Reset {
+    bool* flag;
+    ~Reset() { *flag = false; }
+  } reset{&advancing_};
+  now_ = std::chrono::nanoseconds(detail::saturating_add(now_.count(), by.count()));
+  // A task may stop, destroy or start a timer: step a copy, skipping any that left meanwhile.
+  const std::vector<detail::TimerCore*> timers = timers_;
+  for (detail::TimerCore* core : timers) {
+    if (std::find(timers_.begin(), timers_.end(), core) != timers_.end()) core->run_worker_once();
   }
 }
 
-void reset() {
-  assert(started().empty());
-  now = 0;
+void ManualClock::advance_to(std::chrono::nanoseconds to) {
+  if (to < now_) {
+    throw std::invalid_argument("ManualClock::advance_to: " + std::to_string(to.count()) +
+                                "ns is before now (" + std::to_string(now_.count()) + "ns)");
+  }
+  advance(to - now_);
 }
 
-void attach(TimerCore* core) {
-  started().push_back(core);
+void ManualClock::attach(detail::TimerCore* core) {
+  timers_.push_back(core);
 }
 
-void detach(TimerCore* core) noexcept {
-  auto& cores = started();
-  cores.erase(std::remove(cores.begin(), cores.end(), core), cores.end());
+void ManualClock::detach(detail::TimerCore* core) noexcept {
+  timers_.erase(std::remove(timers_.begin(), timers_.end(), core), timers_.end());
 }
 
-}  // namespace wheel::detail::manual_clock
+}  // namespace wheel

@@ -13,10 +13,10 @@
 #include <spdlog/spdlog.h>
 
 #include "wheel/logger.h"
+#include "wheel/manual_clock.h"
 
 #include "cycle_clock.h"
 #include "hierarchical_wheel.h"
-#include "manual_clock.h"
 #include "timer_wheel.h"
 #include "wheel/detail/saturating.h"
 #include "wheel/rejected_execution_error.h"
@@ -40,8 +40,9 @@ bool TimerCore::in_own_task() const noexcept {
   return current_task_core == this;
 }
 
-TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
+TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options, ManualClock* manual)
     : owner_(owner),
+      manual_(manual),
       tick_(options.tick_duration),
       max_pending_(options.max_pending_timeouts),
       thread_name_(std::move(options.thread_name)),
@@ -52,9 +53,7 @@ TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options)
 }
 
 TimerCore::~TimerCore() {
-#ifdef WHEEL_TIMER_MANUAL_CLOCK
-  manual_clock::detach(this);
-#endif
+  if (manual_ != nullptr) manual_->detach(this);
   try {
     stop();
   } catch (const std::exception& e) {  // destroyed from its own task: the worker cannot join itself
@@ -89,18 +88,19 @@ void TimerCore::start() {
     case RunState::kInit:
       break;
   }
-#ifdef WHEEL_TIMER_MANUAL_CLOCK
-  manual_start_ns_ = manual_clock::now_ns();
-  manual_clock::attach(this);  // no worker thread: manual_clock::advance_to() stands in for it
-#else
-  start_time_ = std::chrono::steady_clock::now();
-  worker_ = std::thread([this] { worker_main(); });
-#endif
+  if (manual_ != nullptr) {
+    manual_start_ns_ = manual_->now().count();
+    manual_->attach(this);  // no worker thread: ManualClock::advance() stands in for it
+  } else {
+    start_time_ = std::chrono::steady_clock::now();
+    worker_ = std::thread([this] { worker_main(); });
+  }
   run_state_.store(RunState::kStarted, std::memory_order_release);
 }
 
 std::vector<TimerJob> TimerCore::stop() {
-  if (std::this_thread::get_id() == worker_id_.load(std::memory_order_acquire)) {
+  if (std::this_thread::get_id() == worker_id_.load(std::memory_order_acquire) ||
+      (manual_ != nullptr && in_own_task())) {
     throw std::logic_error("HashedWheelTimer::stop() cannot be called from a timer task");
   }
   {
@@ -119,11 +119,11 @@ std::vector<TimerJob> TimerCore::stop() {
     shutdown_.store(true, std::memory_order_release);
   }
   wake_.notify_all();
-#ifdef WHEEL_TIMER_MANUAL_CLOCK
-  manual_clock::detach(this);
-#else
-  worker_.join();
-#endif
+  if (manual_ != nullptr) {
+    manual_->detach(this);
+  } else {
+    worker_.join();
+  }
   close_gate();
   std::vector<TimerJob> unprocessed;
   unprocessed.reserve(pending());
@@ -132,6 +132,9 @@ std::vector<TimerJob> TimerCore::stop() {
 }
 
 std::vector<TimerJob> TimerCore::drain() {
+  if (manual_ != nullptr) {
+    throw std::logic_error("HashedWheelTimer::drain() cannot wait on a ManualClock");
+  }
   if (in_own_task() || std::this_thread::get_id() == worker_id_.load(std::memory_order_acquire)) {
     throw std::logic_error("HashedWheelTimer::drain() cannot be called from a timer task");
   }
@@ -224,23 +227,20 @@ bool TimerCore::has_queued_work() const {
 }
 
 std::int64_t TimerCore::elapsed_ns() const {
-#ifdef WHEEL_TIMER_MANUAL_CLOCK
-  return manual_clock::now_ns() - manual_start_ns_;
-#else
+  if (manual_ != nullptr) return manual_->now().count() - manual_start_ns_;
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                               start_time_)
       .count();
-#endif
 }
 
 std::int64_t TimerCore::stamp_ns() const {
-#ifdef WHEEL_TIMER_MANUAL_CLOCK
-  return elapsed_ns();
-#else
+  if (manual_ != nullptr) [[unlikely]] {
+    return elapsed_ns();
+  }
+  // The fast path: the cycle counter's upper bound of steady_clock (cycle_clock.h).
   return CycleClock::steady_upper_ns() -
          std::chrono::duration_cast<std::chrono::nanoseconds>(start_time_.time_since_epoch())
              .count();
-#endif
 }
 
 void TimerCore::worker_main() {
@@ -324,11 +324,9 @@ void TimerCore::process_due_ticks(WorkerPosition& at) {
   }
 }
 
-#ifdef WHEEL_TIMER_MANUAL_CLOCK
 void TimerCore::run_worker_once() {
   process_due_ticks(manual_position_);
 }
-#endif
 
 bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, std::uint8_t wake_for,
                             bool poll) {

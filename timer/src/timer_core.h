@@ -24,6 +24,7 @@
 
 namespace wheel {
 class HashedWheelTimer;
+class ManualClock;
 }  // namespace wheel
 
 namespace wheel::detail {
@@ -50,8 +51,9 @@ class TimerCore {
   // The longest the worker sleeps while something is pending.
   static constexpr std::chrono::hours kMaxSleep{1};
 
-  // REQUIRES: options validated and rounded by the caller.
-  TimerCore(HashedWheelTimer& owner, TimerOptions options);
+  // REQUIRES: options validated and rounded by the caller. `manual`: the timer runs on that
+  // clock, without a worker thread (see wheel/manual_clock.h); null: on steady_clock.
+  TimerCore(HashedWheelTimer& owner, TimerOptions options, ManualClock* manual = nullptr);
   ~TimerCore();  // stops, then retires whatever raced with stop()
 
   HashedWheelTimer& owner() const { return owner_; }
@@ -93,11 +95,9 @@ class TimerCore {
   // True while the calling thread runs a task of this timer (worker, executor or stop()'s job).
   bool in_own_task() const noexcept;
 
-#ifdef WHEEL_TIMER_MANUAL_CLOCK
-  // Manual-clock builds only (see manual_clock.h): on the calling thread, what the worker does
-  // each time it wakes, at the manual clock's present.
+  // Timers on a ManualClock (which has no worker thread): on the calling thread, what the
+  // worker does each time it wakes, at the clock's present. ManualClock::advance() only.
   void run_worker_once();
-#endif
 
  private:
   // x86-64 and arm64 lines (std::hardware_destructive_interference_size varies by flags).
@@ -152,6 +152,7 @@ class TimerCore {
   std::int64_t stamp_ns() const;
 
   HashedWheelTimer& owner_;
+  ManualClock* const manual_;
   const std::chrono::nanoseconds tick_;
   const std::int64_t max_pending_;
   const std::string thread_name_;
@@ -186,10 +187,8 @@ class TimerCore {
   alignas(kCacheLine) const std::unique_ptr<Wheel> wheel_;
   Timeout* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
   Timeout* backlog_tail_ = nullptr;
-#ifdef WHEEL_TIMER_MANUAL_CLOCK
   std::int64_t manual_start_ns_ = 0;  // the manual clock's reading at start()
   WorkerPosition manual_position_;
-#endif
 };
 
 }  // namespace wheel::detail

@@ -77,6 +77,7 @@
 
 #include "wheel/detail/saturating.h"
 #include "wheel/detail/task_timeout.h"
+#include "wheel/manual_clock.h"
 #include "wheel/rejected_execution_error.h"
 #include "wheel/timeout.h"
 #include "wheel/timer_job.h"
@@ -93,6 +94,11 @@ class HashedWheelTimer {
   // not a TimerLayout value throw std::invalid_argument naming the option.
   // The worker starts on start() or on the first new_timeout().
   explicit HashedWheelTimer(TimerOptions options);
+  // A timer on a clock moved by hand (tests): it starts no worker thread; each
+  // clock.advance() runs, on the calling thread, what is due by then. One thread drives the
+  // clock and uses the timer; drain() throws std::logic_error. `clock` must outlive the timer.
+  // See wheel/manual_clock.h. Throws as the constructor above.
+  HashedWheelTimer(TimerOptions options, ManualClock& clock);
   // Stops the timer (see stop()); tasks that never ran are destroyed without running.
   // REQUIRES: no other thread is using the timer.
   ~HashedWheelTimer();
@@ -224,6 +230,7 @@ class HashedWheelTimer {
   std::size_t ticks_per_wheel() const;
 
  private:
+  HashedWheelTimer(TimerOptions options, ManualClock* clock);
   void reserve_slot();
   void release_slot() noexcept;
   TimeoutHandle submit(Timeout* node, std::chrono::nanoseconds delay);

@@ -111,12 +111,12 @@ class Timeout {
   // Where the worker keeps the node; touched by the worker thread only, except for a periodic
   // node handed to the executor (kAtExecutor), which the thread running its job re-arms.
   enum Place : std::uint8_t {
-    kInQueue,
-    kInWheel,
-    kCancelSeenInQueue,
-    kDetached,
-    kRetired,
-    kAtExecutor
+    kInQueue,            // submitted (or re-armed), not yet moved into the wheel
+    kInWheel,            // in a wheel bucket; its cancellation unlinks it
+    kCancelSeenInQueue,  // cancelled while queued: task destroyed, the queue drops the reference
+    kDetached,           // out of queue and wheel, cancelled; its queued cancellation retires it
+    kRetired,            // done: ran, cancelled or handed over; the timer holds no reference
+    kAtExecutor          // periodic, a run handed to the executor; its job re-arms or retires it
   };
 
   void invoke() { detail::task_ops(ops_).invoke(*this); }

@@ -5,8 +5,8 @@
 //
 // Durations are milliseconds. beanstalkd takes whole seconds; wheel-jobs also takes up to three
 // decimals ("0.250" = 250 ms) wherever a duration appears: put's delay and TTR, release's delay,
-// pause-tube's delay, reserve-with-timeout's timeout. Values are as sent: a TTR under one second
-// is raised to one second by the job model, as beanstalkd does, not here.
+// pause-tube's delay, reserve-with-timeout's timeout. Values are as sent: a TTR of 0 is raised to
+// one second by the job model, as beanstalkd does, not here.
 #pragma once
 
 #include <chrono>

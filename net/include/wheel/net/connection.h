@@ -78,6 +78,9 @@ class Connection {
   Connection(ConnectionHost* host, std::uint64_t id, int fd);
   ~Connection();
 
+  // Registers the socket in the host's epoll set (for input) and turns Nagle off; false if the
+  // set refused (the caller then frees the connection).
+  bool start();
   // The server's epoll set reported `events` (EPOLLIN, EPOLLOUT, EPOLLHUP, EPOLLERR).
   void on_events(std::uint32_t events);
   void on_readable();

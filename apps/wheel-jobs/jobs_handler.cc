@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs_handler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <utility>
+
+#include "wheel/jobs/beanstalk_reply.h"
+
+namespace wheel::jobs_app {
+
+struct JobsHandler::Client {
+  Client(std::uint64_t conn, jobs::SessionId s, std::uint32_t max_job_size)
+      : connection(conn), session(s), parser(max_job_size) {}
+  std::uint64_t connection;
+  jobs::SessionId session;
+  jobs::beanstalk::RequestParser parser;
+  std::string out;   // replies of the current read, not yet sent
+  std::string held;  // input that arrived while a reserve waits
+  bool waiting = false;
+  bool quit = false;
+  bool input_ended = false;  // EOF: close once the replies owed are sent
+  std::uint32_t unsent = 0;  // batches of replies waiting for the journal
+};
+
+JobsHandler::JobsHandler(jobs::JobQueue& queue, jobs::JobJournal& journal,
+                         jobs::BeanstalkDispatcher& dispatcher, std::uint32_t max_job_size)
+    : queue_(queue), journal_(journal), dispatcher_(dispatcher), max_job_size_(max_job_size) {
+  queue_.set_listener(this);
+}
+
+JobsHandler::~JobsHandler() {
+  queue_.set_listener(nullptr);
+  for (auto& [session, client] : clients_) delete client;
+}
+
+void JobsHandler::attach(net::TcpServer& server) {
+  server_ = &server;
+  timer_ = new uv_timer_t;
+  uv_timer_init(server.loop(), timer_);
+  timer_->data = this;
+  drain_ = new uv_signal_t;
+  uv_signal_init(server.loop(), drain_);
+  drain_->data = this;
+  uv_signal_start(
+      drain_,
+      [](uv_signal_t* signal, int) {
+        spdlog::info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
+        static_cast<JobsHandler*>(signal->data)->queue_.set_draining(true);
+      },
+      SIGUSR1);
+  advance_clock();
+}
+
+void JobsHandler::attach_log(jobs::LogJournal& log) {
+  log_ = &log;
+  log_timer_ = new uv_timer_t;
+  uv_timer_init(server_->loop(), log_timer_);
+  log_timer_->data = this;
+  poll_log();
+}
+
+void JobsHandler::on_log_wakeup() {
+  poll_log();
+}
+
+void JobsHandler::poll_log() {
+  if (log_ == nullptr) return;
+  const std::uint64_t now = uv_now(server_->loop());
+  log_->poll(now);  // may send replies now durable, which may run held requests
+  if (log_timer_ == nullptr) return;
+  const std::uint64_t next = log_->next_poll_ms();
+  if (next == UINT64_MAX) {
+    uv_timer_stop(log_timer_);
+  } else {
+    uv_timer_start(
+        log_timer_, [](uv_timer_t* t) { static_cast<JobsHandler*>(t->data)->poll_log(); },
+        next > now ? next - now : 0, 0);
+  }
+  arm_timer();
+}
+
+void JobsHandler::advance_clock() {
+  queue_.advance(jobs::Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
+  arm_timer();
+}
+
+void JobsHandler::arm_timer() {
+  if (timer_ == nullptr) return;
+  std::optional<jobs::Millis> due = queue_.next_due();
+  if (!due) {
+    uv_timer_stop(timer_);
+    return;
+  }
+  std::int64_t now = static_cast<std::int64_t>(uv_now(server_->loop()));
+  std::int64_t wait = due->count() - now;
+  uv_timer_start(timer_, &JobsHandler::on_timer, wait > 0 ? static_cast<std::uint64_t>(wait) : 0,
+                 0);
+}
+
+void JobsHandler::on_timer(uv_timer_t* timer) {
+  static_cast<JobsHandler*>(timer->data)->advance_clock();
+}
+
+void JobsHandler::on_open(net::Connection& c) {
+  jobs::SessionId session = queue_.open_session();
+  auto* client = new Client(c.id(), session, max_job_size_);
+  clients_.emplace(session, client);
+  c.set_context(client);
+}
+
+void JobsHandler::on_data(net::Connection& c, std::string_view bytes) {
+  auto* client = static_cast<Client*>(c.context());
+  if (client == nullptr || client->quit) return;
+  queue_.advance(jobs::Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
+  if (client->waiting) {
+    if (client->held.size() + bytes.size() > kMaxHeldInput) {
+      spdlog::warn("wheel-jobs: {} sent over {} bytes while its reserve waits; closing", c.peer(),
+                   kMaxHeldInput);
+      c.close();
+      return;
+    }
+    client->held.append(bytes);
+    return;
+  }
+  run(client, bytes);
+  arm_timer();
+  poll_log();
+}
+
+void JobsHandler::run(Client* client, std::string_view bytes) {
+  while (!bytes.empty() && !client->waiting && !client->quit) {
+    jobs::beanstalk::RequestParser::Step step;
+    try {
+      step = client->parser.feed(bytes);
+    } catch (const std::bad_alloc&) {
+      client->parser.reset();
+      jobs::beanstalk::append_reply(client->out, jobs::beanstalk::Reply::kOutOfMemory);
+      break;
+    }
+    bytes.remove_prefix(step.consumed);
+    if (!step.request) continue;
+    switch (dispatcher_.handle(client->session, std::move(*step.request), client->out)) {
+      case jobs::BeanstalkDispatcher::Next::kContinue:
+        break;
+      case jobs::BeanstalkDispatcher::Next::kWaiting:
+        client->waiting = true;
+        break;
+      case jobs::BeanstalkDispatcher::Next::kClose:
+        client->quit = true;
+        break;
+    }
+  }
+  if (client->waiting && !bytes.empty()) client->held.assign(bytes);
+  flush(client);
+}
+
+void JobsHandler::flush(Client* client) {
+  if (client->out.empty() && !client->quit) return;
+  std::uint64_t id = client->connection;
+  bool quit = client->quit;
+  std::string out = std::move(client->out);
+  client->out.clear();
+  // Sent when the changes behind these replies are durable; the connection may be gone then.
+  client->unsent++;
+  journal_.when_durable([this, id, quit, out = std::move(out)] {
+    net::Connection* c = server_->find(id);
+    if (c == nullptr) return;
+    auto* owner = static_cast<Client*>(c->context());
+    if (!out.empty()) c->send(out);
+    if (owner != nullptr) owner->unsent--;
+    if (quit || (owner != nullptr && owner->input_ended && owner->unsent == 0)) c->close();
+  });
+}
+
+void JobsHandler::on_reserve_done(jobs::SessionId session, const jobs::ReserveResult& result) {
+  auto it = clients_.find(session);
+  if (it == clients_.end()) return;
+  Client* client = it->second;
+  client->waiting = false;
+  jobs::BeanstalkDispatcher::append_reserve_end(result, client->out);
+  std::string held = std::move(client->held);
+  client->held.clear();
+  run(client, held);
+  arm_timer();
+}
+
+void JobsHandler::on_input_end(net::Connection& c) {
+  // The client sends no more. Replies waiting for the journal are still sent, then the
+  // connection closes; a waiting reserve is not waited for: beanstalkd closes a client that
+  // hangs up while it waits, and releases its jobs.
+  auto* client = static_cast<Client*>(c.context());
+  if (client == nullptr || client->unsent == 0) {
+    c.close();
+    return;
+  }
+  client->input_ended = true;
+}
+
+void JobsHandler::on_close(net::Connection& c, net::CloseReason) {
+  auto* client = static_cast<Client*>(c.context());
+  if (client == nullptr) return;
+  c.set_context(nullptr);
+  clients_.erase(client->session);
+  jobs::SessionId session = client->session;
+  delete client;
+  queue_.close_session(session);  // releases its reserved jobs, may serve other waiters
+  arm_timer();
+}
+
+void JobsHandler::on_shutdown() {
+  queue_.set_draining(true);
+  if (shutdown_also_) shutdown_also_();
+  if (timer_ != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(timer_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    timer_ = nullptr;
+  }
+  if (log_timer_ != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(log_timer_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    log_timer_ = nullptr;
+  }
+  if (drain_ != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(drain_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
+    drain_ = nullptr;
+  }
+}
+
+}  // namespace wheel::jobs_app

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+// wheel-jobs: beanstalkd's protocol on wheel::jobs. Option parsing and wiring only: the job
+// model is wheel::jobs::JobQueue, the protocol the BeanstalkDispatcher, the sockets a
+// wheel::net::TcpServer with the JobsHandler.
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "cli_options.h"
+#include "cli_style.h"
+#include "jobs_handler.h"
+#include "jobs_metrics.h"
+#include "json_log.h"
+#include "wheel/jobs/beanstalk_protocol.h"
+#include "wheel/jobs/job_log.h"
+#include "wheel/jobs/log_journal.h"
+#include "wheel/net/socket_address.h"
+#include "wheel/net/tcp_server.h"
+#include "wheel/server/metrics_http_server.h"
+#include "wheel/version.h"
+
+namespace {
+
+namespace jobs = wheel::jobs;
+using wheel::cli::add_count;
+
+constexpr std::uint64_t kMaxConnections = 1'000'000;
+constexpr std::uint64_t kMaxSyncIntervalMs = 3'600'000;  // the log's bound
+constexpr std::uint64_t kMaxJobsLimit = std::uint64_t{1} << 32;
+constexpr std::uint64_t kMaxMemoryLimit = std::uint64_t{1} << 40;  // 1 TiB of bodies
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "wheel-jobs: %s\nRun with --help for more information.\n", message.c_str());
+  return 2;
+}
+
+std::string random_id() {
+  std::random_device device;
+  char text[17];
+  std::snprintf(text, sizeof text, "%08x%08x", device(), device());
+  return text;
+}
+
+jobs::ServerInfo server_info(std::uint32_t max_job_size) {
+  jobs::ServerInfo info;
+  info.version = wheel::kVersion;
+  info.id = random_id();
+  info.pid = getpid();
+  info.max_job_size = max_job_size;
+  utsname names{};
+  if (uname(&names) == 0) {
+    info.hostname = names.nodename;
+    info.os = names.version;
+    info.platform = names.machine;
+  }
+  return info;
+}
+
+struct ServeOptions {
+  std::string host;
+  std::uint16_t port = 0;
+  jobs::JobQueueLimits limits;
+  std::uint32_t max_job_size = 0;
+  std::uint64_t max_connections = 0;
+  std::string metrics_host;
+  std::uint16_t metrics_port = 0;
+};
+
+// The server on `loop` with `journal` (and `log_journal` when durable) until SIGTERM/SIGINT:
+// 0, or 1 when it cannot start.
+int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::JobJournal& journal,
+             jobs::LogJournal* log_journal, const jobs::Recovered* recovered) {
+  jobs::JobQueue queue(o.limits, &journal, jobs::Millis(static_cast<std::int64_t>(uv_now(loop))));
+  if (recovered != nullptr) {
+    jobs::LogJournal::restore_into(queue, *recovered,
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
+  }
+  jobs::BeanstalkDispatcher dispatcher(queue, server_info(o.max_job_size));
+  wheel::jobs_app::JobsHandler handler(queue, journal, dispatcher, o.max_job_size);
+  wheel::net::TcpServerOptions options;
+  options.host = o.host;
+  options.port = o.port;
+  options.framing = wheel::net::Framing::kBytes;
+  options.max_connections = o.max_connections;
+  // A reply holds at most one job body; room for it plus pipelined small replies.
+  options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
+  wheel::net::TcpServer server(loop, options, handler);
+  std::uint16_t bound = 0;
+  try {
+    bound = server.listen();
+  } catch (const std::exception& e) {
+    spdlog::error("wheel-jobs: cannot listen on {}: {}",
+                  wheel::net::format_host_port(o.host, o.port), e.what());
+    server.shutdown();
+    uv_run(loop, UV_RUN_DEFAULT);
+    return 1;
+  }
+  handler.attach(server);
+  if (log_journal != nullptr) {
+    wake->data = &handler;
+    handler.attach_log(*log_journal);
+  }
+  std::unique_ptr<wheel::server::MetricsHttpServer> metrics;
+  if (o.metrics_port != 0) {
+    wheel::server::MetricsHttpOptions metrics_options;
+    metrics_options.host = o.metrics_host;
+    metrics_options.port = o.metrics_port;
+    metrics = std::make_unique<wheel::server::MetricsHttpServer>(
+        loop, metrics_options, [&] { return wheel::jobs_app::render_metrics(dispatcher, queue); });
+    handler.on_shutdown_also([&] { metrics->close(); });
+    try {
+      metrics->listen();
+    } catch (const std::exception& e) {
+      spdlog::error("wheel-jobs: cannot serve metrics on {}: {}",
+                    wheel::net::format_host_port(o.metrics_host, o.metrics_port), e.what());
+      server.shutdown();
+      uv_run(loop, UV_RUN_DEFAULT);
+      wake->data = nullptr;
+      return 1;
+    }
+  }
+  server.handle_signals();
+  std::printf("listening on %s\n", wheel::net::format_host_port(o.host, bound).c_str());
+  std::fflush(stdout);
+  uv_run(loop, UV_RUN_DEFAULT);
+  wake->data = nullptr;
+  spdlog::info("wheel-jobs: stopped");
+  return 0;
+}
+
+// Opens the log (with `log_options`) or none, and serves. The loop is ours: the log's sync
+// thread wakes it through `wake`, which exists before the log opens and closes after the log
+// stopped its thread; it is unreferenced, so it never keeps the loop running.
+int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  uv_async_t wake;
+  uv_async_init(&loop, &wake, [](uv_async_t* a) {
+    if (a->data != nullptr) static_cast<wheel::jobs_app::JobsHandler*>(a->data)->on_log_wakeup();
+  });
+  wake.data = nullptr;
+  uv_unref(reinterpret_cast<uv_handle_t*>(&wake));
+  int status = 1;
+  try {
+    if (log_options == nullptr) {
+      jobs::MemoryOnlyJournal journal;
+      status = serve_on(&loop, &wake, o, journal, nullptr, nullptr);
+    } else {
+      log_options->wakeup = [&wake] { uv_async_send(&wake); };
+      jobs::Recovered recovered;
+      std::string error;
+      std::unique_ptr<jobs::JobLog> log = jobs::JobLog::open(*log_options, &recovered, &error);
+      if (!log) {
+        spdlog::error("wheel-jobs: cannot open the job log in {}: {}", log_options->dir, error);
+      } else {
+        spdlog::info(
+            "wheel-jobs: {} jobs recovered from {} ({} segments, {} bytes; {} torn bytes "
+            "cut off)",
+            recovered.jobs.size(), log_options->dir, recovered.segments, recovered.bytes,
+            recovered.torn_bytes);
+        jobs::LogJournal journal(*log, log_options->sync);
+        status = serve_on(&loop, &wake, o, journal, &journal, &recovered);
+        if (std::error_code e = log->sync_now()) {
+          spdlog::error("wheel-jobs: the last sync of the job log failed: {}", e.message());
+          status = 1;
+        }
+      }  // the log stops its sync thread here, before `wake` closes
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("wheel-jobs: {}", e.what());
+    status = 1;
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  return status;
+}
+
+int run(int argc, char** argv) {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 11300;
+  std::string dir;
+  std::string fsync;
+  std::uint32_t max_job_size = jobs::beanstalk::kDefaultMaxJobSize;
+  std::uint64_t max_connections = 100'000;
+  jobs::JobQueueLimits limits;
+  std::uint16_t metrics_port = 0;
+  std::string metrics_host = "127.0.0.1";
+  std::string log_level = "info";
+  std::string log_format = "text";
+
+  CLI::App app{"wheel-jobs: a job queue that speaks beanstalkd's protocol, on a timing wheel"};
+  wheel::cli::apply_style(app);
+  app.set_version_flag("--version", std::string("wheel-jobs ") + wheel::kVersion,
+                       "print the version and exit");
+  app.add_option("--host", host, "IPv4 or IPv6 address or host name to listen on")
+      ->type_name(wheel::cli::kTypeAddress)
+      ->capture_default_str();
+  add_count(app, "--port", &port, "TCP port; 0 picks a free one", 0, 65535);
+  app.add_option("--dir", dir,
+                 "data directory of the durable job log (created if absent); none: memory only")
+      ->type_name("DIR");
+  app.add_option(
+         "--fsync", fsync,
+         "with --dir: always (a reply after its fdatasync, shared by concurrent changes), MS "
+         "(reply at once, sync at most every MS ms, 1 to 3600000) or never (default always)")
+      ->type_name("POLICY");
+  add_count(app, "--max-job-size", &max_job_size, "largest job body in bytes", 0,
+            jobs::beanstalk::kMaxMaxJobSize);
+  add_count(app, "--max-connections", &max_connections,
+            "open client connections; past it a client is closed at once", 1, kMaxConnections);
+  add_count(app, "--max-jobs", &limits.max_jobs,
+            "jobs held in every state; past it put answers OUT_OF_MEMORY", 1, kMaxJobsLimit);
+  add_count(app, "--max-memory", &limits.max_body_bytes,
+            "bytes of job bodies held; past it put answers OUT_OF_MEMORY", 1, kMaxMemoryLimit);
+  add_count(app, "--max-tubes", &limits.max_tubes,
+            "tubes at once; past it use and watch answer OUT_OF_MEMORY", 1, 10'000'000);
+  add_count(app, "--metrics-port", &metrics_port,
+            "serve Prometheus metrics at http://METRICS-HOST:PORT/metrics; 0 turns it off", 0,
+            65535);
+  app.add_option("--metrics-host", metrics_host,
+                 "IPv4 or IPv6 address or host name of the metrics endpoint")
+      ->type_name(wheel::cli::kTypeAddress)
+      ->capture_default_str();
+  wheel::cli::add_logging_options(app, log_level, log_format);
+  app.footer(
+      "Protocol: beanstalkd 1.12 (its protocol.txt), plus decimal durations: put 0 0.250 60 5 "
+      "delays by 250 ms.\nWith --dir every change is logged before its reply; without it jobs are "
+      "held in memory only.");
+
+  if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-jobs")) {
+    return *exit_status;
+  }
+  jobs::JobLogOptions log_options;
+  log_options.dir = dir;
+  if (!fsync.empty()) {
+    if (dir.empty()) return usage_error("--fsync: needs --dir (without it jobs are memory only)");
+    if (fsync == "always") {
+      log_options.sync = jobs::SyncPolicy::kAlways;
+    } else if (fsync == "never") {
+      log_options.sync = jobs::SyncPolicy::kNever;
+    } else if (const std::string bad =
+                   wheel::apps::check_whole_number(fsync, 1, kMaxSyncIntervalMs);
+               bad.empty()) {
+      log_options.sync = jobs::SyncPolicy::kInterval;
+      log_options.sync_interval_ms = static_cast<std::uint32_t>(std::stoul(fsync));
+    } else {
+      return usage_error(
+          "--fsync: must be always, never or a whole number of milliseconds from 1 "
+          "to " +
+          std::to_string(kMaxSyncIntervalMs) + ", got '" + fsync + "'");
+    }
+  }
+  try {
+    wheel::net::resolve_address(host, port);
+  } catch (const std::exception& e) {
+    return usage_error("--host: " + std::string(e.what()));
+  }
+  if (metrics_port != 0) {
+    try {
+      wheel::net::resolve_address(metrics_host, metrics_port);
+    } catch (const std::exception& e) {
+      return usage_error("--metrics-host: " + std::string(e.what()));
+    }
+  }
+  wheel::apps::install_program_logger("wheel-jobs", log_level, log_format);
+
+  ServeOptions serve_options{host,         port,        limits, max_job_size, max_connections,
+                             metrics_host, metrics_port};
+  return serve(serve_options, dir.empty() ? nullptr : &log_options);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wheel-jobs: %s\n", e.what());
+    return 1;
+  }
+}

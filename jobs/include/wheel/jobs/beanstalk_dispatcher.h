@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// BeanstalkDispatcher: beanstalkd's protocol on a JobQueue. It takes one parsed request of a
+// session (beanstalk_request.h), runs it on the queue and appends the reply bytes
+// (beanstalk_reply.h) to the caller's output; it counts the commands for `stats`. A server
+// feeds it each connection's requests in order and stops feeding a session while its reserve
+// waits (kWaiting), until the queue's ReserveListener reports the end; append_reserve_end()
+// writes that reply.
+//
+// Threads: as the queue (one thread).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "wheel/jobs/beanstalk_request.h"
+#include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/jobs/job_queue.h"
+
+namespace wheel::jobs {
+
+// What `stats` says about the process (beanstalkd's version, id, uname, ...).
+struct ServerInfo {
+  std::string version;
+  std::string id;  // random per process, hex
+  std::string hostname, os, platform;
+  std::int64_t pid = 0;
+  std::uint32_t max_job_size = 65'535;
+};
+
+class BeanstalkDispatcher {
+ public:
+  enum class Next : std::uint8_t {
+    kContinue,  // replied; feed the next request
+    kWaiting,   // a reserve waits: no reply yet, feed nothing until the listener reports
+    kClose,     // quit: close the connection (no reply)
+  };
+
+  // `queue` must outlive the dispatcher; uptime counts from the queue's now().
+  BeanstalkDispatcher(JobQueue& queue, ServerInfo info);
+
+  // Runs `request` for `session` and appends its reply to `out`.
+  Next handle(SessionId session, beanstalk::Request&& request, std::string& out);
+
+  // The reply of a blocked reserve that ended (RESERVED, TIMED_OUT or DEADLINE_SOON).
+  static void append_reserve_end(const ReserveResult& result, std::string& out);
+
+  // The stats reply's document (also for metrics).
+  beanstalk::ServerStats server_stats() const;
+  const beanstalk::CommandCounts& commands() const { return commands_; }
+
+ private:
+  void count(const beanstalk::Request& request);
+
+  JobQueue& queue_;
+  ServerInfo info_;
+  Millis started_;
+  beanstalk::CommandCounts commands_;
+};
+
+}  // namespace wheel::jobs

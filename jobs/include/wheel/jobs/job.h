@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Job: one beanstalkd job as the JobQueue (job_queue.h) holds it: its id, tube, priority,
+// delay, TTR, body, state and counters. The queue owns every Job; callers see them through
+// const pointers that stay valid until the queue's next mutating call.
+//
+// Times are milliseconds on the queue's clock (the `now` its owner passes to advance()).
+//
+// Threads: as the queue that owns it (one thread at a time).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <string>
+
+#include "wheel/jobs/beanstalk_stats.h"
+
+namespace wheel::jobs {
+
+using Millis = std::chrono::milliseconds;
+using JobState = beanstalk::JobState;
+// A client session of the queue (job_session.h); 0 is never a session.
+using SessionId = std::uint64_t;
+
+class Tube;
+
+struct Job {
+  std::uint64_t id = 0;
+  Tube* tube = nullptr;
+  std::uint32_t priority = 0;
+  Millis delay{0};  // as last put or released
+  Millis ttr{0};    // at least 1 ms; an integer TTR of 0 became 1 s
+  std::string body;
+  JobState state = JobState::kReady;
+  Millis created{0};
+  // kDelayed: when it becomes ready; kReserved: when its TTR runs out; otherwise unused.
+  Millis deadline{0};
+  SessionId reserver = 0;  // kReserved only
+  std::uint32_t reserves = 0, timeouts = 0, releases = 0, buries = 0, kicks = 0;
+
+  // Where the queue keeps it (internal): the tube's buried list position while kBuried, and the
+  // handle of its pending delay or TTR timeout.
+  std::list<Job*>::iterator buried_pos{};
+  std::uint64_t timeout_token = 0;
+};
+
+}  // namespace wheel::jobs

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// JobJournal: the one narrow door through which every durable change of a JobQueue's jobs
+// passes, so that a log (the jobs log of wheel::jobs) can record it; and RestoredJob, what such
+// a log hands back at start-up.
+//
+// Protocol (write-ahead): the queue calls record() BEFORE it applies a change; when record()
+// returns false (the log cannot take it: disk full, I/O error) the queue leaves its state as it
+// was and the command is refused (JobQueue says how: INTERNAL_ERROR).
+// A record() that returned true need not be durable yet: the server holds the replies of the
+// changes a read produced and sends them once when_durable() calls back (group commit: one
+// fdatasync for everything recorded so far). A journal with sync policy `never` or `MS` may call
+// back at once.
+//
+// Durable changes are the ones beanstalkd's binlog keeps: put, delete, release, bury, kick (and
+// kick-job). Not durable, as in beanstalkd: reservations, TTR expiries and touches (after a
+// restart a reserved job is ready again), a delayed job becoming ready (its due time is in its
+// record), pause-tube.
+//
+// Threads: called on the queue's thread only; when_durable's callback must run on that thread
+// too (a libuv loop: hand it over with uv_async).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "wheel/jobs/job.h"
+
+namespace wheel::jobs {
+
+enum class ChangeKind : std::uint8_t {
+  kPut,      // a new job: every field below
+  kDelete,   // id
+  kRelease,  // id, priority, delay (0: ready now)
+  kBury,     // id, priority
+  kKick,     // id, priority (buried or delayed -> ready)
+};
+
+// One change. The views are valid during record() only.
+struct JobChange {
+  ChangeKind kind = ChangeKind::kPut;
+  std::uint64_t id = 0;
+  std::string_view tube;  // kPut
+  std::uint32_t priority = 0;
+  Millis delay{0};        // kPut, kRelease: from `now`
+  Millis ttr{0};          // kPut
+  std::string_view body;  // kPut
+  Millis now{0};  // the queue's clock when the change was made (a log stamps its own wall time)
+};
+
+class JobJournal {
+ public:
+  virtual ~JobJournal() = default;
+  // The id of the next put: `proposed` (the queue's next id) or a larger one the journal owns
+  // (a log that hands out ids never reused across crashes). 0: no id can be had (the put is
+  // refused). A refused put may leave the id unused; ids are never handed out twice.
+  virtual std::uint64_t allocate_id(std::uint64_t proposed) { return proposed; }
+  // Records `change` (see the protocol above). False: not recorded, the change must not happen.
+  virtual bool record(const JobChange& change) = 0;
+  // Calls `done` once every change recorded so far is durable (at once if it already is, or if
+  // the journal does not sync).
+  virtual void when_durable(std::function<void()> done) = 0;
+};
+
+// A journal that keeps nothing: the queue is memory only. when_durable calls back at once.
+class MemoryOnlyJournal final : public JobJournal {
+ public:
+  bool record(const JobChange&) override { return true; }
+  void when_durable(std::function<void()> done) override { done(); }
+};
+
+// A job as a log read it back at start-up (JobQueue::restore). Reserved jobs come back ready.
+struct RestoredJob {
+  std::uint64_t id = 0;
+  std::string tube;
+  std::uint32_t priority = 0;
+  JobState state = JobState::kReady;  // kReady, kDelayed or kBuried
+  Millis ready_in{0};                 // kDelayed: from the queue's `now` (<= 0: ready at once)
+  Millis delay{0};                    // the delay it was put or released with (stats-job)
+  Millis ttr{1000};
+  std::string body;
+};
+
+}  // namespace wheel::jobs

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// LogJournal: the JobJournal of a JobQueue kept in a JobLog (job_log.h), so the queue survives
+// restarts and crashes as the log's contract says. Each durable change of the queue becomes
+// one log record (put, change, remove); ids come from the log's allocate_id() (never reused,
+// even across a crash); when_durable() calls back once the log's durable LSN covers every
+// change recorded before it (group commit with SyncPolicy::kAlways; at once otherwise).
+// restore_into() loads what JobLog::open() recovered into a fresh queue.
+//
+// Wall clock: the log stores due times in Unix milliseconds; the queue counts in its own
+// monotonic milliseconds. The journal converts with `wall_now_ms` (the system clock unless a
+// test passes its own).
+//
+// Threads: the owner's thread (the log's owner thread) only. After the log's `wakeup`, and by
+// next_poll_ms(), the owner calls poll().
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <utility>
+
+#include "wheel/jobs/job_journal.h"
+#include "wheel/jobs/job_log.h"
+#include "wheel/jobs/job_queue.h"
+
+namespace wheel::jobs {
+
+class LogJournal final : public JobJournal {
+ public:
+  using WallClock = std::function<std::int64_t()>;  // Unix milliseconds
+
+  // `log` must outlive the journal; `policy` is the log's.
+  LogJournal(JobLog& log, SyncPolicy policy, WallClock wall_now_ms = {});
+
+  std::uint64_t allocate_id(std::uint64_t proposed) override;
+  bool record(const JobChange& change) override;
+  void when_durable(std::function<void()> done) override;
+
+  // The log's housekeeping (finished syncs, interval syncs, compaction, disk space), then the
+  // callbacks of when_durable() that are durable now. `now_ms`: any monotonic clock.
+  void poll(std::uint64_t now_ms);
+  // When poll() has timed work next (now_ms terms); UINT64_MAX: none.
+  std::uint64_t next_poll_ms() const { return log_.next_poll_ms(); }
+  // Callbacks still waiting for a sync.
+  std::size_t waiting() const { return waiting_.size(); }
+
+  // Adds the recovered jobs to `queue` (REQUIRES: no session open) and moves its ids past the
+  // log's. Delayed jobs keep their due time on the wall clock (due already: ready at once).
+  static void restore_into(JobQueue& queue, const Recovered& recovered, std::int64_t wall_now_ms);
+
+ private:
+  std::int64_t wall_now() const;
+  void run_durable();  // the callbacks whose changes are durable now
+
+  JobLog& log_;
+  SyncPolicy policy_;
+  WallClock wall_now_ms_;
+  std::deque<std::pair<JobLog::Lsn, std::function<void()>>> waiting_;
+};
+
+}  // namespace wheel::jobs

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/jobs/beanstalk_dispatcher.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "wheel/jobs/beanstalk_reply.h"
+
+namespace wheel::jobs {
+
+namespace bs = beanstalk;
+using bs::Reply;
+
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+void append_outcome(std::string& out, Outcome outcome, Reply success) {
+  switch (outcome) {
+    case Outcome::kOk:
+      bs::append_reply(out, success);
+      return;
+    case Outcome::kNotFound:
+      bs::append_reply(out, Reply::kNotFound);
+      return;
+    case Outcome::kOutOfMemory:
+      bs::append_reply(out, Reply::kOutOfMemory);
+      return;
+    case Outcome::kDraining:
+      bs::append_reply(out, Reply::kDraining);
+      return;
+    case Outcome::kNotIgnored:
+      bs::append_reply(out, Reply::kNotIgnored);
+      return;
+    case Outcome::kTimedOut:
+      bs::append_reply(out, Reply::kTimedOut);
+      return;
+    case Outcome::kDeadlineSoon:
+      bs::append_reply(out, Reply::kDeadlineSoon);
+      return;
+    case Outcome::kInternalError:
+    case Outcome::kWaiting:
+      bs::append_reply(out, Reply::kInternalError);
+      return;
+  }
+}
+
+void append_found(std::string& out, const Job* job) {
+  if (job == nullptr) {
+    bs::append_reply(out, Reply::kNotFound);
+  } else {
+    bs::append_job(out, bs::JobReply::kFound, job->id, job->body);
+  }
+}
+
+std::chrono::microseconds to_micros(const timeval& tv) {
+  return std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
+}
+
+}  // namespace
+
+BeanstalkDispatcher::BeanstalkDispatcher(JobQueue& queue, ServerInfo info)
+    : queue_(queue), info_(std::move(info)), started_(queue.now()) {}
+
+void BeanstalkDispatcher::append_reserve_end(const ReserveResult& result, std::string& out) {
+  if (result.outcome == Outcome::kOk) {
+    bs::append_job(out, bs::JobReply::kReserved, result.job->id, result.job->body);
+  } else {
+    append_outcome(out, result.outcome, Reply::kInternalError);
+  }
+}
+
+BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Request&& request,
+                                                      std::string& out) {
+  count(request);
+  Next next = Next::kContinue;
+  auto reserve_reply = [&](const ReserveResult& result) {
+    if (result.outcome == Outcome::kWaiting) {
+      next = Next::kWaiting;
+    } else {
+      append_reserve_end(result, out);
+    }
+  };
+  std::visit(
+      Overloaded{
+          [&](bs::Put& put) {
+            PutResult r =
+                queue_.put(session, put.priority, put.delay, put.ttr, std::move(put.body));
+            if (r.outcome == Outcome::kOk) {
+              bs::append_inserted(out, r.id);
+            } else {
+              append_outcome(out, r.outcome, Reply::kInternalError);
+            }
+          },
+          [&](bs::Use& use) {
+            Outcome o = queue_.use(session, use.tube);
+            if (o == Outcome::kOk) {
+              bs::append_using(out, use.tube);
+            } else {
+              append_outcome(out, o, Reply::kInternalError);
+            }
+          },
+          [&](bs::Reserve&) { reserve_reply(queue_.reserve(session, std::nullopt)); },
+          [&](bs::ReserveWithTimeout& r) { reserve_reply(queue_.reserve(session, r.timeout)); },
+          [&](bs::ReserveJob& r) { reserve_reply(queue_.reserve_job(session, r.id)); },
+          [&](bs::Delete& r) {
+            append_outcome(out, queue_.remove(session, r.id), Reply::kDeleted);
+          },
+          [&](bs::Release& r) {
+            append_outcome(out, queue_.release(session, r.id, r.priority, r.delay),
+                           Reply::kReleased);
+          },
+          [&](bs::Bury& r) {
+            append_outcome(out, queue_.bury(session, r.id, r.priority), Reply::kBuried);
+          },
+          [&](bs::Touch& r) { append_outcome(out, queue_.touch(session, r.id), Reply::kTouched); },
+          [&](bs::Watch& r) {
+            WatchResult w = queue_.watch(session, r.tube);
+            if (w.outcome == Outcome::kOk) {
+              bs::append_watching(out, w.watching);
+            } else {
+              append_outcome(out, w.outcome, Reply::kInternalError);
+            }
+          },
+          [&](bs::Ignore& r) {
+            WatchResult w = queue_.ignore(session, r.tube);
+            if (w.outcome == Outcome::kOk) {
+              bs::append_watching(out, w.watching);
+            } else {
+              append_outcome(out, w.outcome, Reply::kInternalError);
+            }
+          },
+          [&](bs::Peek& r) { append_found(out, queue_.peek(r.id)); },
+          [&](bs::PeekReady&) { append_found(out, queue_.peek_ready(session)); },
+          [&](bs::PeekDelayed&) { append_found(out, queue_.peek_delayed(session)); },
+          [&](bs::PeekBuried&) { append_found(out, queue_.peek_buried(session)); },
+          [&](bs::Kick& r) { bs::append_kicked_count(out, queue_.kick(session, r.bound)); },
+          [&](bs::KickJob& r) { append_outcome(out, queue_.kick_job(r.id), Reply::kKicked); },
+          [&](bs::StatsJob& r) {
+            auto stats = queue_.job_stats(r.id);
+            if (stats) {
+              bs::append_ok(out, bs::job_stats_yaml(*stats));
+            } else {
+              bs::append_reply(out, Reply::kNotFound);
+            }
+          },
+          [&](bs::StatsTube& r) {
+            auto stats = queue_.tube_stats(r.tube);
+            if (stats) {
+              bs::append_ok(out, bs::tube_stats_yaml(*stats));
+            } else {
+              bs::append_reply(out, Reply::kNotFound);
+            }
+          },
+          [&](bs::Stats&) { bs::append_ok(out, bs::server_stats_yaml(server_stats())); },
+          [&](bs::ListTubes&) {
+            std::vector<std::string_view> names = queue_.tube_names();
+            bs::append_ok(out, bs::tube_list_yaml(names));
+          },
+          [&](bs::ListTubeUsed&) { bs::append_using(out, queue_.session(session)->used->name()); },
+          [&](bs::ListTubesWatched&) {
+            std::vector<std::string_view> names;
+            for (const Tube* tube : queue_.session(session)->watched) names.push_back(tube->name());
+            bs::append_ok(out, bs::tube_list_yaml(names));
+          },
+          [&](bs::Quit&) { next = Next::kClose; },
+          [&](bs::PauseTube& r) {
+            append_outcome(out, queue_.pause_tube(r.tube, r.delay), Reply::kPaused);
+          },
+          [&](bs::ProtocolError& e) { bs::append_reply(out, bs::reply_for(e)); },
+      },
+      request);
+  return next;
+}
+
+void BeanstalkDispatcher::count(const bs::Request& request) {
+  bs::CommandCounts& c = commands_;
+  std::visit(Overloaded{
+                 [&](const bs::Put&) { c.put++; },
+                 [&](const bs::Use&) { c.use++; },
+                 [&](const bs::Reserve&) { c.reserve++; },
+                 [&](const bs::ReserveWithTimeout&) { c.reserve_with_timeout++; },
+                 // beanstalkd 1.12 counts reserve-job as a reserve.
+                 [&](const bs::ReserveJob&) { c.reserve++; },
+                 [&](const bs::Delete&) { c.delete_++; },
+                 [&](const bs::Release&) { c.release++; },
+                 [&](const bs::Bury&) { c.bury++; },
+                 [&](const bs::Touch&) { c.touch++; },
+                 [&](const bs::Watch&) { c.watch++; },
+                 [&](const bs::Ignore&) { c.ignore++; },
+                 [&](const bs::Peek&) { c.peek++; },
+                 [&](const bs::PeekReady&) { c.peek_ready++; },
+                 [&](const bs::PeekDelayed&) { c.peek_delayed++; },
+                 [&](const bs::PeekBuried&) { c.peek_buried++; },
+                 [&](const bs::Kick&) { c.kick++; },
+                 [&](const bs::KickJob&) { c.kick++; },
+                 [&](const bs::StatsJob&) { c.stats_job++; },
+                 [&](const bs::StatsTube&) { c.stats_tube++; },
+                 [&](const bs::Stats&) { c.stats++; },
+                 [&](const bs::ListTubes&) { c.list_tubes++; },
+                 [&](const bs::ListTubeUsed&) { c.list_tube_used++; },
+                 [&](const bs::ListTubesWatched&) { c.list_tubes_watched++; },
+                 [&](const bs::PauseTube&) { c.pause_tube++; },
+                 [&](const bs::Quit&) {},
+                 [&](const bs::ProtocolError&) {},
+             },
+             request);
+}
+
+bs::ServerStats BeanstalkDispatcher::server_stats() const {
+  QueueCounters q = queue_.counters();
+  bs::ServerStats s;
+  s.urgent = q.urgent;
+  s.ready = q.ready;
+  s.reserved = q.reserved;
+  s.delayed = q.delayed;
+  s.buried = q.buried;
+  s.commands = commands_;
+  s.job_timeouts = q.job_timeouts;
+  s.total_jobs = q.total_jobs;
+  s.max_job_size = info_.max_job_size;
+  s.tubes = q.tubes;
+  s.connections = q.sessions;
+  s.producers = q.producers;
+  s.workers = q.workers;
+  s.waiting = q.waiting;
+  s.total_connections = q.total_sessions;
+  s.pid = info_.pid;
+  s.version = info_.version;
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) {
+    s.rusage_user = to_micros(usage.ru_utime);
+    s.rusage_system = to_micros(usage.ru_stime);
+  }
+  s.uptime = std::chrono::duration_cast<std::chrono::seconds>(queue_.now() - started_);
+  s.binlog_max_size = 10'485'760;  // beanstalkd's default -s; no binlog here yet
+  s.draining = queue_.draining();
+  s.id = info_.id;
+  s.hostname = info_.hostname;
+  s.os = info_.os;
+  s.platform = info_.platform;
+  return s;
+}
+
+}  // namespace wheel::jobs

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: Apache-2.0
+// JobQueue: construction, time, sessions, tubes, put/use/watch/ignore, reads and replay. The
+// commands on existing jobs are in job_queue_commands.cc.
+#include "wheel/jobs/job_queue.h"
+
+#include <stdexcept>
+
+#include "deadline_queue.h"
+#include "wheel/jobs/beanstalk_protocol.h"
+
+namespace wheel::jobs {
+
+namespace {
+constexpr std::uint32_t kUrgentBelow = 1024;  // beanstalkd's URGENT_THRESHOLD
+}  // namespace
+
+JobQueue::JobQueue(JobQueueLimits limits, JobJournal* journal, Millis now)
+    : limits_(limits), journal_(journal), now_(now), deadlines_(std::make_unique<DeadlineQueue>()) {
+  if (limits.max_jobs == 0 || limits.max_body_bytes == 0 || limits.max_tubes == 0 ||
+      limits.max_watched_per_session == 0) {
+    throw std::invalid_argument("JobQueueLimits: every limit must be at least 1");
+  }
+  tube_for(kDefaultTube);
+}
+
+JobQueue::~JobQueue() = default;
+
+// --- time ---
+
+void JobQueue::advance(Millis now) {
+  if (now > now_) now_ = now;
+  // Expire one at a time: what a firing does may add or cancel other deadlines.
+  while (std::optional<DeadlineTarget> target = deadlines_->pop_due(now_)) {
+    switch (target->kind) {
+      case DeadlineKind::kJob: {
+        Job* job = find_job(target->key);
+        if (job == nullptr) break;
+        job->timeout_token = 0;
+        if (job->state == JobState::kDelayed) {
+          job->tube->delayed.erase(job);
+          make_ready(job);
+        } else if (job->state == JobState::kReserved) {
+          // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
+          Session* holder = find_session(job->reserver);
+          if (holder != nullptr) holder->reserved.erase(job->id);
+          job->tube->reserved--;
+          job->timeouts++;
+          job_timeouts_++;
+          make_ready(job);
+        }
+        break;
+      }
+      case DeadlineKind::kWait: {
+        Session* session = find_session(target->key);
+        if (session == nullptr || !session->wait_seq) break;
+        session->wait_token = 0;
+        Outcome outcome = deadline_soon(session) ? Outcome::kDeadlineSoon : Outcome::kTimedOut;
+        stop_wait(session);
+        ended_.push_back({session->id, outcome, 0});
+        break;
+      }
+      case DeadlineKind::kPause: {
+        Tube* tube = reinterpret_cast<Tube*>(static_cast<std::uintptr_t>(target->key));
+        tube->pause_token = 0;
+        tube->pause = Millis{0};
+        maybe_drop(tube);
+        break;
+      }
+    }
+  }
+  serve_waiters();
+  deliver();
+}
+
+std::optional<Millis> JobQueue::next_due() const {
+  return deadlines_->next_due();
+}
+
+// --- sessions ---
+
+SessionId JobQueue::open_session() {
+  auto session = std::make_unique<Session>();
+  session->id = next_session_++;
+  Tube* fallback = tube_for(kDefaultTube);
+  session->used = fallback;
+  fallback->using_count++;
+  session->watched.push_back(fallback);
+  fallback->watching++;
+  SessionId id = session->id;
+  sessions_.emplace(id, std::move(session));
+  total_sessions_++;
+  return id;
+}
+
+void JobQueue::close_session(SessionId id) {
+  Session* session = find_session(id);
+  if (session == nullptr) return;
+  stop_wait(session);
+  // Its reserved jobs go back to ready with their priority, as beanstalkd does on a hang-up.
+  for (std::uint64_t job_id : session->reserved) {
+    Job* job = find_job(job_id);
+    deadlines_->cancel(job->timeout_token);
+    job->tube->reserved--;
+    make_ready(job);
+  }
+  session->reserved.clear();
+  if (session->producer) producers_--;
+  if (session->worker) workers_--;
+  std::vector<Tube*> touched = session->watched;
+  touched.push_back(session->used);
+  session->used->using_count--;
+  for (Tube* tube : session->watched) tube->watching--;
+  sessions_.erase(id);
+  for (Tube* tube : touched) maybe_drop(tube);
+  serve_waiters();
+  deliver();
+}
+
+const Session* JobQueue::session(SessionId id) const {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second.get();
+}
+
+Session* JobQueue::find_session(SessionId id) {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second.get();
+}
+
+Job* JobQueue::find_job(std::uint64_t id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : it->second.get();
+}
+
+// --- tubes ---
+
+Tube* JobQueue::tube_for(std::string_view name) {
+  auto it = tubes_.find(name);
+  if (it != tubes_.end()) return it->second.get();
+  if (tubes_.size() >= limits_.max_tubes) return nullptr;
+  auto tube = std::make_unique<Tube>(std::string(name));
+  Tube* raw = tube.get();
+  tubes_.emplace(std::string(name), std::move(tube));
+  return raw;
+}
+
+void JobQueue::maybe_drop(Tube* tube) {
+  if (tube->name() == kDefaultTube || tube->using_count != 0 || tube->watching != 0 ||
+      tube->job_count() != 0 || !tube->waiters.empty()) {
+    return;
+  }
+  deadlines_->cancel(tube->pause_token);
+  tubes_with_waiters_.erase(tube);
+  tubes_.erase(tube->name());
+}
+
+const Tube* JobQueue::find_tube(std::string_view name) const {
+  auto it = tubes_.find(name);
+  return it == tubes_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string_view> JobQueue::tube_names() const {
+  std::vector<std::string_view> names;
+  names.reserve(tubes_.size());
+  for (const auto& [name, tube] : tubes_) names.push_back(name);
+  return names;
+}
+
+// --- state changes shared by the commands ---
+
+void JobQueue::make_ready(Job* job) {
+  job->state = JobState::kReady;
+  job->reserver = 0;
+  job->tube->ready.insert(job);
+  if (job->priority < kUrgentBelow) job->tube->urgent++;
+}
+
+void JobQueue::make_delayed(Job* job, Millis delay) {
+  job->state = JobState::kDelayed;
+  job->reserver = 0;
+  job->deadline = now_ + delay;
+  job->tube->delayed.insert(job);
+  job->timeout_token = deadlines_->add(job->deadline, {DeadlineKind::kJob, job->id});
+}
+
+void JobQueue::take_out(Job* job) {
+  Tube* tube = job->tube;
+  deadlines_->cancel(job->timeout_token);
+  switch (job->state) {
+    case JobState::kReady:
+      tube->ready.erase(job);
+      if (job->priority < kUrgentBelow) tube->urgent--;
+      break;
+    case JobState::kDelayed:
+      tube->delayed.erase(job);
+      break;
+    case JobState::kBuried:
+      tube->buried.erase(job->buried_pos);
+      break;
+    case JobState::kReserved: {
+      tube->reserved--;
+      Session* holder = find_session(job->reserver);
+      if (holder != nullptr) holder->reserved.erase(job->id);
+      job->reserver = 0;
+      break;
+    }
+  }
+}
+
+bool JobQueue::journal(const JobChange& change) {
+  return journal_ == nullptr || journal_->record(change);
+}
+
+void JobQueue::erase_job(Job* job) {
+  Tube* tube = job->tube;
+  body_bytes_ -= job->body.size();
+  jobs_.erase(job->id);
+  maybe_drop(tube);
+}
+
+// --- put, use, watch, ignore ---
+
+PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Millis ttr,
+                        std::string body) {
+  Session* session = find_session(id);
+  if (draining_) return {Outcome::kDraining, 0};
+  if (jobs_.size() >= limits_.max_jobs || body.size() > limits_.max_body_bytes - body_bytes_) {
+    return {Outcome::kOutOfMemory, 0};
+  }
+  if (ttr.count() <= 0) ttr = kMinTtr;
+  if (delay.count() < 0) delay = Millis{0};
+  std::uint64_t job_id = journal_ == nullptr ? next_id_ : journal_->allocate_id(next_id_);
+  if (job_id == 0) return {Outcome::kInternalError, 0};
+  if (job_id >= next_id_) next_id_ = job_id + 1;
+  if (!journal(
+          {ChangeKind::kPut, job_id, session->used->name(), priority, delay, ttr, body, now_})) {
+    return {Outcome::kInternalError, 0};
+  }
+  auto job = std::make_unique<Job>();
+  job->id = job_id;
+  job->tube = session->used;
+  job->priority = priority;
+  job->delay = delay;
+  job->ttr = ttr;
+  job->body = std::move(body);
+  job->created = now_;
+  body_bytes_ += job->body.size();
+  Job* raw = job.get();
+  jobs_.emplace(job_id, std::move(job));
+  raw->tube->total_jobs++;
+  total_jobs_++;
+  if (!session->producer) {
+    session->producer = true;
+    producers_++;
+  }
+  if (delay.count() > 0) {
+    make_delayed(raw, delay);
+  } else {
+    make_ready(raw);
+  }
+  serve_waiters();
+  deliver();
+  return {Outcome::kOk, job_id};
+}
+
+Outcome JobQueue::use(SessionId id, std::string_view name) {
+  Session* session = find_session(id);
+  Tube* tube = tube_for(name);
+  if (tube == nullptr) return Outcome::kOutOfMemory;
+  Tube* old = session->used;
+  if (old == tube) return Outcome::kOk;
+  tube->using_count++;
+  old->using_count--;
+  session->used = tube;
+  maybe_drop(old);
+  return Outcome::kOk;
+}
+
+WatchResult JobQueue::watch(SessionId id, std::string_view name) {
+  Session* session = find_session(id);
+  for (Tube* tube : session->watched) {
+    if (tube->name() == name) return {Outcome::kOk, session->watched.size()};
+  }
+  if (session->watched.size() >= limits_.max_watched_per_session) {
+    return {Outcome::kOutOfMemory, session->watched.size()};
+  }
+  Tube* tube = tube_for(name);
+  if (tube == nullptr) return {Outcome::kOutOfMemory, session->watched.size()};
+  session->watched.push_back(tube);
+  tube->watching++;
+  return {Outcome::kOk, session->watched.size()};
+}
+
+WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
+  Session* session = find_session(id);
+  for (auto it = session->watched.begin(); it != session->watched.end(); ++it) {
+    if ((*it)->name() != name) continue;
+    if (session->watched.size() == 1) return {Outcome::kNotIgnored, 1};
+    Tube* tube = *it;
+    session->watched.erase(it);
+    tube->watching--;
+    maybe_drop(tube);
+    return {Outcome::kOk, session->watched.size()};
+  }
+  return {Outcome::kOk, session->watched.size()};
+}
+
+// --- replay ---
+
+void JobQueue::restore(const RestoredJob& restored) {
+  if (restored.id == 0 || jobs_.count(restored.id) != 0) {
+    throw std::invalid_argument("restore: job id 0 or already present");
+  }
+  if (!beanstalk::is_valid_tube_name(restored.tube)) {
+    throw std::invalid_argument("restore: invalid tube name");
+  }
+  if (restored.state == JobState::kReserved) {
+    throw std::invalid_argument("restore: a reserved job comes back ready");
+  }
+  auto job = std::make_unique<Job>();
+  job->id = restored.id;
+  job->tube = tube_for(restored.tube);
+  if (job->tube == nullptr) {
+    // Replay bypasses the limits: a log written under a larger bound must load.
+    auto tube = std::make_unique<Tube>(restored.tube);
+    job->tube = tube.get();
+    tubes_.emplace(restored.tube, std::move(tube));
+  }
+  job->priority = restored.priority;
+  job->delay = restored.delay;
+  job->ttr = restored.ttr.count() <= 0 ? kMinTtr : restored.ttr;
+  job->body = restored.body;
+  job->created = now_;
+  body_bytes_ += job->body.size();
+  Job* raw = job.get();
+  jobs_.emplace(raw->id, std::move(job));
+  raw->tube->total_jobs++;
+  if (restored.id >= next_id_) next_id_ = restored.id + 1;
+  if (restored.state == JobState::kDelayed && restored.ready_in.count() > 0) {
+    make_delayed(raw, restored.ready_in);
+  } else if (restored.state == JobState::kBuried) {
+    raw->state = JobState::kBuried;
+    raw->buried_pos = raw->tube->buried.insert(raw->tube->buried.end(), raw);
+  } else {
+    make_ready(raw);
+  }
+}
+
+void JobQueue::reserve_ids_below(std::uint64_t next) {
+  if (next > next_id_) next_id_ = next;
+}
+
+}  // namespace wheel::jobs

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/jobs/log_journal.h"
+
+#include <chrono>
+
+namespace wheel::jobs {
+
+namespace {
+
+StoredState stored_state(Millis delay) {
+  return delay.count() > 0 ? StoredState::kDelayed : StoredState::kReady;
+}
+
+}  // namespace
+
+LogJournal::LogJournal(JobLog& log, SyncPolicy policy, WallClock wall_now_ms)
+    : log_(log), policy_(policy), wall_now_ms_(std::move(wall_now_ms)) {}
+
+std::int64_t LogJournal::wall_now() const {
+  if (wall_now_ms_) return wall_now_ms_();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::uint64_t LogJournal::allocate_id(std::uint64_t proposed) {
+  std::uint64_t id = 0;
+  if (log_.allocate_id(&id)) return 0;
+  // The queue may have been told of higher ids (restore); the log's are never below them once
+  // restore_into() ran, so `proposed` only matters without a log history.
+  return id < proposed ? proposed : id;
+}
+
+bool LogJournal::record(const JobChange& change) {
+  JobLog::Lsn lsn = 0;
+  const std::int64_t now = wall_now();
+  switch (change.kind) {
+    case ChangeKind::kPut: {
+      StoredJob job;
+      job.id = change.id;
+      job.state = stored_state(change.delay);
+      job.priority = change.priority;
+      job.due_unix_ms = change.delay.count() > 0 ? now + change.delay.count() : 0;
+      job.ttr_ms = static_cast<std::uint64_t>(change.ttr.count());
+      job.created_unix_ms = now;
+      job.tube = std::string(change.tube);
+      job.body = std::string(change.body);
+      return !log_.put(job, &lsn);
+    }
+    case ChangeKind::kRelease:
+      return !log_.change({change.id, stored_state(change.delay), change.priority,
+                           change.delay.count() > 0 ? now + change.delay.count() : 0},
+                          &lsn);
+    case ChangeKind::kBury:
+      return !log_.change({change.id, StoredState::kBuried, change.priority, 0}, &lsn);
+    case ChangeKind::kKick:
+      return !log_.change({change.id, StoredState::kReady, change.priority, 0}, &lsn);
+    case ChangeKind::kDelete:
+      return !log_.remove(change.id, &lsn);
+  }
+  return false;
+}
+
+void LogJournal::when_durable(std::function<void()> done) {
+  const JobLog::Lsn lsn = log_.last_lsn();
+  // In order: a callback never overtakes an earlier one still waiting.
+  if (policy_ != SyncPolicy::kAlways || (waiting_.empty() && log_.durable_lsn() >= lsn)) {
+    done();
+    return;
+  }
+  waiting_.emplace_back(lsn, std::move(done));
+  log_.commit();  // without a sync thread the fdatasync ran in there
+  run_durable();
+}
+
+void LogJournal::run_durable() {
+  const JobLog::Lsn durable = log_.durable_lsn();
+  // Callbacks may record more (a reply resumes a client): take each out before calling it.
+  while (!waiting_.empty() && waiting_.front().first <= durable) {
+    std::function<void()> done = std::move(waiting_.front().second);
+    waiting_.pop_front();
+    done();
+  }
+}
+
+void LogJournal::poll(std::uint64_t now_ms) {
+  log_.poll(now_ms);
+  run_durable();
+}
+
+void LogJournal::restore_into(JobQueue& queue, const Recovered& recovered,
+                              std::int64_t wall_now_ms) {
+  for (const StoredJob& stored : recovered.jobs) {
+    RestoredJob job;
+    job.id = stored.id;
+    job.tube = stored.tube;
+    job.priority = stored.priority;
+    job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
+    job.body = stored.body;
+    switch (stored.state) {
+      case StoredState::kReady:
+        job.state = JobState::kReady;
+        break;
+      case StoredState::kBuried:
+        job.state = JobState::kBuried;
+        break;
+      case StoredState::kDelayed:
+        job.state = JobState::kDelayed;
+        job.ready_in = Millis(stored.due_unix_ms - wall_now_ms);
+        job.delay = Millis(stored.due_unix_ms - stored.created_unix_ms);
+        break;
+    }
+    queue.restore(job);
+  }
+  queue.reserve_ids_below(recovered.next_id);
+}
+
+}  // namespace wheel::jobs
