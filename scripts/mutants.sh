@@ -13,6 +13,9 @@
 # Exit: 0 when every mutant is killed; 1 when one survived or broke the build; 2 when a
 # substitution no longer matches the code, a name is unknown, or an unmutated binary fails.
 set -euo pipefail
+# The whole script is one block, read before it runs: editing this file (e.g. a `git merge`)
+# while a long run goes on cannot change what that run executes.
+{
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=${JOBS:-2}
@@ -204,3 +207,5 @@ total=${#results[@]}
 echo "killed/total: $killed/$total ($survived survived, $broken broke the build;" \
   "$(($(date +%s) - started)) s)"
 ((survived == 0 && broken == 0))
+exit
+}
