@@ -191,7 +191,7 @@ for m in "${chosen[@]}"; do
       results+=("$name: killed by timeout ($test ran over ${limit[$test]} s)")
       killed=$((killed + 1))
     else
-      failed=$(grep -c '^\[  FAILED  \] .*(' "$scratch/test.log" || true)
+      failed=$(grep -cE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$scratch/test.log" || true)
       first=$(grep -m1 '^\[  FAILED  \] ' "$scratch/test.log" | sed 's/^\[  FAILED  \] //' || true)
       results+=("$name: killed ($test: ${failed:-0} failed, e.g. ${first:-exit $rc}; $took s)")
       killed=$((killed + 1))
