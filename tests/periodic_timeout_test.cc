@@ -544,6 +544,41 @@ TEST_P(PeriodicTest, ASlowRunCoalescesIntoTheNextGridPoint) {
   timer.stop();
 }
 
+TEST_P(PeriodicTest, CancelOfARunDueOnTheSameTickPreventsIt) {
+  // CancelOfARunAlreadyDueButNotStartedPreventsIt without the luck: on a manual clock both are
+  // due on the same tick for certain. Whichever order the layout runs them in, a run never
+  // starts after cancel() returned true, and in at least one order the periodic timeout was
+  // already due (expired) when it was cancelled.
+  int due_but_not_started = 0;
+  for (int order = 0; order < 2; ++order) {
+    wheel::ManualClock clock;
+    HashedWheelTimer timer(options(50ms), clock);
+    int periodic_runs = 0;
+    int runs_at_cancel = -1;
+    bool was_due = false;
+    TimeoutHandle victim;
+    auto canceller = [&] {
+      was_due = victim->is_expired();
+      runs_at_cancel = periodic_runs;
+      EXPECT_TRUE(victim->cancel());
+    };
+    if (order == 0) {
+      timer.new_timeout(canceller, 10ms);
+      victim = timer.new_periodic([&] { ++periodic_runs; }, 10ms, 1h);
+    } else {
+      victim = timer.new_periodic([&] { ++periodic_runs; }, 10ms, 1h);
+      timer.new_timeout(canceller, 10ms);
+    }
+    clock.advance(50ms);  // both run on this tick
+    clock.advance(50ms);  // the next one retires the cancelled periodic timeout
+    EXPECT_EQ(timer.pending_timeouts(), 0u);
+    EXPECT_EQ(periodic_runs, runs_at_cancel) << "a run started after cancel() returned true";
+    due_but_not_started += was_due ? 1 : 0;
+    timer.stop();
+  }
+  EXPECT_GT(due_but_not_started, 0) << "neither order had the periodic run due at the cancel";
+}
+
 TEST_P(PeriodicTest, WithAnExecutorStaysOnItsFixedRateGrid) {
   // Jobs run at the executor up to 3 ms after their hand-over (a busy pool): the grid does not
   // move, run i is still due at 20 ms + i x 7 ms.
