@@ -130,6 +130,31 @@ TEST_F(IdleDetectorTest, ActivityPostponesTheEventByTheRemainingTime) {
   EXPECT_GE(seen_[0].at_ms - last_write, 80u) << "no earlier than its time after the last write";
 }
 
+// Reads postpone reader-idle and writes do not (a reader-idle timer that looked at the last
+// write would fire here while the reads go on).
+TEST_F(IdleDetectorTest, ReadsPostponeReaderIdleAndWritesDoNot) {
+  IdleWatch& w = add(9);
+  detector().watch(9, w, IdleTimes{80ms, 0ms, 0ms});
+  std::uint64_t last_read = now();
+  for (int i = 0; i < 6 && seen_.empty(); ++i) {  // a read every ~30 ms for ~180 ms
+    run_for(30ms);
+    if (!seen_.empty()) break;  // a stall longer than 80 ms: a genuine idle period
+    last_read = now();
+    w.record_read(last_read);
+  }
+  ASSERT_TRUE(run_until([&] { return !seen_.empty(); }));
+  EXPECT_EQ(seen_[0].event.kind, IdleKind::kReader);
+  EXPECT_GE(seen_[0].at_ms - last_read, 80u) << "no earlier than its time after the last read";
+
+  // Writes alone leave the reader idle: the next event comes while they go on.
+  const std::size_t before = seen_.size();
+  for (int i = 0; i < 1000 && seen_.size() == before; ++i) {
+    run_for(10ms);
+    w.record_write(now());
+  }
+  EXPECT_GT(seen_.size(), before) << "writes postponed reader-idle";
+}
+
 TEST_F(IdleDetectorTest, AllIdleCountsEitherDirectionAndZeroDisablesAKind) {
   IdleWatch& w = add(3);
   detector().watch(3, w, IdleTimes{0ms, 0ms, 60ms});

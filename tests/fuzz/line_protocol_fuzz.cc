@@ -36,13 +36,14 @@ std::pair<std::vector<std::string>, bool> frame(const LineFramer& framer,
       lines.emplace_back(line);
       const Command cmd = wheel::server::parse_stripped_command(line);
       if (cmd.kind == Command::kDelay) {
-        check(cmd.delay_ms >= wheel::net::kMinDelayMs && cmd.delay_ms <= wheel::net::kMaxDelayMs);
+        check(cmd.delay_ms >= wheel::server::kMinDelayMs &&
+              cmd.delay_ms <= wheel::server::kMaxDelayMs);
         check(cmd.text.empty() || (cmd.text.data() >= line.data() &&
                                    cmd.text.data() + cmd.text.size() <= line.data() + line.size()));
       } else {
         check(cmd.delay_ms == 0 && cmd.text.empty());
       }
-      check(wheel::net::parse_command(line).kind == cmd.kind || line.ends_with('\r'));
+      check(wheel::server::parse_command(line).kind == cmd.kind || line.ends_with('\r'));
       return true;
     });
     if (result == LineFramer::Result::kLineTooLong) return {lines, true};
