@@ -332,3 +332,70 @@ TEST(ServerLogs, JsonFormatWritesOneParsableObjectPerLine) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 22 item 13: with --workers the process_* metrics cover the supervisor and its workers
+// (the client sockets live in the workers), and wheel_build_info names the version.
+TEST(ServerMetricsEndToEnd, ProcessMetricsCoverTheWorkersAndBuildInfoNamesTheVersion) {
+  const double test_start =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::uint16_t mport = unused_port();
+  ServerProcess server(server_args({"--workers", "2", "--metrics-port", std::to_string(mport)}));
+  const Exposition before = scrape(mport);
+  EXPECT_EQ(before.families.at("wheel_build_info").samples.size(), 1u);
+  EXPECT_FALSE(before.families.at("wheel_build_info").samples[0].labels.at("version").empty());
+  const double start = before.value("process_start_time_seconds");
+  EXPECT_GE(start, test_start - 1.5);
+  EXPECT_LE(start, test_start + 60);
+  EXPECT_GT(before.value("process_resident_memory_bytes"), 0);
+  EXPECT_GT(before.value("process_max_fds"), 0);
+  constexpr int kClients = 20;
+  std::vector<Client> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back(server.port());
+    clients.back().send("PING\n");
+    ASSERT_EQ(clients.back().read_line(10s), "PONG") << i;
+  }
+  const Exposition during = scrape(mport);
+  // Every accepted socket is a descriptor of a worker: the sum sees them all.
+  EXPECT_GE(during.value("process_open_fds"), before.value("process_open_fds") + kClients);
+  EXPECT_GE(during.value("process_cpu_seconds_total"), before.value("process_cpu_seconds_total"));
+  expect_clean_exit(server);
+}
+
+// Issue 22 item 13: in --log-format json the periodic stats are fields, not a key=value string.
+TEST(ServerLogs, JsonStatsLineCarriesTheCountersAsFields) {
+  const std::string log = ::testing::TempDir() + "json_stats_" + std::to_string(::getpid());
+  {
+    ServerProcess server({"--port", "0", "--log-format", "json", "--stats-interval", "100ms"}, 0,
+                         log);
+    Client c(server.port());
+    c.send("PING\n");
+    EXPECT_EQ(c.read_line(10s), "PONG");
+    for (int i = 0; i < 100 && slurp(log).find("\"accepted\":1") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(100ms);
+    }
+    expect_clean_exit(server);
+  }
+  const std::string text = slurp(log);
+  std::remove(log.c_str());
+  bool found = false;
+  std::size_t pos = 0;
+  while (pos < text.size() && !found) {
+    const std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;
+    const nlohmann::json j = nlohmann::json::parse(text.substr(pos, nl - pos), nullptr, false);
+    pos = nl + 1;
+    if (j.is_discarded() || j["message"] != "worker 0: stats") continue;
+    if (j["fields"]["accepted"] != 1) continue;
+    found = true;
+    EXPECT_TRUE(j["fields"]["connections"].is_number()) << j.dump();
+    EXPECT_EQ(j["fields"]["pings"], 1) << j.dump();
+    EXPECT_TRUE(j["fields"]["pending_timeouts"].is_number()) << j.dump();
+    EXPECT_EQ(j["fields"]["logger"], "wheel-server") << j.dump();
+  }
+  EXPECT_TRUE(found) << text;
+}
+
+}  // namespace
