@@ -205,6 +205,11 @@ TEST_F(LoopTimerTest, TheBudgetSplitsABurstAcrossTurnsAndLetsIoIn) {
         },
         2ms);
   }
+  // Each new_timeout() reads the clock, so on a slow build the burst spreads over several
+  // ticks. Let every deadline pass before the loop turns: one burst of 1,000 due tasks
+  // whatever that spread (a late wake-up here only makes it more so).
+  const auto all_due = std::chrono::steady_clock::now() + 5ms;
+  while (std::chrono::steady_clock::now() < all_due) std::this_thread::sleep_for(1ms);
   // Per turn: count the tasks run; a prepare handle runs once per loop iteration.
   uv_prepare_t prepare;
   uv_prepare_init(&loop_, &prepare);
