@@ -21,78 +21,13 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "support/child_process.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Waits up to 30 s for `pid` to exit, then SIGKILLs it. Its exit status; -1 if killed.
-int wait_exit(pid_t pid) {
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  int status = 0;
-  for (;;) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (r < 0) return -1;
-    if (Clock::now() >= deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      ADD_FAILURE() << "wheel-jobs did not exit in time; killed it";
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-// wheel-jobs as a child process; its port read from "listening on HOST:PORT"; SIGTERMed when
-// destroyed.
-class ServerProcess {
- public:
-  explicit ServerProcess(const std::vector<std::string>& args) {
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    std::string out;
-    const auto deadline = Clock::now() + std::chrono::seconds(60);  // sanitizer start-up
-    while (pid_ > 0 && out.find('\n') == std::string::npos && Clock::now() < deadline) {
-      pollfd p{fds[0], POLLIN, 0};
-      if (poll(&p, 1, 200) <= 0) continue;
-      char buf[256];
-      const ssize_t n = read(fds[0], buf, sizeof buf);
-      if (n <= 0) break;
-      out.append(buf, static_cast<std::size_t>(n));
-    }
-    close(fds[0]);
-    const auto colon = out.rfind(':');
-    if (out.starts_with("listening on ") && colon != std::string::npos) {
-      port_ = std::stoi(out.substr(colon + 1));
-    }
-  }
-  ~ServerProcess() { stop(); }
-  int port() const { return port_; }
-  pid_t pid() const { return pid_; }
-  // SIGTERM, then its exit status.
-  int stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    const int status = wait_exit(pid_);
-    pid_ = -1;
-    return status;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using wheel_test::ServerProcess;
 
 class Client {
  public:

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test support: a program under test as a child process, with every wait bounded. A server
+// prints "listening on HOST:PORT" as its first stdout line; ServerProcess reads its port from it
+// and SIGTERMs it when destroyed. Used by the wheel-load and wheel-jobs end-to-end tests.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace wheel_test {
+
+using Clock = std::chrono::steady_clock;
+
+// A hang must fail the test in seconds, not burn ctest's 300 s: every child gets this long
+// (generous: sanitizer builds on a loaded machine) beyond what its run should take.
+inline constexpr std::chrono::seconds kExitGrace{30};
+
+// Waits for `pid` to exit until `deadline`; then SIGKILLs it and reaps it.
+// Returns its exit status (128 + signal when killed by one), or -1 when it had to be killed.
+inline int wait_with_deadline(pid_t pid, Clock::time_point deadline) {
+  int status = 0;
+  while (true) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (r < 0) return -1;
+    if (Clock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "child " << pid << " did not exit in time; killed it";
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+inline pid_t spawn(const std::vector<std::string>& args, int stdout_fd, int stderr_fd = -1) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+  if (stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
+  pid_t pid = -1;
+  const int e = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return e == 0 ? pid : -1;
+}
+
+// A server child process that printed "listening on HOST:PORT"; SIGTERMed when destroyed.
+class ServerProcess {
+ public:
+  explicit ServerProcess(const std::vector<std::string>& args) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_ = spawn(args, fds[1]);
+    close(fds[1]);
+    std::string out;
+    const auto deadline = Clock::now() + std::chrono::seconds(60);  // sanitizer start-up
+    while (pid_ > 0 && out.find('\n') == std::string::npos && Clock::now() < deadline) {
+      pollfd p{fds[0], POLLIN, 0};
+      if (poll(&p, 1, 200) <= 0) continue;
+      char buf[256];
+      const ssize_t n = read(fds[0], buf, sizeof buf);
+      if (n <= 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+    close(fds[0]);  // the server writes nothing else on stdout
+    const auto colon = out.rfind(':');
+    if (out.starts_with("listening on ") && colon != std::string::npos) {
+      port_ = std::stoi(out.substr(colon + 1));
+    }
+  }
+  ~ServerProcess() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    wait_with_deadline(pid_, Clock::now() + kExitGrace);
+  }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  // Sends SIGTERM now and waits for the exit; returns the exit status (see wait_with_deadline).
+  int stop() {
+    if (pid_ <= 0) return -1;
+    kill(pid_, SIGTERM);
+    const int status = wait_with_deadline(pid_, Clock::now() + kExitGrace);
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace wheel_test
