@@ -277,6 +277,7 @@ class Driver {
   void on_reply(Conn& conn, const Pending& p, JobsReply& reply) {
     const double t = now_ms();
     last_reply_ms_ = t;
+    if (p.expect == Expect::kDelete && c_.phase == JobsPhase::kLateness) --deletes_in_flight_;
     if (p.expect == Expect::kHello) {
       if (reply.kind != Kind::kText) {
         fail("the server refused the set-up: " + reply.text);
@@ -318,6 +319,7 @@ class Driver {
         std::string out;
         conn.writer.append_delete(out, reply.id);
         conn.pending.push_back({Expect::kDelete, t});
+        ++deletes_in_flight_;
         if (!stopping_) {
           conn.writer.append_reserve(out, 1);
           conn.pending.push_back({Expect::kReserve, t});
@@ -353,7 +355,7 @@ class Driver {
         return;
       case JobsPhase::kLateness:
         if (probes_done_ && conns_.front()->pending.empty() &&
-            lateness_ms_.size() >= r_.probes_put) {
+            lateness_ms_.size() >= r_.probes_put && deletes_in_flight_ == 0) {
           finish();
         }
         return;
@@ -445,6 +447,7 @@ class Driver {
   double last_reply_ms_ = 0;
   double last_counted_ms_ = 0;
   std::uint64_t last_progress_acks_ = 0;
+  std::uint64_t deletes_in_flight_ = 0;  // lateness: the reservers' deletes not yet answered
   std::vector<double> reply_ms_;
   std::vector<double> lateness_ms_;
   JobsLoadResult r_;
