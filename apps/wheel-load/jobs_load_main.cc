@@ -166,6 +166,7 @@ int main(int argc, char** argv) {
   load::JobsCompareConfig cc;
   std::string jsonl, table;
   std::uint32_t compare_probe_rate = 300;
+  std::chrono::milliseconds start_timeout{600'000};
   bool no_puts = false, no_pending = false, no_lateness = false;
   CLI::App* cmp = app.add_subcommand(
       "compare",
@@ -193,6 +194,9 @@ int main(int argc, char** argv) {
   add_count(*cmp, "--probe-rate", &compare_probe_rate, "probes per second", 1, 100'000);
   add_count(*cmp, "--probe-delay-max", &cc.probe_delay_max_s, "longest probe delay in seconds", 1,
             3600);
+  add_duration(*cmp, "--start-timeout", &start_timeout,
+               "how long a server may take to answer after a spawn (a restart replays its log)", 1s,
+               24h);
   cmp->add_flag("--no-puts", no_puts, "skip the puts/s suite");
   cmp->add_flag("--no-pending", no_pending, "skip the pending suite");
   cmp->add_flag("--no-lateness", no_lateness, "skip the lateness runs of the pending suite");
@@ -222,6 +226,7 @@ int main(int argc, char** argv) {
   cc.pending_suite = !no_pending;
   cc.lateness = !no_lateness;
   cc.probe_rate = compare_probe_rate;
+  cc.start_timeout = std::chrono::duration_cast<std::chrono::seconds>(start_timeout);
   if (cc.lateness_duration < cc.probe_span + std::chrono::seconds(cc.probe_delay_max_s) + 2s) {
     std::fprintf(stderr,
                  "wheel-jobs-load: --lateness-duration: must be at least --probe-span + "

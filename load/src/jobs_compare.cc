@@ -161,6 +161,7 @@ class Runner {
       const double rss1 = static_cast<double>(server.rss_bytes());
       record("rss_per_job_bytes", s.name, round, (rss1 - rss0) / static_cast<double>(c_.pending),
              {{"rss_empty", rss0}, {"rss_full", rss1}});
+      record("log_bytes_pending", s.name, round, static_cast<double>(server.dir_bytes()));
       if (c_.lateness) lateness_run(server, round);
       const double restart = server.restart_after_kill(c_.start_timeout);
       record("restart_s", s.name, round, restart, {{"held", server.held_at_start()}});
