@@ -10,6 +10,7 @@
 #include "wheel/load/jobs_compare.h"
 #include "wheel/load/jobs_load.h"
 #include "wheel/load/jobs_wire.h"
+#include "wheel/load/percentiles.h"
 
 namespace {
 

@@ -224,4 +224,18 @@ nlohmann::json run_jobs_compare(const JobsCompareConfig& config) {
   return Runner(config).run();
 }
 
+std::string format_goal_table(const json& summary) {
+  std::string out = "| metric | goal | measured (medians) | met |\n|---|---|---|---|\n";
+  for (const json& g : summary.value("goals", json::array())) {
+    const json& met = g["met"];
+    out += "| " + g["metric"].get<std::string>() + " | " + g["goal"].get<std::string>() + " | " +
+           g["measured"].get<std::string>() + " | " +
+           (met.is_null()     ? "not measured"
+            : met.get<bool>() ? "met"
+                              : "**not met**") +
+           " |\n";
+  }
+  return out;
+}
+
 }  // namespace wheel::load

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "wheel/load/jobs_compare.h"
+#include "wheel/load/percentiles.h"
 
 namespace wheel::load {
 
@@ -48,13 +48,6 @@ json row(const std::string& metric, const std::string& goal, const std::string& 
 const char* kNotMeasured = "not measured";
 
 }  // namespace
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 json summarize_goals(const Values& v, std::uint64_t pending, std::uint32_t body_size) {
   json summary;
@@ -162,20 +155,6 @@ json summarize_goals(const Values& v, std::uint64_t pending, std::uint32_t body_
   }
   summary["goals"] = goals;
   return summary;
-}
-
-std::string format_goal_table(const json& summary) {
-  std::string out = "| metric | goal | measured (medians) | met |\n|---|---|---|---|\n";
-  for (const json& g : summary.value("goals", json::array())) {
-    const json& met = g["met"];
-    out += "| " + g["metric"].get<std::string>() + " | " + g["goal"].get<std::string>() + " | " +
-           g["measured"].get<std::string>() + " | " +
-           (met.is_null()     ? "not measured"
-            : met.get<bool>() ? "met"
-                              : "**not met**") +
-           " |\n";
-  }
-  return out;
 }
 
 }  // namespace wheel::load

@@ -27,6 +27,7 @@ inline constexpr double kWheelSegmentBytes = 8 << 20;
 
 // {"medians": {metric: {server: median}}, "runs": {metric: {server: [values]}},
 //  "goals": [{"metric", "goal", "measured", "met"}]} from the values by metric and server.
+// Safe from any thread.
 nlohmann::json summarize_goals(
     const std::map<std::string, std::map<std::string, std::vector<double>>>& values,
     std::uint64_t pending, std::uint32_t body_size);

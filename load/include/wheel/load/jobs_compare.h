@@ -56,7 +56,4 @@ nlohmann::json run_jobs_compare(const JobsCompareConfig& config);
 // The summary as a Markdown table: metric, goal, measured, met. Safe from any thread.
 std::string format_goal_table(const nlohmann::json& summary);
 
-// The median of `values` (the mean of the middle two for an even count); 0 when empty.
-double median(std::vector<double> values);
-
 }  // namespace wheel::load
