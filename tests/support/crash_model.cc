@@ -148,6 +148,16 @@ std::size_t CrashModel::live_count() const {
   return n;
 }
 
+std::uint64_t CrashModel::highest_live_id() const {
+  for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) {
+    const Job& job = it->second;
+    if (job.put_acked && !job.delete_acked && !job.maybe_deleted && job.deletes_in_flight == 0) {
+      return it->first;
+    }
+  }
+  return 0;
+}
+
 void CrashModel::crashed(std::int64_t kill_ms) {
   kill_ms_ = kill_ms;
   for (auto& [id, job] : jobs_) {

@@ -74,6 +74,8 @@ class CrashModel {
   // Acknowledged live jobs, for picking deletes and kicks (`buried_only`: state kBuried).
   std::vector<std::uint64_t> live_ids(bool buried_only) const;
   std::size_t live_count() const;
+  // The highest acknowledged live job with no delete in flight; 0 when none.
+  std::uint64_t highest_live_id() const;
 
   // --- the SIGKILL and the check after the restart ---
   // Every request without a reply is unknown from now on. `kill_ms`: when the SIGKILL was sent.
