@@ -90,6 +90,12 @@ class CrashRun {
         break;
       }
       ++rounds_done_;
+      if (rounds_done_ % 100 == 0) {  // a sign of life in long soaks
+        std::printf("crash --fsync %s: %llu of %llu rounds, no loss\n", fsync_.c_str(),
+                    static_cast<unsigned long long>(rounds_done_),
+                    static_cast<unsigned long long>(rounds));
+        std::fflush(stdout);
+      }
     }
     report(ms_since(t0));
   }
