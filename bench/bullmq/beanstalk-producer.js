@@ -13,8 +13,8 @@ const o = parseArgs({
   'min-delay-ms': [1000, 0, 864e5],
   'max-delay-ms': [10000, 0, 864e5],
   'body-bytes': [100, 16, 1 << 20],
-  connections: [4, 1, 1000],
-  window: [250, 1, 100000],
+  connections: [12, 1, 10000],
+  window: [100, 1, 100000],
   rate: [0, 0, 1e7],
   ttr: [60, 1, 86400],
 });
