@@ -17,14 +17,14 @@
 #include <thread>
 #include <vector>
 
-#include "support/beanstalk_client.h"
+#include "support/beanstalk_session.h"
 #include "support/child_process.h"
 #include "support/redis_server.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-using wheel_test::BeanstalkClient;
+using wheel_test::BeanstalkSession;
 using wheel_test::Clock;
 using wheel_test::RedisServer;
 using wheel_test::ServerProcess;
@@ -56,7 +56,7 @@ TEST(WheelJobsFleetTest, AJobReservedOnOneNodeIsFencedOffOnTheOther) {
   RedisServer redis;
   auto a = start_node(redis);
   auto b = start_node(redis);
-  BeanstalkClient pa(a->port()), wa(a->port()), wb(b->port());
+  BeanstalkSession pa(a->port()), wa(a->port()), wb(b->port());
   ASSERT_EQ(pa.put(0, "0", "60", "hello"), "INSERTED 1");
   std::string body;
   EXPECT_EQ(wa.call("reserve", nullptr, &body), "RESERVED 1 5");
@@ -84,7 +84,7 @@ TEST(WheelJobsFleetTest, AWaitingReserveOnOneNodeGetsAPutOnAnotherAndAClosedClie
   RedisServer redis;
   auto a = start_node(redis);
   auto b = start_node(redis);
-  BeanstalkClient producer(a->port()), worker(b->port());
+  BeanstalkSession producer(a->port()), worker(b->port());
   ASSERT_TRUE(worker.send_all("reserve\r\n"));
   std::this_thread::sleep_for(100ms);  // let it wait (it must work either way)
   const auto put_at = Clock::now();
@@ -97,7 +97,7 @@ TEST(WheelJobsFleetTest, AWaitingReserveOnOneNodeGetsAPutOnAnotherAndAClosedClie
               static_cast<long long>(lateness.count()));
   // The worker hangs up holding the job: another client gets it at once, not after its TTR.
   {
-    BeanstalkClient other(a->port());
+    BeanstalkSession other(a->port());
     ASSERT_TRUE(other.send_all("reserve-with-timeout 20\r\n"));
     std::this_thread::sleep_for(50ms);
     worker.send_all("quit\r\n");
@@ -110,7 +110,7 @@ TEST(WheelJobsFleetTest, AWaitingReserveOnOneNodeGetsAPutOnAnotherAndAClosedClie
 TEST(WheelJobsFleetTest, DeadlineSoonAndTimedOutAsBeanstalkd) {
   RedisServer redis;
   auto a = start_node(redis);
-  BeanstalkClient c(a->port());
+  BeanstalkSession c(a->port());
   ASSERT_EQ(c.put(0, "0", "1", "x"), "INSERTED 1");
   EXPECT_EQ(c.call("reserve"), "RESERVED 1 1");
   EXPECT_EQ(c.call("reserve"), "DEADLINE_SOON");  // TTR 1 s: already in its last second
@@ -131,7 +131,7 @@ TEST(WheelJobsFleetTest, DeadlineSoonAndTimedOutAsBeanstalkd) {
 TEST(WheelJobsFleetTest, RedisDownAnswersInternalErrorAtOnceAndTheNodeComesBack) {
   RedisServer redis;
   auto a = start_node(redis);
-  BeanstalkClient c(a->port());
+  BeanstalkSession c(a->port());
   ASSERT_EQ(c.put(0, "0", "60", "kept"), "INSERTED 1");
   redis.kill();
   for (int i = 0; i < 3; ++i) {
@@ -152,13 +152,13 @@ TEST(WheelJobsFleetTest, AnIdleFleetIssuesAboutOneCommandPerNodePerScan) {
   auto a = start_node(redis);
   auto b = start_node(redis);
   {
-    BeanstalkClient p(a->port());
+    BeanstalkSession p(a->port());
     for (int i = 0; i < 1000; ++i)
       ASSERT_EQ(p.put(0, "3600", "60", "far").substr(0, 9), "INSERTED ");
   }
-  std::vector<std::unique_ptr<BeanstalkClient>> waiters;
+  std::vector<std::unique_ptr<BeanstalkSession>> waiters;
   for (int i = 0; i < 4; ++i) {
-    waiters.push_back(std::make_unique<BeanstalkClient>(i % 2 ? a->port() : b->port()));
+    waiters.push_back(std::make_unique<BeanstalkSession>(i % 2 ? a->port() : b->port()));
     waiters.back()->send_all("reserve\r\n");
   }
   std::this_thread::sleep_for(500ms);
@@ -227,7 +227,7 @@ TEST(WheelJobsFleetTest, ThreeNodesOneKilledEveryAcknowledgedJobDeletedExactlyOn
       std::mt19937 rng(static_cast<unsigned>(p));
       const char* delays[] = {"0", "0", "0.050", "0.200", "0.500"};
       int k = p;
-      auto c = std::make_unique<BeanstalkClient>(port_for(k));
+      auto c = std::make_unique<BeanstalkSession>(port_for(k));
       for (int i = 0; i < kPutsEach; ++i) {
         const std::string body = "p" + std::to_string(p) + "-" + std::to_string(i);
         {
@@ -239,7 +239,7 @@ TEST(WheelJobsFleetTest, ThreeNodesOneKilledEveryAcknowledgedJobDeletedExactlyOn
           std::lock_guard lock(ledger.mu);
           ledger.acknowledged[id_of(reply)] = body;
         } else if (!c->ok()) {
-          c = std::make_unique<BeanstalkClient>(port_for(++k));  // its node died: another
+          c = std::make_unique<BeanstalkSession>(port_for(++k));  // its node died: another
           std::lock_guard lock(ledger.mu);
           ++ledger.reconnects;
         }
@@ -251,12 +251,12 @@ TEST(WheelJobsFleetTest, ThreeNodesOneKilledEveryAcknowledgedJobDeletedExactlyOn
     threads.emplace_back([&, w] {
       std::mt19937 rng(static_cast<unsigned>(100 + w));
       int k = w;
-      auto c = std::make_unique<BeanstalkClient>(port_for(k));
+      auto c = std::make_unique<BeanstalkSession>(port_for(k));
       while (!stop) {
         std::string body;
         const std::string reply = c->call("reserve-with-timeout 1", nullptr, &body);
         if (!c->ok()) {
-          c = std::make_unique<BeanstalkClient>(port_for(++k));
+          c = std::make_unique<BeanstalkSession>(port_for(++k));
           std::lock_guard lock(ledger.mu);
           ++ledger.reconnects;
           continue;
@@ -304,7 +304,7 @@ TEST(WheelJobsFleetTest, ThreeNodesOneKilledEveryAcknowledgedJobDeletedExactlyOn
   const bool drained = eventually(
       [&] {
         if (puts_done < kProducers * kPutsEach) return false;
-        BeanstalkClient probe(ports[1], 5);
+        BeanstalkSession probe(ports[1], 5);
         std::string yaml;
         probe.call("stats", nullptr, &yaml);
         for (const char* key : {"current-jobs-ready: 0", "current-jobs-reserved: 0",
@@ -373,7 +373,7 @@ TEST(WheelJobsFleetTest, RedisKilledAndRestartedUnderLoadLosesNothingAcknowledge
   std::vector<std::thread> producers;
   for (int p = 0; p < 3; ++p) {
     producers.emplace_back([&, p] {
-      BeanstalkClient c(p % 2 ? a->port() : b->port());
+      BeanstalkSession c(p % 2 ? a->port() : b->port());
       for (int i = 0; !stop && c.ok(); ++i) {
         const std::string body = "r" + std::to_string(p) + "-" + std::to_string(i);
         const auto start = Clock::now();
@@ -440,8 +440,8 @@ TEST(WheelJobsFleetTest, RedisKilledAndRestartedUnderLoadLosesNothingAcknowledge
   }
   EXPECT_EQ(missing, 0u) << "acknowledged puts lost across the Redis restart";
   // And the nodes serve them: a sample through each node.
-  BeanstalkClient wa(a->port()), wb(b->port());
-  for (BeanstalkClient* w : {&wa, &wb}) {
+  BeanstalkSession wa(a->port()), wb(b->port());
+  for (BeanstalkSession* w : {&wa, &wb}) {
     for (int i = 0; i < 20; ++i) {
       std::string body;
       const std::string reply = w->call("reserve-with-timeout 5", nullptr, &body);

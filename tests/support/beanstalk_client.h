@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test support: a blocking beanstalkd protocol client for end-to-end tests. Every read has a
-// timeout (a hang fails the test, never blocks it); a broken connection reads as "" and
-// ok() turns false.
+// Test support: a blocking beanstalkd client over loopback TCP with every read bounded by a
+// timeout (the wheel-jobs program tests and the in-process server handler tests).
 #pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,102 +14,82 @@
 
 namespace wheel_test {
 
-class BeanstalkClient {
+class Client {
  public:
-  explicit BeanstalkClient(int port, int timeout_s = 15) {
+  explicit Client(int port) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{timeout_s, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    ok_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   }
-  ~BeanstalkClient() { close(fd_); }
-  BeanstalkClient(const BeanstalkClient&) = delete;
-  BeanstalkClient& operator=(const BeanstalkClient&) = delete;
-
-  bool ok() const { return ok_; }
-
-  // Sends `line` + "\r\n" (and a body + "\r\n" when given); returns the reply's first line
-  // without "\r\n"; a RESERVED/FOUND/OK reply's body goes to `body`.
-  std::string call(const std::string& line, const std::string* put_body = nullptr,
-                   std::string* body = nullptr) {
-    std::string out = line + "\r\n";
-    if (put_body != nullptr) out += *put_body + "\r\n";
-    if (!send_all(out)) return {};
-    return read_reply(body);
+  ~Client() { close_now(); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  bool connected() const { return connected_; }
+  void close_now() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
   }
-  std::string put(std::uint32_t pri, const std::string& delay, const std::string& ttr,
-                  const std::string& data) {
-    return call(
-        "put " + std::to_string(pri) + " " + delay + " " + ttr + " " + std::to_string(data.size()),
-        &data);
-  }
-  bool send_all(const std::string& bytes) {
-    std::size_t done = 0;
-    while (ok_ && done < bytes.size()) {
-      const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-      if (n <= 0)
-        ok_ = false;
-      else
-        done += static_cast<std::size_t>(n);
+  // Ends our input to the server (SHUT_WR), as `printf ... | nc` does.
+  void shutdown_write() { shutdown(fd_, SHUT_WR); }
+  void send(const std::string& bytes) {
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+      ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += static_cast<std::size_t>(n);
     }
-    return ok_;
   }
-  std::string read_reply(std::string* body = nullptr) {
-    std::string line = read_line();
-    if (!ok_) return {};
-    std::size_t bytes = 0;
-    if (line.starts_with("RESERVED ") || line.starts_with("FOUND ")) {
-      bytes = std::stoull(line.substr(line.rfind(' ') + 1));
-    } else if (line.starts_with("OK ")) {
-      bytes = std::stoull(line.substr(3));
-    } else {
-      return line;
+  // The next line without "\r\n"; "" after `timeout_ms` or at EOF.
+  std::string line(int timeout_ms = 10'000) {
+    for (;;) {
+      auto end = buffer_.find("\r\n");
+      if (end != std::string::npos) {
+        std::string line = buffer_.substr(0, end);
+        buffer_.erase(0, end + 2);
+        return line;
+      }
+      if (!fill(timeout_ms)) return "";
     }
-    std::string data = read_exact(bytes + 2);
-    if (!ok_) return {};
-    if (body != nullptr) *body = data.substr(0, bytes);
-    return line;
   }
-
- private:
-  bool fill() {
-    char chunk[4096];
-    const ssize_t n = recv(fd_, chunk, sizeof chunk, 0);
-    if (n <= 0) {
-      ok_ = false;
-      return false;
+  // `n` raw bytes (a body and its "\r\n").
+  std::string bytes(std::size_t n, int timeout_ms = 10'000) {
+    while (buffer_.size() < n) {
+      if (!fill(timeout_ms)) return "";
     }
-    buf_.append(chunk, static_cast<std::size_t>(n));
-    return true;
-  }
-  std::string read_line() {
-    std::size_t at;
-    while ((at = buf_.find("\r\n")) == std::string::npos) {
-      if (!ok_ || !fill()) return {};
-    }
-    std::string line = buf_.substr(0, at);
-    buf_.erase(0, at + 2);
-    return line;
-  }
-  std::string read_exact(std::size_t n) {
-    while (buf_.size() < n) {
-      if (!ok_ || !fill()) return {};
-    }
-    std::string out = buf_.substr(0, n);
-    buf_.erase(0, n);
+    std::string out = buffer_.substr(0, n);
+    buffer_.erase(0, n);
     return out;
   }
+  std::string ask(const std::string& request) {
+    send(request);
+    return line();
+  }
+  // The YAML body of a stats command ("stats", "stats-job 3", ...); "" when the reply is not OK.
+  std::string yaml(const std::string& request) {
+    send(request);
+    const std::string head = line();
+    if (head.rfind("OK ", 0) != 0) return "";
+    return bytes(std::stoul(head.substr(3)) + 2);
+  }
+  // True when nothing arrives within `ms`.
+  bool silent_for(int ms) { return buffer_.empty() && !fill(ms); }
 
+ private:
+  bool fill(int timeout_ms) {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, timeout_ms) <= 0) return false;
+    char buf[65536];
+    ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    buffer_.append(buf, static_cast<std::size_t>(n));
+    return true;
+  }
   int fd_ = -1;
-  bool ok_ = false;
-  std::string buf_;
+  bool connected_ = false;
+  std::string buffer_;
 };
 
 }  // namespace wheel_test
