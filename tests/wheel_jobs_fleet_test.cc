@@ -114,6 +114,12 @@ TEST(WheelJobsFleetTest, DeadlineSoonAndTimedOutAsBeanstalkd) {
   ASSERT_EQ(c.put(0, "0", "1", "x"), "INSERTED 1");
   EXPECT_EQ(c.call("reserve"), "RESERVED 1 1");
   EXPECT_EQ(c.call("reserve"), "DEADLINE_SOON");  // TTR 1 s: already in its last second
+  // Pipelined: each reply in its request's order, whether it comes from Redis or not.
+  ASSERT_TRUE(c.send_all("list-tube-used\r\nreserve\r\nstats-job 1\r\nlist-tube-used\r\n"));
+  EXPECT_EQ(c.read_reply(), "USING default");
+  EXPECT_EQ(c.read_reply(), "DEADLINE_SOON");
+  EXPECT_EQ(c.read_reply().substr(0, 3), "OK ");
+  EXPECT_EQ(c.read_reply(), "USING default");
   EXPECT_EQ(c.call("reserve-with-timeout 0"), "DEADLINE_SOON");
   EXPECT_EQ(c.call("delete 1"), "DELETED");
   EXPECT_EQ(c.call("reserve-with-timeout 0"), "TIMED_OUT");
