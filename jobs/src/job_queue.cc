@@ -12,6 +12,23 @@ namespace wheel::jobs {
 
 namespace {
 constexpr std::uint32_t kUrgentBelow = 1024;  // beanstalkd's URGENT_THRESHOLD
+
+ChangeCounter counter_for(ChangeKind kind) {
+  switch (kind) {
+    case ChangeKind::kPut:
+      return ChangeCounter::kPut;
+    case ChangeKind::kDelete:
+      return ChangeCounter::kDelete;
+    case ChangeKind::kRelease:
+      return ChangeCounter::kRelease;
+    case ChangeKind::kBury:
+      return ChangeCounter::kBury;
+    case ChangeKind::kKick:
+      return ChangeCounter::kKick;
+  }
+  return ChangeCounter::kPut;  // not reached: every kind is listed
+}
+
 }  // namespace
 
 JobQueue::JobQueue(JobQueueLimits limits, JobJournal* journal, Millis now)
@@ -38,7 +55,10 @@ void JobQueue::advance(Millis now) {
         job->timeout_token = 0;
         if (job->state == JobState::kDelayed) {
           job->tube->delayed.erase(job);
+          metrics_.delay_lateness.observe(now_ - job->deadline);
+          metrics_.count(ChangeCounter::kDelayEnded);
           make_ready(job);
+          job->ready_by_delay = true;  // `deadline` keeps the due time while it is ready
         } else if (job->state == JobState::kReserved) {
           // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
           Session* holder = find_session(job->reserver);
@@ -46,6 +66,7 @@ void JobQueue::advance(Millis now) {
           job->tube->reserved--;
           job->timeouts++;
           job_timeouts_++;
+          metrics_.count(ChangeCounter::kTimeout);
           make_ready(job);
         }
         break;
@@ -101,6 +122,7 @@ void JobQueue::close_session(SessionId id) {
     Job* job = find_job(job_id);
     deadlines_->cancel(job->timeout_token);
     job->tube->reserved--;
+    metrics_.count(ChangeCounter::kHangUp);
     make_ready(job);
   }
   session->reserved.clear();
@@ -170,6 +192,8 @@ std::vector<std::string_view> JobQueue::tube_names() const {
 void JobQueue::make_ready(Job* job) {
   job->state = JobState::kReady;
   job->reserver = 0;
+  job->ready_since = now_;
+  job->ready_by_delay = false;
   job->tube->ready.insert(job);
   if (job->priority < kUrgentBelow) job->tube->urgent++;
 }
@@ -207,7 +231,10 @@ void JobQueue::take_out(Job* job) {
 }
 
 bool JobQueue::journal(const JobChange& change) {
-  return journal_ == nullptr || journal_->record(change);
+  if (journal_ != nullptr && !journal_->record(change)) return false;
+  // Every recorded change is applied next: count it here, once for all commands.
+  metrics_.count(counter_for(change.kind));
+  return true;
 }
 
 void JobQueue::erase_job(Job* job) {

@@ -29,6 +29,11 @@ bool JobQueue::deadline_soon(const Session* session) const {
 }
 
 void JobQueue::reserve_for(Session* session, Job* job) {
+  if (job->state == JobState::kReady) {
+    metrics_.ready_wait.observe(now_ - job->ready_since);
+    if (job->ready_by_delay) metrics_.delivery_lateness.observe(now_ - job->deadline);
+  }
+  metrics_.count(ChangeCounter::kReserve);
   take_out(job);
   job->state = JobState::kReserved;
   job->reserver = session->id;
@@ -200,6 +205,7 @@ Outcome JobQueue::touch(SessionId id, std::uint64_t job_id) {
   deadlines_->cancel(job->timeout_token);
   job->deadline = now_ + job->ttr;
   job->timeout_token = deadlines_->add(job->deadline, {DeadlineKind::kJob, job->id});
+  metrics_.count(ChangeCounter::kTouch);
   return Outcome::kOk;
 }
 
