@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // wheel-jobs: beanstalkd's protocol on wheel::jobs. Option parsing and wiring only: the job
 // model is wheel::jobs::JobQueue, the protocol the BeanstalkDispatcher, the sockets a
-// wheel::net::TcpServer with the JobsHandler.
+// wheel::net::TcpServer with the BeanstalkServerHandler.
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -18,10 +18,10 @@
 
 #include "cli_options.h"
 #include "cli_style.h"
-#include "jobs_handler.h"
 #include "jobs_metrics.h"
 #include "json_log.h"
 #include "wheel/jobs/beanstalk_protocol.h"
+#include "wheel/jobs/beanstalk_server_handler.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/jobs/log_journal.h"
 #include "wheel/net/socket_address.h"
@@ -88,7 +88,9 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
                                        .count());
   }
   jobs::BeanstalkDispatcher dispatcher(queue, server_info(o.max_job_size));
-  wheel::jobs_app::JobsHandler handler(queue, journal, dispatcher, o.max_job_size);
+  jobs::BeanstalkServerOptions handler_options;
+  handler_options.max_job_size = o.max_job_size;
+  jobs::BeanstalkServerHandler handler(queue, journal, dispatcher, handler_options);
   wheel::net::TcpServerOptions options;
   options.host = o.host;
   options.port = o.port;
@@ -148,7 +150,7 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
   uv_loop_init(&loop);
   uv_async_t wake;
   uv_async_init(&loop, &wake, [](uv_async_t* a) {
-    if (a->data != nullptr) static_cast<wheel::jobs_app::JobsHandler*>(a->data)->on_log_wakeup();
+    if (a->data != nullptr) static_cast<jobs::BeanstalkServerHandler*>(a->data)->on_log_wakeup();
   });
   wake.data = nullptr;
   uv_unref(reinterpret_cast<uv_handle_t*>(&wake));
