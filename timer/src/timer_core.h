@@ -21,32 +21,21 @@
 #include "cancel_stack.h"
 #include "intrusive_stack.h"
 #include "periodic_deadline.h"
+#include "periodic_gate.h"
 #include "wheel.h"
 #include "wheel/detail/task_timeout.h"
+#include "wheel/manual_clock.h"
 #include "wheel/timeout.h"
 #include "wheel/timer_job.h"
 #include "wheel/timer_options.h"
 
 namespace wheel {
 class HashedWheelTimer;
-class ManualClock;
 }  // namespace wheel
 
 namespace wheel::detail {
 
-// Lets a periodic job on an executor thread re-arm its timeout while the timer runs, and
-// retire it once the timer has stopped or is gone. Periodic executor path only.
-struct PeriodicGate {
-  // A periodic job back from the executor (ran: whether its run happened): true if its timer
-  // (alive and not stopped) re-armed the timeout; false if it ends, and the caller retires it.
-  bool take_back(Timeout* node, bool ran);
-
-  std::mutex mutex;
-  TimerCore* core = nullptr;  // null once stop() has collected (guarded by mutex)
-  std::int64_t out = 0;       // periodic jobs handed to the executor, not back yet (mutex)
-};
-
-class TimerCore {
+class TimerCore final : public ClockDriven {
  public:
   // Timeouts moved from the submission queue into the wheel per tick, at most (as Netty).
   static constexpr std::size_t kMaxTransfersPerTick = 100'000;
@@ -102,7 +91,7 @@ class TimerCore {
 
   // Timers on a ManualClock (which has no worker thread): on the calling thread, what the
   // worker does each time it wakes, at the clock's present. ManualClock::advance() only.
-  void run_worker_once();
+  void run_worker_once() override;
 
  private:
   // x86-64 and arm64 lines (std::hardware_destructive_interference_size varies by flags).
@@ -151,11 +140,11 @@ class TimerCore {
   // Counts `n` timeouts out of pending_ and wakes drain() when that empties the timer.
   void count_out(std::int64_t n) noexcept {
     if (pending_.fetch_sub(n, std::memory_order_seq_cst) == n &&
-        run_state_.load(std::memory_order_seq_cst) == RunState::kDraining) {
-      std::lock_guard lock(drain_mutex_);
-      drained_.notify_all();
+        run_state_.load(std::memory_order_seq_cst) == RunState::kDraining) [[unlikely]] {
+      notify_drained();
     }
   }
+  void notify_drained() noexcept;  // wakes drain(); out of line, so count_out() stays small
   // After the worker is gone: cancels and collects whatever the timer still holds.
   void collect_remaining(std::vector<TimerJob>* unprocessed);
   std::int64_t elapsed_ns() const;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "wheel/timer_job.h"
 
-#include "timer_core.h"
+#include "periodic_gate.h"
 #include "wheel/detail/task_timeout.h"
 
 namespace wheel {

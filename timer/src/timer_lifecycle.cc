@@ -99,6 +99,11 @@ std::vector<TimerJob> TimerCore::drain() {
   return stop();
 }
 
+void TimerCore::notify_drained() noexcept {
+  std::lock_guard lock(drain_mutex_);
+  drained_.notify_all();
+}
+
 void TimerCore::collect_remaining(std::vector<TimerJob>* unprocessed) {
   // Cancellations first, so that the sweep below only meets timeouts nobody cancelled yet.
   process_cancellations();
