@@ -62,6 +62,25 @@ TEST(PrometheusText, EscapesLabelValuesAndHelp) {
   EXPECT_EQ(parsed.value("x_total", {{"path", "C:\\dir \"q\"\n"}}), 3);
 }
 
+TEST(PrometheusText, OneSampleFamiliesAndOneLabelSeriesCarryTheirTypeAndHelp) {
+  PrometheusText t;
+  t.counter("a_total", "a help", 7);
+  t.gauge("b", "b help", 8);
+  t.counter_double("c_seconds_total", "c help", 1.5);
+  t.gauge_double("d_seconds", "d help", 0.25);
+  t.series("e", "gauge", "e help", "state", {{"ready", 3}, {"buried", 4}});
+  EXPECT_EQ(t.text(),
+            "# HELP a_total a help\n# TYPE a_total counter\na_total 7\n"
+            "# HELP b b help\n# TYPE b gauge\nb 8\n"
+            "# HELP c_seconds_total c help\n# TYPE c_seconds_total counter\nc_seconds_total 1.5\n"
+            "# HELP d_seconds d help\n# TYPE d_seconds gauge\nd_seconds 0.25\n"
+            "# HELP e e help\n# TYPE e gauge\ne{state=\"ready\"} 3\ne{state=\"buried\"} 4\n");
+  const auto parsed = parse_exposition(t.text());
+  EXPECT_EQ(parsed.families.at("a_total").type, "counter");
+  EXPECT_EQ(parsed.families.at("b").type, "gauge");
+  EXPECT_EQ(parsed.value("e", {{"state", "buried"}}), 4);
+}
+
 TEST(PrometheusText, FormatsFloatsAsTheFormatSpellsThem) {
   EXPECT_EQ(PrometheusText::format_double(0.001), "0.001");
   EXPECT_EQ(PrometheusText::format_double(0.0001), "0.0001");  // not the shorter "1e-04"

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command line of NettyTimerBench: the option names, defaults and ranges of wheel-bench
 // (apps/wheel-bench/main.cc), so that scripts/compare-netty.sh passes one argument list to both.
-// A bad option prints its name and accepted range on stderr and exits 2.
+// A bad option prints its name and accepted range on stderr and exits 2. Its number parsers
+// (whole, real) serve every program of the harness: they throw BadOption, which each program's
+// main turns into its own "Program: message" and exit 2.
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -39,6 +41,15 @@ final class BenchArgs {
         return metrics.contains(metric);
     }
 
+    /** A value that is not a number or not in range; the message names the option and range. */
+    static final class BadOption extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        BadOption(String message) {
+            super(message);
+        }
+    }
+
     static void fail(String message) {
         System.err.println("NettyTimerBench: " + message);
         System.err.println("Run with --help for more information.");
@@ -71,6 +82,15 @@ final class BenchArgs {
             "  --seed N               RNG seed (42)");
 
     static BenchArgs parse(String[] argv) {
+        try {
+            return parseOrThrow(argv);
+        } catch (BadOption e) {
+            fail(e.getMessage());
+            return null;  // not reached: fail() exits
+        }
+    }
+
+    private static BenchArgs parseOrThrow(String[] argv) {
         BenchArgs a = new BenchArgs();
         for (int i = 0; i < argv.length; i++) {
             String name = argv[i];
@@ -113,28 +133,30 @@ final class BenchArgs {
         return a;
     }
 
-    private static long whole(String name, String v, long lo, long hi) {
-        long x = 0;
+    /** v as a whole number in [lo, hi]; BadOption naming the option and range otherwise. */
+    static long whole(String name, String v, long lo, long hi) {
+        long x;
         try {
             x = Long.parseLong(v.trim());
         } catch (NumberFormatException e) {
-            fail(name + ": " + v + " is not a whole number");
+            throw new BadOption(name + ": " + v + " is not a whole number");
         }
         if (x < lo || x > hi) {
-            fail(name + ": value " + v + " not in range " + lo + " to " + hi);
+            throw new BadOption(name + ": value " + v + " not in range " + lo + " to " + hi);
         }
         return x;
     }
 
-    private static double real(String name, String v, double lo, double hi) {
-        double x = 0;
+    /** v as a real number in [lo, hi] (NaN is not); BadOption otherwise. */
+    static double real(String name, String v, double lo, double hi) {
+        double x;
         try {
             x = Double.parseDouble(v.trim());
         } catch (NumberFormatException e) {
-            fail(name + ": " + v + " is not a number");
+            throw new BadOption(name + ": " + v + " is not a number");
         }
         if (!(x >= lo && x <= hi)) {
-            fail(name + ": value " + v + " not in range " + lo + " to " + hi);
+            throw new BadOption(name + ": value " + v + " not in range " + lo + " to " + hi);
         }
         return x;
     }

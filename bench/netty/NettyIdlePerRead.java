@@ -181,61 +181,44 @@ public final class NettyIdlePerRead {
         System.exit(2);
     }
 
-    private static long whole(String name, String v, long lo, long hi) {
-        long x = 0;
-        try {
-            x = Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            fail(name + ": " + v + " is not a whole number");
-        }
-        if (x < lo || x > hi) {
-            fail(name + ": value " + v + " not in range " + lo + " to " + hi);
-        }
-        return x;
-    }
-
-    private static double real(String name, String v, double lo, double hi) {
-        double x = 0;
-        try {
-            x = Double.parseDouble(v.trim());
-        } catch (NumberFormatException e) {
-            fail(name + ": " + v + " is not a number");
-        }
-        if (!(x >= lo && x <= hi)) {
-            fail(name + ": value " + v + " not in range " + lo + " to " + hi);
-        }
-        return x;
-    }
-
     public static void main(String[] argv) throws Exception {
         NettyIdlePerRead b = new NettyIdlePerRead();
-        for (int i = 0; i < argv.length; i++) {
-            String name = argv[i];
-            if (name.equals("--help") || name.equals("-h")) {
-                System.out.println("NettyIdlePerRead [--n N] [--idle-ms MS] [--idle-secs S] "
-                        + "[--read-secs S] [--rate R] [--tight-reads N] [--seed N]: the ranges and "
-                        + "defaults of wheel-idle-bench");
-                return;
-            }
-            if (i + 1 == argv.length) {
-                fail(name + " needs a value");
-            }
-            String v = argv[++i];
-            switch (name) {
-                case "--n" -> b.n = whole(name, v, 1, 20_000_000);
-                case "--idle-ms" -> b.idleMs = whole(name, v, 10, 3_600_000);
-                case "--idle-secs" -> b.idleSecs = real(name, v, 0.1, 600);
-                case "--read-secs" -> b.readSecs = real(name, v, 0.1, 600);
-                case "--rate" -> b.rate = whole(name, v, 1, 100_000_000);
-                case "--tight-reads" -> b.tightReads = whole(name, v, 0, 1_000_000_000);
-                case "--seed" -> b.seed = whole(name, v, Long.MIN_VALUE, Long.MAX_VALUE);
-                default -> fail("unknown option " + name);
-            }
+        try {
+            b.parse(argv);
+        } catch (BenchArgs.BadOption e) {
+            fail(e.getMessage());
         }
         if (b.idleSecs * 1000 >= b.idleMs) {
             fail("--idle-secs (" + b.idleSecs + " s) must be shorter than --idle-ms ("
                     + b.idleMs + " ms)");
         }
         b.run();
+    }
+
+    /** Sets the fields from argv; BenchArgs.BadOption for a bad value. */
+    private void parse(String[] argv) {
+        for (int i = 0; i < argv.length; i++) {
+            String name = argv[i];
+            if (name.equals("--help") || name.equals("-h")) {
+                System.out.println("NettyIdlePerRead [--n N] [--idle-ms MS] [--idle-secs S] "
+                        + "[--read-secs S] [--rate R] [--tight-reads N] [--seed N]: the ranges and "
+                        + "defaults of wheel-idle-bench");
+                System.exit(0);
+            }
+            if (i + 1 == argv.length) {
+                fail(name + " needs a value");
+            }
+            String v = argv[++i];
+            switch (name) {
+                case "--n" -> n = BenchArgs.whole(name, v, 1, 20_000_000);
+                case "--idle-ms" -> idleMs = BenchArgs.whole(name, v, 10, 3_600_000);
+                case "--idle-secs" -> idleSecs = BenchArgs.real(name, v, 0.1, 600);
+                case "--read-secs" -> readSecs = BenchArgs.real(name, v, 0.1, 600);
+                case "--rate" -> rate = BenchArgs.whole(name, v, 1, 100_000_000);
+                case "--tight-reads" -> tightReads = BenchArgs.whole(name, v, 0, 1_000_000_000);
+                case "--seed" -> seed = BenchArgs.whole(name, v, Long.MIN_VALUE, Long.MAX_VALUE);
+                default -> fail("unknown option " + name);
+            }
+        }
     }
 }

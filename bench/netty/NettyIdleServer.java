@@ -98,19 +98,6 @@ public final class NettyIdleServer {
         System.exit(2);
     }
 
-    private static long number(String name, String v, long lo, long hi) {
-        long x = 0;
-        try {
-            x = Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            fail(name + ": " + v + " is not a whole number");
-        }
-        if (x < lo || x > hi) {
-            fail(name + ": value " + v + " not in range " + lo + " to " + hi);
-        }
-        return x;
-    }
-
     public static void main(String[] argv) throws Exception {
         String host = "127.0.0.1";
         int port = 7000;
@@ -128,14 +115,20 @@ public final class NettyIdleServer {
                 fail(argv[i] + " needs a value");
             }
             String v = argv[i + 1];
-            switch (argv[i]) {
-                case "--host" -> host = v;
-                case "--port" -> port = (int) number("--port", v, 0, 65_535);
-                case "--idle-ms" -> idleMs = number("--idle-ms", v, 1, 86_400_000);
-                case "--max-line" -> maxLine = (int) number("--max-line", v, 1, 1 << 20);
-                case "--stats-ms" -> statsMs = number("--stats-ms", v, 100, 86_400_000);
-                case "--workers" -> workers = (int) number("--workers", v, 1, 64);
-                default -> fail("unknown option " + argv[i]);
+            try {
+                switch (argv[i]) {
+                    case "--host" -> host = v;
+                    case "--port" -> port = (int) BenchArgs.whole("--port", v, 0, 65_535);
+                    case "--idle-ms" -> idleMs = BenchArgs.whole("--idle-ms", v, 1, 86_400_000);
+                    case "--max-line" ->
+                        maxLine = (int) BenchArgs.whole("--max-line", v, 1, 1 << 20);
+                    case "--stats-ms" ->
+                        statsMs = BenchArgs.whole("--stats-ms", v, 100, 86_400_000);
+                    case "--workers" -> workers = (int) BenchArgs.whole("--workers", v, 1, 64);
+                    default -> fail("unknown option " + argv[i]);
+                }
+            } catch (BenchArgs.BadOption e) {
+                fail(e.getMessage());
             }
         }
         final long idle = idleMs;

@@ -118,28 +118,21 @@ ProcessSample sample_process_tree(std::span<const pid_t> workers) {
 
 std::string render_process_metrics(const ProcessSample& s) {
   PrometheusText t;
-  t.family("process_cpu_seconds_total", "counter",
-           "Total user and system CPU time spent in seconds.");
-  t.sample_double("process_cpu_seconds_total", {}, s.cpu_seconds);
-  t.family("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-  t.sample("process_resident_memory_bytes", {}, s.resident_bytes);
-  t.family("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
-  t.sample("process_virtual_memory_bytes", {}, s.virtual_bytes);
-  t.family("process_open_fds", "gauge", "Number of open file descriptors.");
-  t.sample("process_open_fds", {}, s.open_fds);
-  t.family("process_max_fds", "gauge", "Maximum number of open file descriptors.");
-  t.sample("process_max_fds", {}, s.max_fds);
-  t.family("process_start_time_seconds", "gauge",
-           "Start time of the process since unix epoch in seconds.");
-  t.sample_double("process_start_time_seconds", {}, s.start_time_seconds);
+  t.counter_double("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
+                   s.cpu_seconds);
+  t.gauge("process_resident_memory_bytes", "Resident memory size in bytes.", s.resident_bytes);
+  t.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.", s.virtual_bytes);
+  t.gauge("process_open_fds", "Number of open file descriptors.", s.open_fds);
+  t.gauge("process_max_fds", "Maximum number of open file descriptors.", s.max_fds);
+  t.gauge_double("process_start_time_seconds",
+                 "Start time of the process since unix epoch in seconds.", s.start_time_seconds);
   return t.take();
 }
 
 std::string render_build_info() {
   PrometheusText t;
-  t.family("wheel_build_info", "gauge",
-           "Always 1; the version label says which wheel-server runs.");
-  t.sample("wheel_build_info", {{"version", wheel::kVersion}}, 1);
+  t.series("wheel_build_info", "gauge", "Always 1; the version label says which wheel-server runs.",
+           "version", {{wheel::kVersion, 1}});
   return t.take();
 }
 

@@ -99,6 +99,32 @@ void PrometheusText::sample_double(std::string_view name, Labels labels, double 
   out_.append(" ").append(format_double(value)).append("\n");
 }
 
+void PrometheusText::counter(std::string_view name, std::string_view help, std::uint64_t value) {
+  family(name, "counter", help);
+  sample(name, {}, value);
+}
+
+void PrometheusText::gauge(std::string_view name, std::string_view help, std::uint64_t value) {
+  family(name, "gauge", help);
+  sample(name, {}, value);
+}
+
+void PrometheusText::counter_double(std::string_view name, std::string_view help, double value) {
+  family(name, "counter", help);
+  sample_double(name, {}, value);
+}
+
+void PrometheusText::gauge_double(std::string_view name, std::string_view help, double value) {
+  family(name, "gauge", help);
+  sample_double(name, {}, value);
+}
+
+void PrometheusText::series(std::string_view name, std::string_view type, std::string_view help,
+                            std::string_view label, Series series) {
+  family(name, type, help);
+  for (const auto& [label_value, value] : series) sample(name, {{label, label_value}}, value);
+}
+
 void PrometheusText::histogram_samples(std::string_view name, std::span<const double> bounds,
                                        std::span<const std::uint64_t> buckets,
                                        std::uint64_t sum_ns) {

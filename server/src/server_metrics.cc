@@ -119,38 +119,29 @@ ServerMetricsRegion::~ServerMetricsRegion() {
 
 std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t live_workers) {
   PrometheusText t;
-  t.family("wheel_connections_open", "gauge", "Client connections open now.");
-  t.sample("wheel_connections_open", {}, v.connections_open);
-  t.family("wheel_connections_accepted_total", "counter",
-           "Client connections accepted (rejected ones excluded).");
-  t.sample("wheel_connections_accepted_total", {}, v.accepted);
-  t.family("wheel_connections_rejected_total", "counter",
+  t.gauge("wheel_connections_open", "Client connections open now.", v.connections_open);
+  t.counter("wheel_connections_accepted_total",
+            "Client connections accepted (rejected ones excluded).", v.accepted);
+  t.series("wheel_connections_rejected_total", "counter",
            "Clients turned away with \"ERR server full\": by max-connections (full) or for "
-           "lack of descriptors (emfile).");
-  t.sample("wheel_connections_rejected_total", {{"reason", "full"}}, v.rejected_full);
-  t.sample("wheel_connections_rejected_total", {{"reason", "emfile"}}, v.rejected_emfile);
+           "lack of descriptors (emfile).",
+           "reason", {{"full", v.rejected_full}, {"emfile", v.rejected_emfile}});
   t.family("wheel_connections_closed_total", "counter", "Client connections closed, by reason.");
   for (std::size_t i = 0; i < net::kCloseReasonCount; ++i) {
     t.sample("wheel_connections_closed_total", {{"reason", kClosedLabels[i]}}, v.closed[i]);
   }
   t.sample("wheel_connections_closed_total", {{"reason", "worker_lost"}}, v.closed_worker_lost);
-  t.family("wheel_heartbeats_sent_total", "counter", "PINGs sent to writer-idle clients.");
-  t.sample("wheel_heartbeats_sent_total", {}, v.heartbeats_sent);
-  t.family("wheel_pings_total", "counter", "PING commands answered with PONG.");
-  t.sample("wheel_pings_total", {}, v.pings);
-  t.family("wheel_delayed_pending", "gauge", "DELAY messages scheduled, not yet delivered.");
-  t.sample("wheel_delayed_pending", {}, v.delayed_pending);
-  t.family("wheel_delayed_sent_total", "counter", "DELAY messages delivered.");
-  t.sample("wheel_delayed_sent_total", {}, v.delayed_sent);
-  t.family("wheel_bytes_received_total", "counter", "Bytes read from clients.");
-  t.sample("wheel_bytes_received_total", {}, v.bytes_received);
-  t.family("wheel_bytes_sent_total", "counter", "Bytes written to clients.");
-  t.sample("wheel_bytes_sent_total", {}, v.bytes_sent);
-  t.family("wheel_timer_pending_timeouts", "gauge",
-           "Timeouts pending in the timer wheels (idle checks and DELAYs).");
-  t.sample("wheel_timer_pending_timeouts", {}, v.timer_pending_timeouts);
-  t.family("wheel_workers", "gauge", "Worker processes alive.");
-  t.sample("wheel_workers", {}, live_workers);
+  t.counter("wheel_heartbeats_sent_total", "PINGs sent to writer-idle clients.", v.heartbeats_sent);
+  t.counter("wheel_pings_total", "PING commands answered with PONG.", v.pings);
+  t.gauge("wheel_delayed_pending", "DELAY messages scheduled, not yet delivered.",
+          v.delayed_pending);
+  t.counter("wheel_delayed_sent_total", "DELAY messages delivered.", v.delayed_sent);
+  t.counter("wheel_bytes_received_total", "Bytes read from clients.", v.bytes_received);
+  t.counter("wheel_bytes_sent_total", "Bytes written to clients.", v.bytes_sent);
+  t.gauge("wheel_timer_pending_timeouts",
+          "Timeouts pending in the timer wheels (idle checks and DELAYs).",
+          v.timer_pending_timeouts);
+  t.gauge("wheel_workers", "Worker processes alive.", live_workers);
   t.family("wheel_idle_close_lateness_seconds", "histogram",
            "Time past the configured idle time at which an idle close happened.");
   t.histogram("wheel_idle_close_lateness_seconds", kIdleCloseLatenessBounds, v.idle_close_lateness);

@@ -29,6 +29,8 @@ inline constexpr std::string_view kPrometheusContentType =
 class PrometheusText {
  public:
   using Labels = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+  // (label value, sample value) pairs of one family that varies by one label.
+  using Series = std::initializer_list<std::pair<std::string_view, std::uint64_t>>;
 
   // "# HELP name help" and "# TYPE name type" (type: counter, gauge or histogram).
   void family(std::string_view name, std::string_view type, std::string_view help);
@@ -36,6 +38,16 @@ class PrometheusText {
   void sample(std::string_view name, Labels labels, std::uint64_t value);
   // "name{labels} value" with a float value, written as format_double() does.
   void sample_double(std::string_view name, Labels labels, double value);
+  // A family of one unlabelled sample: family(name, "counter" or "gauge", help), then
+  // "name value". The name is written once, so the family and its sample cannot disagree.
+  void counter(std::string_view name, std::string_view help, std::uint64_t value);
+  void gauge(std::string_view name, std::string_view help, std::uint64_t value);
+  void counter_double(std::string_view name, std::string_view help, double value);
+  void gauge_double(std::string_view name, std::string_view help, double value);
+  // A family that varies by one label: family(name, type, help), then for each (v, n) of
+  // series, in order, "name{label="v"} n".
+  void series(std::string_view name, std::string_view type, std::string_view help,
+              std::string_view label, Series series);
   // The samples of a histogram family already announced with family(name, "histogram", ...):
   // bounds in seconds, counts as read from a MetricsHistogram.
   template <std::size_t N>
