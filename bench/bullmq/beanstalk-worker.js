@@ -6,7 +6,7 @@
 // bullmq-worker.js; lateness is processing start minus the due time in the body.
 'use strict';
 const { BeanstalkConnection, parseAddrs } = require('./beanstalk');
-const { parseArgs, dueOf, percentiles, emit, ready } = require('./lib');
+const { parseArgs, dueOf, percentiles, emit, ready, sleep } = require('./lib');
 
 const o = parseArgs({
   addrs: ['127.0.0.1:11300'],
@@ -30,15 +30,30 @@ async function main() {
   let last = 0;
   ready();
   const start = performance.now();
+  // INTERNAL_ERROR (wheel-jobs: Redis did not answer in time) is counted and retried after
+  // 50 ms, as an application would; a delete retried after one may find the job gone (the first
+  // delete was applied, its answer lost), which counts as deleted.
+  const errors = {};
+  const retryable = async (r) => {
+    if (r.words[0] !== 'INTERNAL_ERROR') return false;
+    errors[r.line] = (errors[r.line] || 0) + 1;
+    await sleep(50);
+    return true;
+  };
   const one = async (c) => {
     while (!stopping) {
       const r = await c.send('reserve-with-timeout 1');
-      if (r.words[0] === 'TIMED_OUT' || r.words[0] === 'DEADLINE_SOON') continue;
+      if (r.words[0] === 'TIMED_OUT' || r.words[0] === 'DEADLINE_SOON' || await retryable(r)) continue;
       if (r.words[0] !== 'RESERVED') throw new Error(`reserve answered '${r.line}'`);
       lateness.push(Date.now() - dueOf(r.body));
       await noop(r.body);
-      const d = await c.send(`delete ${r.words[1]}`);
-      if (d.words[0] !== 'DELETED') throw new Error(`delete ${r.words[1]} answered '${d.line}'`);
+      for (let attempt = 0; ; attempt++) {
+        const d = await c.send(`delete ${r.words[1]}`);
+        if (d.words[0] === 'DELETED' || (attempt > 0 && d.words[0] === 'NOT_FOUND')) break;
+        if (attempt >= 20 || !await retryable(d)) {
+          throw new Error(`delete ${r.words[1]} answered '${d.line}'`);
+        }
+      }
       last = performance.now();
       if (++delivered === o.n) stopping = true;
     }
@@ -58,6 +73,7 @@ async function main() {
     secs,
     delivered_per_s: Math.round(delivered / secs),
     lateness_ms: percentiles(lateness),
+    errors,
   });
   for (const c of conns) c.close();
 }
