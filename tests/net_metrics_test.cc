@@ -106,9 +106,27 @@ TEST(MetricsHistogram, CountsEachValueInTheFirstBucketAtOrAboveIt) {
   EXPECT_EQ(c.buckets[2], 0u);
   EXPECT_EQ(c.buckets[3], 1u);
   EXPECT_EQ(c.count(), 5u);
-  EXPECT_EQ(c.sum_ns, 1'000'000u + 1'001'000u + 5'000'000'000u);
+  EXPECT_EQ(c.sum, 1'000'000u + 1'001'000u + 5'000'000'000u);
   h.reset();
   EXPECT_EQ(h.read().count(), 0u);
+}
+
+TEST(MetricsHistogram, CountsSizesInTheirOwnUnitAndWritesTheirSumUnscaled) {
+  wheel::MetricsHistogram<3> h({1, 4, 16}, 1);  // records: bounds and values in one unit
+  for (const std::uint64_t v : {0u, 1u, 2u, 4u, 5u, 17u}) h.observe_value(v);
+  const auto c = h.read();
+  EXPECT_EQ(c.buckets[0], 2u);
+  EXPECT_EQ(c.buckets[1], 2u);
+  EXPECT_EQ(c.buckets[2], 1u);
+  EXPECT_EQ(c.buckets[3], 1u);
+  EXPECT_EQ(c.sum, 29u);
+  PrometheusText t;
+  t.family("x_records", "histogram", "sizes");
+  t.histogram("x_records", std::array<double, 3>{1, 4, 16}, c, 1);
+  const auto e = parse_exposition(t.text());
+  EXPECT_EQ(e.value("x_records_sum"), 29);
+  EXPECT_EQ(e.value("x_records_bucket", {{"le", "4"}}), 4);
+  EXPECT_EQ(e.value("x_records_count"), 6);
 }
 
 TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
@@ -129,7 +147,7 @@ TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
   v.idle_close_lateness.buckets[0] = 4;
   v.idle_close_lateness.buckets[3] = 5;
   v.idle_close_lateness.buckets.back() = 1;
-  v.idle_close_lateness.sum_ns = 1'500'000'000;
+  v.idle_close_lateness.sum = 1'500'000'000;
   v.tick_lag.buckets[1] = 2;
   const auto e = parse_exposition(wheel::server::render_server_metrics(v, 3));
   EXPECT_EQ(e.families.at("wheel_connections_open").type, "gauge");

@@ -14,6 +14,22 @@ namespace wheel::jobs {
 namespace {
 constexpr std::uint32_t kUrgentBelow = 1024;  // beanstalkd's URGENT_THRESHOLD
 
+ChangeCounter counter_for(ChangeKind kind) {
+  switch (kind) {
+    case ChangeKind::kPut:
+      return ChangeCounter::kPut;
+    case ChangeKind::kDelete:
+      return ChangeCounter::kDelete;
+    case ChangeKind::kRelease:
+      return ChangeCounter::kRelease;
+    case ChangeKind::kBury:
+      return ChangeCounter::kBury;
+    case ChangeKind::kKick:
+      return ChangeCounter::kKick;
+  }
+  return ChangeCounter::kPut;  // not reached: every kind is listed
+}
+
 // The wheel's shape: 1 ms ticks, hierarchical (levels of 512 ticks: 512 ms, 262 s, 37 h, ...).
 // docs/jobs.md has the measurement that chose it over the hashed layout.
 LoopWheelOptions wheel_options() {
@@ -63,8 +79,12 @@ std::optional<Millis> JobQueue::next_due() const {
 
 LoopWheel::Handle JobQueue::schedule(Millis when, void (JobQueue::*due)(std::uint64_t),
                                      std::uint64_t key) {
-  return deadlines_.schedule_at([this, due, key] { (this->*due)(key); },
-                                to_wheel(when) - LoopWheel::Time(1));
+  const LoopWheel::Time at = to_wheel(when) - LoopWheel::Time(1);
+  // One lambda per kind, capturing 16 bytes rather than a 16-byte member pointer as well: the
+  // wheel stores the task inside its node, one per pending job.
+  if (due == &JobQueue::job_due) return deadlines_.schedule_at([this, key] { job_due(key); }, at);
+  if (due == &JobQueue::wait_due) return deadlines_.schedule_at([this, key] { wait_due(key); }, at);
+  return deadlines_.schedule_at([this, key] { pause_due(key); }, at);
 }
 
 void JobQueue::cancel(LoopWheel::Handle& handle) {
@@ -78,7 +98,10 @@ void JobQueue::job_due(std::uint64_t job_id) {
   job->timeout.reset();
   if (job->state == JobState::kDelayed) {
     job->tube->delayed.erase(job);
+    metrics_.delay_lateness.observe(now_ - job->deadline);
+    metrics_.count(ChangeCounter::kDelayEnded);
     make_ready(job);
+    job->ready_by_delay = true;  // `deadline` keeps the due time while it is ready
   } else if (job->state == JobState::kReserved) {
     // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
     Session* holder = find_session(job->reserver);
@@ -86,6 +109,7 @@ void JobQueue::job_due(std::uint64_t job_id) {
     job->tube->reserved--;
     job->timeouts++;
     job_timeouts_++;
+    metrics_.count(ChangeCounter::kTimeout);
     make_ready(job);
   }
 }
@@ -131,6 +155,7 @@ void JobQueue::close_session(SessionId id) {
     Job* job = find_job(job_id);
     cancel(job->timeout);
     job->tube->reserved--;
+    metrics_.count(ChangeCounter::kHangUp);
     make_ready(job);
   }
   session->reserved.clear();
@@ -200,7 +225,9 @@ std::vector<std::string_view> JobQueue::tube_names() const {
 void JobQueue::make_ready(Job* job) {
   job->state = JobState::kReady;
   job->reserver = 0;
-  job->tube->ready.insert(job);
+  job->ready_since = now_;
+  job->ready_by_delay = false;
+  job->tube->ready.push(job);
   if (job->priority < kUrgentBelow) job->tube->urgent++;
 }
 
@@ -208,7 +235,7 @@ void JobQueue::make_delayed(Job* job, Millis delay) {
   job->state = JobState::kDelayed;
   job->reserver = 0;
   job->deadline = now_ + delay;
-  job->tube->delayed.insert(job);
+  job->tube->delayed.push(job);
   job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
 }
 
@@ -237,7 +264,10 @@ void JobQueue::take_out(Job* job) {
 }
 
 bool JobQueue::journal(const JobChange& change) {
-  return journal_ == nullptr || journal_->record(change);
+  if (journal_ != nullptr && !journal_->record(change)) return false;
+  // Every recorded change is applied next: count it here, once for all commands.
+  metrics_.count(counter_for(change.kind));
+  return true;
 }
 
 Outcome JobQueue::refusal() const {
@@ -342,7 +372,7 @@ WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
 
 // --- replay ---
 
-void JobQueue::restore(const RestoredJob& restored) {
+void JobQueue::restore(RestoredJob restored) {
   if (restored.id == 0 || jobs_.count(restored.id) != 0) {
     throw std::invalid_argument("restore: job id 0 or already present");
   }
@@ -364,7 +394,7 @@ void JobQueue::restore(const RestoredJob& restored) {
   job->priority = restored.priority;
   job->delay = restored.delay;
   job->ttr = restored.ttr.count() <= 0 ? kMinTtr : restored.ttr;
-  job->body = restored.body;
+  job->body = std::move(restored.body);
   job->created = now_;
   body_bytes_ += job->body.size();
   Job* raw = job.get();

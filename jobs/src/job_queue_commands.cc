@@ -13,7 +13,7 @@ Job* JobQueue::best_ready(const Session* session) const {
   Job* best = nullptr;
   for (Tube* tube : session->watched) {
     if (tube->ready.empty() || tube->paused(now_)) continue;
-    Job* top = *tube->ready.begin();
+    Job* top = tube->ready.top();
     if (best == nullptr || ReadyOrder{}(top, best)) best = top;
   }
   return best;
@@ -28,6 +28,11 @@ bool JobQueue::deadline_soon(const Session* session) const {
 }
 
 void JobQueue::reserve_for(Session* session, Job* job) {
+  if (job->state == JobState::kReady) {
+    metrics_.ready_wait.observe(now_ - job->ready_since);
+    if (job->ready_by_delay) metrics_.delivery_lateness.observe(now_ - job->deadline);
+  }
+  metrics_.count(ChangeCounter::kReserve);
   take_out(job);
   job->state = JobState::kReserved;
   job->reserver = session->id;
@@ -92,7 +97,7 @@ void JobQueue::serve_waiters() {
     Job* best = nullptr;
     for (Tube* tube : tubes_with_waiters_) {
       if (tube->ready.empty() || tube->paused(now_)) continue;
-      Job* top = *tube->ready.begin();
+      Job* top = tube->ready.top();
       if (best == nullptr || ReadyOrder{}(top, best)) best = top;
     }
     if (best == nullptr) return;
@@ -199,6 +204,7 @@ Outcome JobQueue::touch(SessionId id, std::uint64_t job_id) {
   cancel(job->timeout);
   job->deadline = now_ + job->ttr;
   job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
+  metrics_.count(ChangeCounter::kTouch);
   return Outcome::kOk;
 }
 
@@ -224,7 +230,7 @@ std::uint64_t JobQueue::kick(SessionId id, std::uint64_t bound) {
   std::uint64_t kicked = 0;
   while (kicked < bound) {
     Job* job = buried ? (tube->buried.empty() ? nullptr : tube->buried.front())
-                      : (tube->delayed.empty() ? nullptr : *tube->delayed.begin());
+                      : (tube->delayed.empty() ? nullptr : tube->delayed.top());
     if (job == nullptr) break;
     if (!journal({ChangeKind::kKick, job->id, {}, job->priority, {}, {}, {}, now_})) break;
     take_out(job);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <list>
 #include <string>
@@ -33,14 +34,19 @@ struct Job {
   Millis ttr{0};    // at least 1 ms; an integer TTR of 0 became 1 s
   std::string body;
   JobState state = JobState::kReady;
+  // kReady: it became ready when its delay ended, due at `deadline` (delivery lateness).
+  bool ready_by_delay = false;
   Millis created{0};
   // kDelayed: when it becomes ready; kReserved: when its TTR runs out; otherwise unused.
   Millis deadline{0};
+  Millis ready_since{0};   // kReady: when it became ready (the ready wait of queue_metrics.h)
   SessionId reserver = 0;  // kReserved only
   std::uint32_t reserves = 0, timeouts = 0, releases = 0, buries = 0, kicks = 0;
 
-  // Where the queue keeps it (internal): the tube's buried list position while kBuried, and its
-  // pending delay or TTR timeout on the queue's wheel.
+  // Where the queue keeps it (internal): its slot in the tube's ready or delayed heap
+  // (job_heap.h), the tube's buried list position while kBuried, and its pending delay or TTR
+  // timeout on the queue's wheel.
+  std::size_t heap_pos = 0;
   std::list<Job*>::iterator buried_pos{};
   LoopWheel::Handle timeout;
 };
