@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace wheel::jobs {
 
@@ -110,15 +113,17 @@ void LogJournal::poll(std::uint64_t now_ms) {
   run_durable();
 }
 
-void LogJournal::restore_into(JobQueue& queue, const Recovered& recovered,
-                              std::int64_t wall_now_ms) {
-  for (const StoredJob& stored : recovered.jobs) {
-    RestoredJob job;
+void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms) {
+  RestoredJob job;
+  for (StoredJob& stored : recovered.jobs) {
     job.id = stored.id;
+    // The tube name is copied (usually into the same short buffer); the body moves.
     job.tube = stored.tube;
     job.priority = stored.priority;
     job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
-    job.body = stored.body;
+    job.body = std::move(stored.body);
+    job.state = JobState::kReady;
+    job.ready_in = Millis{0};
     // As beanstalkd after a binlog replay: age goes on from the put (wall clock), the delay is
     // the last put or release's, the counters those of the last durable change.
     job.age = Millis(std::max<std::int64_t>(wall_now_ms - stored.created_unix_ms, 0));
@@ -137,8 +142,10 @@ void LogJournal::restore_into(JobQueue& queue, const Recovered& recovered,
         job.ready_in = Millis(stored.due_unix_ms - wall_now_ms);
         break;
     }
-    queue.restore(job);
+    queue.restore(std::move(job));
+    stored.body = std::string();  // what restore() left behind: free it now, job by job
   }
+  std::vector<StoredJob>().swap(recovered.jobs);
   queue.reserve_ids_below(recovered.next_id);
 }
 
