@@ -13,7 +13,7 @@ Job* JobQueue::best_ready(const Session* session) const {
   Job* best = nullptr;
   for (Tube* tube : session->watched) {
     if (tube->ready.empty() || tube->paused(now_)) continue;
-    Job* top = *tube->ready.begin();
+    Job* top = tube->ready.top();
     if (best == nullptr || ReadyOrder{}(top, best)) best = top;
   }
   return best;
@@ -97,7 +97,7 @@ void JobQueue::serve_waiters() {
     Job* best = nullptr;
     for (Tube* tube : tubes_with_waiters_) {
       if (tube->ready.empty() || tube->paused(now_)) continue;
-      Job* top = *tube->ready.begin();
+      Job* top = tube->ready.top();
       if (best == nullptr || ReadyOrder{}(top, best)) best = top;
     }
     if (best == nullptr) return;
@@ -163,7 +163,9 @@ Outcome JobQueue::release(SessionId id, std::uint64_t job_id, std::uint32_t prio
     return Outcome::kNotFound;
   }
   if (delay.count() < 0) delay = Millis{0};
-  if (!journal({ChangeKind::kRelease, job_id, {}, priority, delay, {}, {}, now_})) {
+  JobCounters after = counters_of(job);
+  after.releases++;
+  if (!journal({ChangeKind::kRelease, job_id, {}, priority, delay, {}, {}, now_, after})) {
     return refusal();
   }
   take_out(job);
@@ -185,7 +187,9 @@ Outcome JobQueue::bury(SessionId id, std::uint64_t job_id, std::uint32_t priorit
   if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
     return Outcome::kNotFound;
   }
-  if (!journal({ChangeKind::kBury, job_id, {}, priority, {}, {}, {}, now_})) {
+  JobCounters after = counters_of(job);
+  after.buries++;
+  if (!journal({ChangeKind::kBury, job_id, {}, priority, job->delay, {}, {}, now_, after})) {
     return refusal();
   }
   take_out(job);
@@ -213,7 +217,9 @@ Outcome JobQueue::kick_job(std::uint64_t job_id) {
   if (job == nullptr || (job->state != JobState::kBuried && job->state != JobState::kDelayed)) {
     return Outcome::kNotFound;
   }
-  if (!journal({ChangeKind::kKick, job_id, {}, job->priority, {}, {}, {}, now_})) {
+  JobCounters after = counters_of(job);
+  after.kicks++;
+  if (!journal({ChangeKind::kKick, job_id, {}, job->priority, job->delay, {}, {}, now_, after})) {
     return refusal();
   }
   take_out(job);
@@ -230,9 +236,14 @@ std::uint64_t JobQueue::kick(SessionId id, std::uint64_t bound) {
   std::uint64_t kicked = 0;
   while (kicked < bound) {
     Job* job = buried ? (tube->buried.empty() ? nullptr : tube->buried.front())
-                      : (tube->delayed.empty() ? nullptr : *tube->delayed.begin());
+                      : (tube->delayed.empty() ? nullptr : tube->delayed.top());
     if (job == nullptr) break;
-    if (!journal({ChangeKind::kKick, job->id, {}, job->priority, {}, {}, {}, now_})) break;
+    JobCounters after = counters_of(job);
+    after.kicks++;
+    if (!journal(
+            {ChangeKind::kKick, job->id, {}, job->priority, job->delay, {}, {}, now_, after})) {
+      break;
+    }
     take_out(job);
     job->kicks++;
     make_ready(job);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "wheel/jobs/log_journal.h"
 
+#include <algorithm>
 #include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace wheel::jobs {
 
@@ -9,6 +13,17 @@ namespace {
 
 StoredState stored_state(Millis delay) {
   return delay.count() > 0 ? StoredState::kDelayed : StoredState::kReady;
+}
+
+StoredCounters stored_counters(const JobChange& c) {
+  StoredCounters out;
+  out.delay_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(c.delay.count(), 0));
+  out.reserves = c.counters.reserves;
+  out.timeouts = c.counters.timeouts;
+  out.releases = c.counters.releases;
+  out.buries = c.counters.buries;
+  out.kicks = c.counters.kicks;
+  return out;
 }
 
 }  // namespace
@@ -51,16 +66,20 @@ bool LogJournal::record(const JobChange& change) {
       job.created_unix_ms = now;
       job.tube = std::string(change.tube);
       job.body = std::string(change.body);
+      job.counters = stored_counters(change);
       return !refused(log_.put(job, &lsn));
     }
     case ChangeKind::kRelease:
-      return !refused(log_.change({change.id, stored_state(change.delay), change.priority,
-                                   change.delay.count() > 0 ? now + change.delay.count() : 0},
-                                  &lsn));
+      return !refused(log_.change(
+          {change.id, stored_state(change.delay), change.priority,
+           change.delay.count() > 0 ? now + change.delay.count() : 0, stored_counters(change)},
+          &lsn));
     case ChangeKind::kBury:
-      return !refused(log_.change({change.id, StoredState::kBuried, change.priority, 0}, &lsn));
+      return !refused(log_.change(
+          {change.id, StoredState::kBuried, change.priority, 0, stored_counters(change)}, &lsn));
     case ChangeKind::kKick:
-      return !refused(log_.change({change.id, StoredState::kReady, change.priority, 0}, &lsn));
+      return !refused(log_.change(
+          {change.id, StoredState::kReady, change.priority, 0, stored_counters(change)}, &lsn));
     case ChangeKind::kDelete:
       return !refused(log_.remove(change.id, &lsn));
   }
@@ -94,15 +113,21 @@ void LogJournal::poll(std::uint64_t now_ms) {
   run_durable();
 }
 
-void LogJournal::restore_into(JobQueue& queue, const Recovered& recovered,
-                              std::int64_t wall_now_ms) {
-  for (const StoredJob& stored : recovered.jobs) {
+void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms) {
+  for (StoredJob& stored : recovered.jobs) {
     RestoredJob job;
     job.id = stored.id;
-    job.tube = stored.tube;
+    // Tube and body move: a restart never holds a body twice.
+    job.tube = std::move(stored.tube);
     job.priority = stored.priority;
     job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
-    job.body = stored.body;
+    job.body = std::move(stored.body);
+    // As beanstalkd after a binlog replay: age goes on from the put (wall clock), the delay is
+    // the last put or release's, the counters those of the last durable change.
+    job.age = Millis(std::max<std::int64_t>(wall_now_ms - stored.created_unix_ms, 0));
+    job.delay = Millis(static_cast<std::int64_t>(stored.counters.delay_ms));
+    job.counters = {stored.counters.reserves, stored.counters.timeouts, stored.counters.releases,
+                    stored.counters.buries, stored.counters.kicks};
     switch (stored.state) {
       case StoredState::kReady:
         job.state = JobState::kReady;
@@ -113,11 +138,11 @@ void LogJournal::restore_into(JobQueue& queue, const Recovered& recovered,
       case StoredState::kDelayed:
         job.state = JobState::kDelayed;
         job.ready_in = Millis(stored.due_unix_ms - wall_now_ms);
-        job.delay = Millis(stored.due_unix_ms - stored.created_unix_ms);
         break;
     }
-    queue.restore(job);
+    queue.restore(std::move(job));
   }
+  std::vector<StoredJob>().swap(recovered.jobs);
   queue.reserve_ids_below(recovered.next_id);
 }
 
