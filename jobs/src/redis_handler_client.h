@@ -39,8 +39,8 @@ struct RedisJobsHandler::Client {
   bool timed_out = false;
   bool forever = true;
   std::uint64_t wait_seq = 0;
-  LoopWheel::Handle timeout_timer, retry_timer, soon_timer;
-  std::int64_t retry_at = -1;  // local ms of retry_timer
+  LoopWheel::Handle timeout_timer, soon_timer;
+  std::int64_t retry_at = -1;  // local ms of its retry group, if in one
 };
 
 struct RedisJobsHandler::TubeWaiters {

@@ -11,11 +11,14 @@
 // Numbers going back into Redis are formatted with %d: Lua would print large ones as 1e+13.
 #include "redis_scripts.h"
 
+#include "wheel/jobs/redis_store.h"
+
 namespace wheel::jobs::redis_scripts {
 namespace {
 
 constexpr const char* kPrologue = R"LUA(
 local P = ARGV[1]
+local MAXP = MAX_PROMOTE
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -67,13 +70,13 @@ local function take_out(m, st, tube)
   if st == 'd' or st == 'x' then redis.call('ZREM', P .. 'timers', m) end
 end
 local function claim(m, tube, now)
-  local j = redis.call('HMGET', jk(m), 'ttr', 'body')
+  local j = redis.call('HMGET', jk(m), 'ttr', 'body', 'res')
   local lease = now + tonumber(j[1])
   local tok = redis.call('INCR', P .. 'tok')
   redis.call('ZADD', tk(tube, 'x'), S(lease), m)
   redis.call('ZADD', P .. 'timers', S(lease), m)
-  redis.call('HSET', jk(m), 'st', 'x', 'due', S(lease), 'tok', S(tok))
-  redis.call('HINCRBY', jk(m), 'res', 1)
+  redis.call('HSET', jk(m), 'st', 'x', 'due', S(lease), 'tok', S(tok),
+             'res', S(tonumber(j[3] or '0') + 1))
   return {1, tonumber(m), tok, j[2], lease, now}
 end
 local function holds(j_st, j_tok, tok)
@@ -92,7 +95,11 @@ end
 )LUA";
 
 std::string with_prologue(const char* body) {
-  return std::string(kPrologue) + body;
+  // The promotion bound is the C++ constant, spliced in as text (scripts take no globals).
+  std::string text(kPrologue);
+  const std::string bound = std::to_string(kMaxPromotePerScript);
+  text.replace(text.find("MAX_PROMOTE"), 11, bound);
+  return text + body;
 }
 
 }  // namespace
@@ -125,8 +132,9 @@ std::string reserve() {
   return with_prologue(R"LUA(
 local n = tonumber(ARGV[2])
 local now = now_ms()
-promote(now, 1000)
+promote(now, MAXP)
 local best, best_pri, best_tube, nxt = nil, nil, nil, nil
+local pus = {}
 local function consider(t) if nxt == nil or t < nxt then nxt = t end end
 for i = 1, n do
   local tube = ARGV[2 + i]
@@ -142,10 +150,7 @@ for i = 1, n do
       end
     end
   end
-  local d = redis.call('ZRANGE', tk(tube, 'd'), 0, 0, 'WITHSCORES')
-  if d[2] then consider(math.max(tonumber(d[2]), pu)) end
-  local x = redis.call('ZRANGE', tk(tube, 'x'), 0, 0, 'WITHSCORES')
-  if x[2] then consider(math.max(tonumber(x[2]), pu)) end
+  pus[i] = pu
 end
 if best then
   redis.call('ZREM', tk(best_tube, 'r'), best)
@@ -153,6 +158,14 @@ if best then
   r[7] = redis.call('ZCARD', tk(best_tube, 'r'))
   r[8] = best_tube
   return r
+end
+-- nothing to claim: when the next job of these tubes comes due (only now, to save commands)
+for i = 1, n do
+  local tube = ARGV[2 + i]
+  local d = redis.call('ZRANGE', tk(tube, 'd'), 0, 0, 'WITHSCORES')
+  if d[2] then consider(math.max(tonumber(d[2]), pus[i])) end
+  local x = redis.call('ZRANGE', tk(tube, 'x'), 0, 0, 'WITHSCORES')
+  if x[2] then consider(math.max(tonumber(x[2]), pus[i])) end
 end
 return {0, now, nxt or -1}
 )LUA");
@@ -247,7 +260,7 @@ std::string kick() {
 local tube, bound = ARGV[2], tonumber(ARGV[3])
 local now = now_ms()
 if bound <= 0 then return {0, now} end
-promote(now, 1000)
+promote(now, MAXP)
 local from = 'b'
 local ms = redis.call('ZRANGE', tk(tube, 'b'), 0, S(bound - 1))
 if #ms == 0 then
@@ -292,7 +305,7 @@ return {1, tonumber(m), body}
 std::string peek_tube() {
   return with_prologue(R"LUA(
 local tube, which = ARGV[2], ARGV[3]
-promote(now_ms(), 1000)
+promote(now_ms(), MAXP)
 local top = redis.call('ZRANGE', tk(tube, which), 0, 0)
 if not top[1] then return {0} end
 return {1, tonumber(top[1]), redis.call('HGET', jk(top[1]), 'body')}
@@ -318,7 +331,7 @@ std::string stats_tube() {
   return with_prologue(R"LUA(
 local tube, known = ARGV[2], ARGV[3]
 local now = now_ms()
-promote(now, 1000)
+promote(now, MAXP)
 if redis.call('SISMEMBER', P .. 'tubes', tube) == 0 and known ~= '1' then return {0} end
 local s = redis.call('HMGET', tk(tube, 's'), 'total', 'del', 'pc', 'pu', 'pms')
 local pu = tonumber(s[4] or '0')
@@ -333,7 +346,7 @@ return {1, redis.call('ZCOUNT', tk(tube, 'r'), '-inf', '(1024'), redis.call('ZCA
 
 std::string stats() {
   return with_prologue(R"LUA(
-promote(now_ms(), 1000)
+promote(now_ms(), MAXP)
 local u, r, x, d, b = 0, 0, 0, 0, 0
 local tubes = redis.call('SMEMBERS', P .. 'tubes')
 for _, tube in ipairs(tubes) do

@@ -113,10 +113,11 @@ void RedisJobsHandler::deadline_check(Client* client) {
 void RedisJobsHandler::end_wait(Client* client) {
   if (!client->waiting) return;
   client->waiting = false;
-  for (LoopWheel::Handle* h : {&client->timeout_timer, &client->retry_timer, &client->soon_timer}) {
+  for (LoopWheel::Handle* h : {&client->timeout_timer, &client->soon_timer}) {
     if (*h) wheel_.cancel(*h);
     h->reset();
   }
+  client->retry_at = -1;  // out of its retry group (lazily)
   for (const std::string& tube : client->watched) {
     auto it = waiters_.find(tube);
     if (it == waiters_.end()) continue;
@@ -129,13 +130,35 @@ void RedisJobsHandler::end_wait(Client* client) {
   if (counters_.waiting > 0) --counters_.waiting;
 }
 
-void RedisJobsHandler::attempt(Client* client) {
+void RedisJobsHandler::attempt(Client* client, std::deque<Waiter> chain) {
   client->attempting = true;
   client->wake_again = false;
   ++counters_.attempts;
   const std::uint64_t conn = client->conn;
   const std::uint64_t seq = client->wait_seq;
-  store_.reserve(client->watched, [this, conn, seq](ClaimResult&& r) {
+  store_.reserve(client->watched,
+                 [this, conn, seq, chain = std::move(chain)](ClaimResult&& r) mutable {
+                   const StoreStatus status = r.status;
+                   const std::int64_t next_due = r.next_due;
+                   claimed(conn, seq, std::move(r));
+                   if (chain.empty()) return;
+                   if (status != StoreStatus::kNotFound) {
+                     run_chain(std::move(chain));  // a job taken (or an error): the next tries
+                     return;
+                   }
+                   // Nothing ready: the rest would hear the same; they wait for that due time.
+                   if (next_due < 0) return;  // nothing pending: events and scans wake them
+                   for (const auto& [wconn, wseq] : chain) {
+                     Client* w = find(wconn);
+                     if (w != nullptr && w->waiting && w->wait_seq == wseq && !w->attempting) {
+                       schedule_retry(w, next_due);
+                     }
+                   }
+                 });
+}
+
+void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& r) {
+  {
     learn_clock(r.now);
     Client* c = find(conn);
     const bool still = c != nullptr && c->waiting && c->wait_seq == seq;
@@ -178,31 +201,48 @@ void RedisJobsHandler::attempt(Client* client) {
       return;
     }
     if (r.next_due >= 0) schedule_retry(c, r.next_due);
-  });
+  }
+}
+
+void RedisJobsHandler::run_chain(std::deque<Waiter> chain) {
+  while (!chain.empty()) {
+    const auto [conn, seq] = chain.front();
+    chain.pop_front();
+    Client* c = find(conn);
+    // Skipped: ended waits, waiters in a later retry group, claims in flight (their answer
+    // schedules them again).
+    if (c == nullptr || !c->waiting || c->wait_seq != seq || c->retry_at >= 0 || c->attempting) {
+      continue;
+    }
+    attempt(c, std::move(chain));
+    return;
+  }
+}
+
+void RedisJobsHandler::fire_retry(std::int64_t at) {
+  auto it = retry_groups_.find(at);
+  if (it == retry_groups_.end()) return;
+  std::vector<Waiter> members = std::move(it->second.members);
+  retry_groups_.erase(it);
+  std::deque<Waiter> chain;
+  for (const auto& [conn, seq] : members) {
+    Client* c = find(conn);
+    if (c == nullptr || !c->waiting || c->wait_seq != seq || c->retry_at != at) continue;
+    c->retry_at = -1;
+    chain.emplace_back(conn, seq);
+  }
+  run_chain(std::move(chain));
 }
 
 void RedisJobsHandler::schedule_retry(Client* client, std::int64_t redis_due) {
   // Never sooner than 1 ms from now: a due time that our clock estimate puts in the past
   // (Redis's clock a little ahead) must not spin.
   const std::int64_t at = std::max(to_local(redis_due), local_ms() + 1);
-  if (client->retry_timer && client->retry_at <= at) return;
-  if (client->retry_timer) wheel_.cancel(client->retry_timer);
-  const std::uint64_t conn = client->conn;
-  const std::uint64_t seq = client->wait_seq;
-  client->retry_at = at;
-  client->retry_timer = wheel_.schedule_at(
-      [this, conn, seq] {
-        Client* c = find(conn);
-        if (c == nullptr || !c->waiting || c->wait_seq != seq) return;
-        c->retry_timer.reset();
-        c->retry_at = -1;
-        if (c->attempting) {
-          c->wake_again = true;
-        } else {
-          attempt(c);
-        }
-      },
-      Millis(at));
+  if (client->retry_at >= 0 && client->retry_at <= at) return;
+  client->retry_at = at;  // a later group it was in skips it when it fires
+  RetryGroup& g = retry_groups_[at];
+  g.members.emplace_back(client->conn, client->wait_seq);
+  if (!g.timer) g.timer = wheel_.schedule_at([this, at] { fire_retry(at); }, Millis(at));
   arm();
 }
 

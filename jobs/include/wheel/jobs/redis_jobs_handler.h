@@ -22,11 +22,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "wheel/jobs/beanstalk_dispatcher.h"
 #include "wheel/jobs/beanstalk_stats.h"
@@ -97,7 +100,12 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   // waiting reserves (redis_waiters.cc)
   void start_wait(Client* client, std::optional<std::chrono::milliseconds> timeout);
   void end_wait(Client* client);
-  void attempt(Client* client);
+  using Waiter = std::pair<std::uint64_t, std::uint64_t>;  // (conn, wait_seq)
+  // Runs the claim script for client; then, one at a time, for the waiters of chain.
+  void attempt(Client* client, std::deque<Waiter> chain = {});
+  void claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& r);
+  void run_chain(std::deque<Waiter> chain);
+  void fire_retry(std::int64_t at);
   void wake(const std::string& tube, std::uint64_t count);
   void schedule_tube(const std::string& tube, std::int64_t redis_due);
   void schedule_retry(Client* client, std::int64_t redis_due);
@@ -119,6 +127,13 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   std::unordered_map<std::uint64_t, std::unique_ptr<Client>> clients_;
   struct TubeWaiters;
   std::unordered_map<std::string, TubeWaiters> waiters_;  // tube -> clients waiting on it
+  // Waiters told by their script when the next job comes due, by that local ms: one timer
+  // and one claim at a time per due time, not one per waiter (members are lazy).
+  struct RetryGroup {
+    LoopWheel::Handle timer;
+    std::vector<Waiter> members;
+  };
+  std::unordered_map<std::int64_t, RetryGroup> retry_groups_;
   beanstalk::CommandCounts commands_;
   RedisJobsCounters counters_;
   std::uint64_t next_wait_seq_ = 1;
