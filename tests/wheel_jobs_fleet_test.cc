@@ -242,6 +242,46 @@ TEST(WheelJobsFleetTest, AnIdleFleetIssuesAboutOneCommandPerNodePerScan) {
   EXPECT_LE(total_per_second, 30.0);
 }
 
+// Waiters that learned the same next due time run one claim then, not one each: 20 waiting
+// reserves and 5 jobs due one after another cost a few scripts per job, not ~20.
+TEST(WheelJobsFleetTest, WaitersOnOneDueTimeRunOneClaimNotOneEach) {
+  RedisServer redis;
+  auto a = start_node(redis);
+  auto scripts = [&] {
+    const std::string stats = wheel_test::redis_command(redis.port(), {"INFO", "commandstats"});
+    const char* name = "cmdstat_evalsha:calls=";
+    const std::size_t at = stats.find(name);
+    return at == std::string::npos ? 0LL : std::atoll(stats.c_str() + at + std::strlen(name));
+  };
+  BeanstalkSession p(a->port());
+  constexpr int kJobs = 5, kWaiters = 20;
+  for (int i = 0; i < kJobs; ++i) {
+    const std::string delay = std::to_string(1 + i * 0.3).substr(0, 3);  // 1.0 .. 2.2 s
+    ASSERT_EQ(p.put(0, delay, "60", "due").substr(0, 9), "INSERTED ");
+  }
+  const long long before = scripts();
+  std::vector<std::unique_ptr<BeanstalkSession>> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.push_back(std::make_unique<BeanstalkSession>(a->port()));
+    ASSERT_TRUE(waiters.back()->send_all("reserve\r\n"));
+  }
+  int polls = 0;
+  std::string yaml;
+  for (const auto end = Clock::now() + 30s; Clock::now() < end; std::this_thread::sleep_for(50ms)) {
+    ++polls;
+    ASSERT_EQ(p.call("stats-tube default", nullptr, &yaml).substr(0, 3), "OK ");
+    if (yaml.find("current-jobs-reserved: 5\n") != std::string::npos) break;
+  }
+  ASSERT_NE(yaml.find("current-jobs-reserved: 5\n"), std::string::npos) << yaml;
+  // Each waiter's first claim and each stats-tube poll are scripts too; scans add ~1/s.
+  const long long claims = scripts() - before - kWaiters - polls;
+  std::printf(
+      "%d waiting reserves, %d jobs due 0.3 s apart: %lld claim scripts after the first "
+      "attempts (%.1f per job)\n",
+      kWaiters, kJobs, claims, static_cast<double>(claims) / kJobs);
+  EXPECT_LE(claims, 8 * kJobs);  // one per waiter per due time would be ~90
+}
+
 // The fleet run: 3 nodes, producers and consumers on all of them, one node SIGKILLed mid-run.
 struct Ledger {
   std::mutex mu;
