@@ -10,6 +10,7 @@
 #include <string>
 
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
 #include "wheel/jobs/job_queue.h"
 #include "wheel/jobs/log_journal.h"
 
@@ -21,19 +22,12 @@ using namespace std::chrono_literals;
 class LogJournalTest : public ::testing::Test {
  protected:
   JobLogOptions options(SyncPolicy sync = SyncPolicy::kAlways) {
-    JobLogOptions o;
-    o.dir = "/data";
+    JobLogOptions o = testing::log_options(fs, JobLogOptions{}.segment_bytes);
     o.sync = sync;
-    o.sync_thread = false;
-    o.reserve_bytes = 0;
-    o.fs = &fs;
     return o;
   }
   std::unique_ptr<JobLog> open(Recovered* r, SyncPolicy sync = SyncPolicy::kAlways) {
-    std::string error;
-    auto log = JobLog::open(options(sync), r, &error);
-    EXPECT_TRUE(log) << error;
-    return log;
+    return testing::open_log(options(sync), r);
   }
 
   testing::FaultInjectionFs fs;
