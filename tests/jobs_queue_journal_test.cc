@@ -2,7 +2,8 @@
 // LogJournal (wheel/jobs/log_journal.h): a JobQueue kept in a JobLog on the fault-injecting
 // file system. Every durable change survives a reopen with its id, tube, priority and state;
 // delays keep their wall-clock due time; replies wait for the fdatasync with `always`; a log
-// that refuses (disk full) leaves the queue unchanged.
+// that refuses leaves the queue unchanged: OUT_OF_MEMORY for a full disk, INTERNAL_ERROR for a
+// log stopped by an I/O error.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -133,9 +134,26 @@ TEST_F(LogJournalTest, ADiskFullLogRefusesPutsAndTheQueueStaysAsItWas) {
   ASSERT_EQ(queue.put(s, 0, 0ms, 1s, "small").outcome, Outcome::kOk);
   fs.set_capacity(fs.used_bytes());
   PutResult refused = queue.put(s, 0, 0ms, 1s, std::string(10'000, 'z'));
-  EXPECT_EQ(refused.outcome, Outcome::kInternalError);
+  EXPECT_EQ(refused.outcome, Outcome::kOutOfMemory);  // beanstalkd's "cannot store it"
+  EXPECT_EQ(journal.last_refusal(), Refusal::kFull);
   EXPECT_EQ(queue.counters().total_jobs, 1u);
   EXPECT_EQ(queue.counters().ready, 1u);
+}
+
+TEST_F(LogJournalTest, ALogStoppedByAnIoErrorAnswersInternalErrorNotOutOfMemory) {
+  Recovered r;
+  auto log = open(&r);
+  LogJournal journal(*log, SyncPolicy::kAlways, clock);
+  JobQueue queue({}, &journal);
+  SessionId s = queue.open_session();
+  const std::uint64_t id = queue.put(s, 0, 0ms, 1s, "kept").id;
+  ASSERT_NE(id, 0u);
+  fs.set_ops_until_crash(1);  // the next write fails with EIO: the log stops
+  EXPECT_EQ(queue.put(s, 0, 0ms, 1s, "refused").outcome, Outcome::kInternalError);
+  EXPECT_EQ(journal.last_refusal(), Refusal::kFailed);
+  EXPECT_EQ(queue.remove(s, id), Outcome::kInternalError);
+  EXPECT_NE(queue.peek(id), nullptr);  // reads go on
+  EXPECT_EQ(queue.counters().total_jobs, 1u);
 }
 
 }  // namespace

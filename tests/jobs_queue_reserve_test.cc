@@ -155,14 +155,21 @@ class TestJournal : public JobJournal {
  public:
   bool record(const JobChange& c) override {
     if (refuse) return false;
+    if (full) {
+      last = Refusal::kFull;
+      return false;
+    }
     kinds.push_back(c.kind);
     ids.push_back(c.id);
     return true;
   }
   void when_durable(std::function<void()> done) override { done(); }
+  Refusal last_refusal() const override { return last; }
   std::vector<ChangeKind> kinds;
   std::vector<std::uint64_t> ids;
-  bool refuse = false;
+  bool refuse = false;  // refuses with kFailed
+  bool full = false;    // refuses with kFull
+  Refusal last = Refusal::kFailed;
 };
 
 TEST(JobQueueJournalTest, EveryDurableChangeIsRecordedBeforeItHappens) {
@@ -196,6 +203,30 @@ TEST(JobQueueJournalTest, ARefusedDeleteKeepsTheJob) {
   journal.refuse = true;
   EXPECT_EQ(queue.remove(s, id), Outcome::kInternalError);
   EXPECT_NE(queue.peek(id), nullptr);
+}
+
+TEST(JobQueueJournalTest, AFullJournalRefusesEveryChangeWithOutOfMemoryAndChangesNothing) {
+  TestJournal journal;
+  JobQueue queue({}, &journal);
+  SessionId s = queue.open_session();
+  const std::uint64_t held = queue.put(s, 5, 0ms, 10s, "held").id;
+  const std::uint64_t buried = queue.put(s, 5, 0ms, 10s, "buried").id;
+  ASSERT_EQ(queue.reserve_job(s, buried).outcome, Outcome::kOk);
+  ASSERT_EQ(queue.bury(s, buried, 5), Outcome::kOk);
+  ASSERT_EQ(queue.reserve(s, 0ms).job->id, held);
+  journal.full = true;
+  EXPECT_EQ(queue.put(s, 0, 0ms, 10s, "new").outcome, Outcome::kOutOfMemory);
+  EXPECT_EQ(queue.release(s, held, 1, 0ms), Outcome::kOutOfMemory);
+  EXPECT_EQ(queue.bury(s, held, 1), Outcome::kOutOfMemory);
+  EXPECT_EQ(queue.kick_job(buried), Outcome::kOutOfMemory);
+  EXPECT_EQ(queue.kick(s, 10), 0u);
+  EXPECT_EQ(queue.remove(s, held), Outcome::kOutOfMemory);
+  EXPECT_EQ(queue.peek(held)->state, JobState::kReserved);
+  EXPECT_EQ(queue.peek(held)->priority, 5u);
+  EXPECT_EQ(queue.peek(buried)->state, JobState::kBuried);
+  EXPECT_EQ(queue.counters().total_jobs, 2u);
+  journal.full = false;
+  EXPECT_EQ(queue.release(s, held, 1, 0ms), Outcome::kOk);
 }
 
 TEST(JobQueueRestoreTest, RestoredJobsKeepIdsStatesAndDelays) {

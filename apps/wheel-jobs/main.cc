@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // wheel-jobs: beanstalkd's protocol on wheel::jobs. Option parsing and wiring only: the job
 // model is wheel::jobs::JobQueue, the protocol the BeanstalkDispatcher, the sockets a
-// wheel::net::TcpServer with the JobsHandler.
+// wheel::net::TcpServer with the BeanstalkServerHandler.
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -13,17 +13,20 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "cli_options.h"
 #include "cli_style.h"
-#include "jobs_handler.h"
 #include "jobs_metrics.h"
 #include "json_log.h"
 #include "wheel/jobs/beanstalk_protocol.h"
+#include "wheel/jobs/beanstalk_server_handler.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/jobs/log_journal.h"
+#include "wheel/jobs/redis_endpoint.h"
+#include "wheel/jobs/redis_jobs_handler.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
 #include "wheel/server/metrics_http_server.h"
@@ -88,7 +91,9 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
                                        .count());
   }
   jobs::BeanstalkDispatcher dispatcher(queue, server_info(o.max_job_size));
-  wheel::jobs_app::JobsHandler handler(queue, journal, dispatcher, o.max_job_size);
+  jobs::BeanstalkServerOptions handler_options;
+  handler_options.max_job_size = o.max_job_size;
+  jobs::BeanstalkServerHandler handler(queue, journal, dispatcher, handler_options);
   wheel::net::TcpServerOptions options;
   options.host = o.host;
   options.port = o.port;
@@ -140,6 +145,60 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
   return 0;
 }
 
+// Serves from Redis (--store): every job in Redis, so any number of processes share the tubes.
+int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int status = 1;
+  {
+    jobs::RedisClientOptions client_options;
+    client_options.endpoint = endpoint;
+    client_options.name = "wheel-jobs: redis";
+    jobs::RedisClient client(&loop, client_options);
+    client_options.name = "wheel-jobs: redis events";
+    jobs::RedisClient events(&loop, client_options);
+    jobs::RedisStore store(client);
+    jobs::RedisJobsOptions options;
+    options.max_job_size = o.max_job_size;
+    options.info = server_info(o.max_job_size);
+    jobs::RedisJobsHandler handler(store, events, options);
+    wheel::net::TcpServerOptions server_options;
+    server_options.host = o.host;
+    server_options.port = o.port;
+    server_options.framing = wheel::net::Framing::kBytes;
+    server_options.max_connections = o.max_connections;
+    server_options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
+    wheel::net::TcpServer server(&loop, server_options, handler);
+    handler.on_shutdown_also([&] {
+      client.stop();
+      events.stop();
+    });
+    try {
+      const std::uint16_t bound = server.listen();
+      client.start();
+      events.start();
+      handler.attach(server);
+      server.handle_signals();
+      spdlog::info("wheel-jobs: jobs in {}", jobs::format_redis_url(endpoint));
+      std::printf("listening on %s\n", wheel::net::format_host_port(o.host, bound).c_str());
+      std::fflush(stdout);
+      status = 0;
+    } catch (const std::exception& e) {
+      spdlog::error("wheel-jobs: cannot listen on {}: {}",
+                    wheel::net::format_host_port(o.host, o.port), e.what());
+      server.shutdown();
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    client.stop();
+    events.stop();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    if (status == 0) spdlog::info("wheel-jobs: stopped");
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  return status;
+}
+
 // Opens the log (with `log_options`) or none, and serves. The loop is ours: the log's sync
 // thread wakes it through `wake`, which exists before the log opens and closes after the log
 // stopped its thread; it is unreferenced, so it never keeps the loop running.
@@ -148,7 +207,7 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
   uv_loop_init(&loop);
   uv_async_t wake;
   uv_async_init(&loop, &wake, [](uv_async_t* a) {
-    if (a->data != nullptr) static_cast<wheel::jobs_app::JobsHandler*>(a->data)->on_log_wakeup();
+    if (a->data != nullptr) static_cast<jobs::BeanstalkServerHandler*>(a->data)->on_log_wakeup();
   });
   wake.data = nullptr;
   uv_unref(reinterpret_cast<uv_handle_t*>(&wake));
@@ -193,6 +252,7 @@ int run(int argc, char** argv) {
   std::uint16_t port = 11300;
   std::string dir;
   std::string fsync;
+  std::string store_url;
   std::uint32_t max_job_size = jobs::beanstalk::kDefaultMaxJobSize;
   std::uint64_t max_connections = 100'000;
   jobs::JobQueueLimits limits;
@@ -212,6 +272,12 @@ int run(int argc, char** argv) {
   app.add_option("--dir", dir,
                  "data directory of the durable job log (created if absent); none: memory only")
       ->type_name("DIR");
+  app.add_option("--store", store_url,
+                 "keep every job in Redis at redis://HOST:PORT[/DB] (PORT 1 to 65535, default "
+                 "6379; DB 0 to " +
+                     std::to_string(jobs::kMaxRedisDb) +
+                     "), shared by any number of wheel-jobs processes; replaces --dir")
+      ->type_name("URL");
   app.add_option(
          "--fsync", fsync,
          "with --dir: always (a reply after its fdatasync, shared by concurrent changes), MS "
@@ -242,6 +308,20 @@ int run(int argc, char** argv) {
 
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-jobs")) {
     return *exit_status;
+  }
+  std::optional<jobs::RedisEndpoint> endpoint;
+  if (!store_url.empty()) {
+    std::string error;
+    endpoint = jobs::parse_redis_url(store_url, &error);
+    if (!endpoint) return usage_error("--store: " + error);
+    for (const char* other :
+         {"--dir", "--fsync", "--max-jobs", "--max-memory", "--max-tubes", "--metrics-port"}) {
+      if (app.count(other) > 0) {
+        return usage_error(std::string(other) +
+                           ": not available with --store (the jobs live in Redis; bound them "
+                           "with Redis's maxmemory)");
+      }
+    }
   }
   jobs::JobLogOptions log_options;
   log_options.dir = dir;
@@ -279,6 +359,7 @@ int run(int argc, char** argv) {
 
   ServeOptions serve_options{host,         port,        limits, max_job_size, max_connections,
                              metrics_host, metrics_port};
+  if (endpoint) return serve_redis(serve_options, *endpoint);
   return serve(serve_options, dir.empty() ? nullptr : &log_options);
 }
 

@@ -210,6 +210,12 @@ bool JobQueue::journal(const JobChange& change) {
   return journal_ == nullptr || journal_->record(change);
 }
 
+Outcome JobQueue::refusal() const {
+  return journal_ != nullptr && journal_->last_refusal() == Refusal::kFull
+             ? Outcome::kOutOfMemory
+             : Outcome::kInternalError;
+}
+
 void JobQueue::erase_job(Job* job) {
   Tube* tube = job->tube;
   body_bytes_ -= job->body.size();
@@ -229,11 +235,11 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   if (ttr.count() <= 0) ttr = kMinTtr;
   if (delay.count() < 0) delay = Millis{0};
   std::uint64_t job_id = journal_ == nullptr ? next_id_ : journal_->allocate_id(next_id_);
-  if (job_id == 0) return {Outcome::kInternalError, 0};
+  if (job_id == 0) return {refusal(), 0};
   if (job_id >= next_id_) next_id_ = job_id + 1;
   if (!journal(
           {ChangeKind::kPut, job_id, session->used->name(), priority, delay, ttr, body, now_})) {
-    return {Outcome::kInternalError, 0};
+    return {refusal(), 0};
   }
   auto job = std::make_unique<Job>();
   job->id = job_id;

@@ -144,7 +144,7 @@ Outcome JobQueue::remove(SessionId id, std::uint64_t job_id) {
     return Outcome::kNotFound;
   }
   if (!journal({ChangeKind::kDelete, job_id, {}, 0, {}, {}, {}, now_})) {
-    return Outcome::kInternalError;
+    return refusal();
   }
   take_out(job);
   job->tube->cmd_delete++;
@@ -160,7 +160,7 @@ Outcome JobQueue::release(SessionId id, std::uint64_t job_id, std::uint32_t prio
   }
   if (delay.count() < 0) delay = Millis{0};
   if (!journal({ChangeKind::kRelease, job_id, {}, priority, delay, {}, {}, now_})) {
-    return Outcome::kInternalError;
+    return refusal();
   }
   take_out(job);
   job->priority = priority;
@@ -182,7 +182,7 @@ Outcome JobQueue::bury(SessionId id, std::uint64_t job_id, std::uint32_t priorit
     return Outcome::kNotFound;
   }
   if (!journal({ChangeKind::kBury, job_id, {}, priority, {}, {}, {}, now_})) {
-    return Outcome::kInternalError;
+    return refusal();
   }
   take_out(job);
   job->priority = priority;
@@ -209,7 +209,7 @@ Outcome JobQueue::kick_job(std::uint64_t job_id) {
     return Outcome::kNotFound;
   }
   if (!journal({ChangeKind::kKick, job_id, {}, job->priority, {}, {}, {}, now_})) {
-    return Outcome::kInternalError;
+    return refusal();
   }
   take_out(job);
   job->kicks++;

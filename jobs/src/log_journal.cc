@@ -25,10 +25,16 @@ std::int64_t LogJournal::wall_now() const {
 
 std::uint64_t LogJournal::allocate_id(std::uint64_t proposed) {
   std::uint64_t id = 0;
-  if (log_.allocate_id(&id)) return 0;
+  if (refused(log_.allocate_id(&id))) return 0;
   // The queue may have been told of higher ids (restore); the log's are never below them once
   // restore_into() ran, so `proposed` only matters without a log history.
   return id < proposed ? proposed : id;
+}
+
+bool LogJournal::refused(std::error_code ec) {
+  if (!ec) return false;
+  last_refusal_ = ec == LogError::kDiskFull ? Refusal::kFull : Refusal::kFailed;
+  return true;
 }
 
 bool LogJournal::record(const JobChange& change) {
@@ -45,18 +51,18 @@ bool LogJournal::record(const JobChange& change) {
       job.created_unix_ms = now;
       job.tube = std::string(change.tube);
       job.body = std::string(change.body);
-      return !log_.put(job, &lsn);
+      return !refused(log_.put(job, &lsn));
     }
     case ChangeKind::kRelease:
-      return !log_.change({change.id, stored_state(change.delay), change.priority,
-                           change.delay.count() > 0 ? now + change.delay.count() : 0},
-                          &lsn);
+      return !refused(log_.change({change.id, stored_state(change.delay), change.priority,
+                                   change.delay.count() > 0 ? now + change.delay.count() : 0},
+                                  &lsn));
     case ChangeKind::kBury:
-      return !log_.change({change.id, StoredState::kBuried, change.priority, 0}, &lsn);
+      return !refused(log_.change({change.id, StoredState::kBuried, change.priority, 0}, &lsn));
     case ChangeKind::kKick:
-      return !log_.change({change.id, StoredState::kReady, change.priority, 0}, &lsn);
+      return !refused(log_.change({change.id, StoredState::kReady, change.priority, 0}, &lsn));
     case ChangeKind::kDelete:
-      return !log_.remove(change.id, &lsn);
+      return !refused(log_.remove(change.id, &lsn));
   }
   return false;
 }

@@ -1,38 +1,89 @@
 // SPDX-License-Identifier: Apache-2.0
-// Built by check_pkgconfig.sh with only `pkg-config --cflags --libs wheeljobs`: writes one job
-// to a job log in a fresh temporary directory, reopens it and prints what it found.
+// Built by check_pkgconfig.sh with only `pkg-config --cflags --libs wheeljobs` (and by
+// check_package.sh against wheel::jobs): writes one job to a job log in a fresh temporary
+// directory, reopens it and reads it back; then serves beanstalkd's protocol with the
+// BeanstalkServerHandler on a wheel::net::TcpServer and puts one job from a client thread.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 
+#include <wheel/jobs/beanstalk_server_handler.h>
 #include <wheel/jobs/job_log.h>
 #include <wheel/version.h>
 
-int main() {
+namespace {
+
+bool log_round_trip() {
   std::string dir = (std::filesystem::temp_directory_path() / "wheeljobs-consumer.XXXXXX").string();
-  if (::mkdtemp(dir.data()) == nullptr) return 1;
+  if (::mkdtemp(dir.data()) == nullptr) return false;
   wheel::jobs::JobLogOptions options;
   options.dir = dir + "/log";
   std::string error;
   wheel::jobs::Recovered recovered;
   {
     auto log = wheel::jobs::JobLog::open(options, &recovered, &error);
-    if (!log) return 1;
+    if (!log) return false;
     wheel::jobs::StoredJob job;
-    if (log->allocate_id(&job.id)) return 1;
+    if (log->allocate_id(&job.id)) return false;
     job.body = "hello";
     wheel::jobs::JobLog::Lsn lsn = 0;
-    if (log->put(job, &lsn)) return 1;
+    if (log->put(job, &lsn)) return false;
     log->commit();
-    if (log->sync_now()) return 1;
+    if (log->sync_now()) return false;
   }
   auto log = wheel::jobs::JobLog::open(options, &recovered, &error);
   const bool ok = log && recovered.jobs.size() == 1 && recovered.jobs[0].body == "hello";
   log.reset();
   std::filesystem::remove_all(dir);
-  if (!ok) return 1;
-  std::printf("job log written and read back, wheeltimer %s\n", wheel::kVersion);
+  return ok;
+}
+
+// The reply of one put to a beanstalkd server embedded here.
+std::string serve_one_put() {
+  wheel::jobs::JobQueue queue;
+  wheel::jobs::MemoryOnlyJournal journal;
+  wheel::jobs::BeanstalkDispatcher dispatcher(queue, {});
+  wheel::jobs::BeanstalkServerHandler handler(queue, journal, dispatcher);
+  wheel::net::TcpServerOptions options;  // 127.0.0.1, port 0
+  options.framing = wheel::net::Framing::kBytes;
+  wheel::net::TcpServer server(options, handler);
+  const std::uint16_t port = server.listen();
+  handler.attach(server);
+  std::string reply;
+  std::thread client([&] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const char put[] = "put 0 0 60 5\r\nhello\r\n";
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+        ::send(fd, put, sizeof(put) - 1, 0) == static_cast<ssize_t>(sizeof(put) - 1)) {
+      char buf[32] = {};
+      const ssize_t n = ::recv(fd, buf, sizeof(buf) - 1, 0);
+      if (n > 0) reply.assign(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    server.shutdown();  // safe from any thread
+  });
+  server.run();
+  client.join();
+  return reply;
+}
+
+}  // namespace
+
+int main() {
+  if (!log_round_trip()) return 1;
+  const std::string reply = serve_one_put();
+  if (reply != "INSERTED 1\r\n") return 1;
+  std::printf("job log written and read back, a put served; wheeltimer %s\n", wheel::kVersion);
   return 0;
 }

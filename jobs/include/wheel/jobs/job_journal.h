@@ -5,7 +5,9 @@
 //
 // Protocol (write-ahead): the queue calls record() BEFORE it applies a change; when record()
 // returns false (the log cannot take it: disk full, I/O error) the queue leaves its state as it
-// was and the command is refused (JobQueue says how: INTERNAL_ERROR).
+// was and the command is refused: OUT_OF_MEMORY when last_refusal() says kFull (no room now,
+// beanstalkd's answer when it cannot store a job; the same change may succeed later),
+// INTERNAL_ERROR otherwise.
 // A record() that returned true need not be durable yet: the server holds the replies of the
 // changes a read produced and sends them once when_durable() calls back (group commit: one
 // fdatasync for everything recorded so far). A journal with sync policy `never` or `MS` may call
@@ -48,6 +50,12 @@ struct JobChange {
   Millis now{0};  // the queue's clock when the change was made (a log stamps its own wall time)
 };
 
+// Why a journal refused (see last_refusal()).
+enum class Refusal : std::uint8_t {
+  kFailed,  // an error that space will not cure (I/O error, a stopped log): INTERNAL_ERROR
+  kFull,    // no room now (disk full, a store at its memory limit): OUT_OF_MEMORY
+};
+
 class JobJournal {
  public:
   virtual ~JobJournal() = default;
@@ -57,6 +65,9 @@ class JobJournal {
   virtual std::uint64_t allocate_id(std::uint64_t proposed) { return proposed; }
   // Records `change` (see the protocol above). False: not recorded, the change must not happen.
   virtual bool record(const JobChange& change) = 0;
+  // Why the last allocate_id() that returned 0 or record() that returned false refused.
+  // Meaningful right after such a call only; the default says kFailed.
+  virtual Refusal last_refusal() const { return Refusal::kFailed; }
   // Calls `done` once every change recorded so far is durable (at once if it already is, or if
   // the journal does not sync).
   virtual void when_durable(std::function<void()> done) = 0;

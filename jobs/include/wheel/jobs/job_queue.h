@@ -25,7 +25,8 @@
 // Tests move time by hand.
 //
 // Durability: every durable change goes through the JobJournal (job_journal.h) before it is
-// applied; a journal that refuses makes the command fail with kInternalError, state unchanged.
+// applied; a journal that refuses makes the command fail, state unchanged: kOutOfMemory when
+// the journal has no room (a full disk), kInternalError for any other refusal.
 //
 // Bounds: JobQueueLimits; a command that would cross one is refused with kOutOfMemory.
 //
@@ -57,8 +58,8 @@ class DeadlineQueue;
 enum class Outcome : std::uint8_t {
   kOk,             // the command's own success reply
   kNotFound,       // NOT_FOUND
-  kOutOfMemory,    // OUT_OF_MEMORY: a JobQueueLimits bound
-  kInternalError,  // INTERNAL_ERROR: the journal refused the change
+  kOutOfMemory,    // OUT_OF_MEMORY: a JobQueueLimits bound, or the journal has no room
+  kInternalError,  // INTERNAL_ERROR: the journal refused the change for another reason
   kDraining,       // DRAINING: put while draining
   kNotIgnored,     // NOT_IGNORED: ignore of the last watched tube
   kTimedOut,       // TIMED_OUT
@@ -134,7 +135,9 @@ class JobQueue {
 
   // --- commands (REQUIRES: `session` open) ---
   // put: into the used tube; delay 0 = ready now; ttr 0 becomes kMinTtr. kDraining,
-  // kOutOfMemory (limits), kInternalError (journal) or kOk with the new id.
+  // kOutOfMemory (limits, journal full), kInternalError (journal) or kOk with the new id.
+  // Every command that changes a job (delete, release, bury, kick, kick-job) is refused the
+  // same way when the journal refuses it.
   PutResult put(SessionId session, std::uint32_t priority, Millis delay, Millis ttr,
                 std::string body);
   // use: kOk, or kOutOfMemory when the tube would be one too many.
@@ -206,6 +209,7 @@ class JobQueue {
   void fire(std::uint64_t token);
   void deliver();
   bool journal(const JobChange& change);
+  Outcome refusal() const;  // the outcome of the journal's last refusal
   void erase_job(Job* job);
 
   JobQueueLimits limits_;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <system_error>
 #include <utility>
 
 #include "wheel/jobs/job_journal.h"
@@ -34,6 +35,8 @@ class LogJournal final : public JobJournal {
 
   std::uint64_t allocate_id(std::uint64_t proposed) override;
   bool record(const JobChange& change) override;
+  // kFull after a refusal for a full disk (LogError::kDiskFull), kFailed otherwise.
+  Refusal last_refusal() const override { return last_refusal_; }
   void when_durable(std::function<void()> done) override;
 
   // The log's housekeeping (finished syncs, interval syncs, compaction, disk space), then the
@@ -50,12 +53,14 @@ class LogJournal final : public JobJournal {
 
  private:
   std::int64_t wall_now() const;
-  void run_durable();  // the callbacks whose changes are durable now
+  void run_durable();                // the callbacks whose changes are durable now
+  bool refused(std::error_code ec);  // notes why; true when `ec` refused
 
   JobLog& log_;
   SyncPolicy policy_;
   WallClock wall_now_ms_;
   std::deque<std::pair<JobLog::Lsn, std::function<void()>>> waiting_;
+  Refusal last_refusal_ = Refusal::kFailed;
 };
 
 }  // namespace wheel::jobs

@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "jobs_handler.h"
+#include "wheel/jobs/beanstalk_server_handler.h"
 
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
+#include "wheel/jobs/beanstalk_protocol.h"
 #include "wheel/jobs/beanstalk_reply.h"
+#include "wheel/logger.h"
 
-namespace wheel::jobs_app {
+namespace wheel::jobs {
 
-struct JobsHandler::Client {
-  Client(std::uint64_t conn, jobs::SessionId s, std::uint32_t max_job_size)
+struct BeanstalkServerHandler::Client {
+  Client(std::uint64_t conn, SessionId s, std::uint32_t max_job_size)
       : connection(conn), session(s), parser(max_job_size) {}
   std::uint64_t connection;
-  jobs::SessionId session;
-  jobs::beanstalk::RequestParser parser;
+  SessionId session;
+  beanstalk::RequestParser parser;
   std::string out;   // replies of the current read, not yet sent
   std::string held;  // input that arrived while a reserve waits
   bool waiting = false;
@@ -24,18 +28,26 @@ struct JobsHandler::Client {
   std::uint32_t unsent = 0;  // batches of replies waiting for the journal
 };
 
-JobsHandler::JobsHandler(jobs::JobQueue& queue, jobs::JobJournal& journal,
-                         jobs::BeanstalkDispatcher& dispatcher, std::uint32_t max_job_size)
-    : queue_(queue), journal_(journal), dispatcher_(dispatcher), max_job_size_(max_job_size) {
+BeanstalkServerHandler::BeanstalkServerHandler(JobQueue& queue, JobJournal& journal,
+                                               BeanstalkDispatcher& dispatcher,
+                                               BeanstalkServerOptions options)
+    : queue_(queue), journal_(journal), dispatcher_(dispatcher), options_(options) {
+  if (options.max_job_size > beanstalk::kMaxMaxJobSize) {
+    throw std::invalid_argument("BeanstalkServerOptions: max_job_size over " +
+                                std::to_string(beanstalk::kMaxMaxJobSize));
+  }
+  if (options.max_held_input == 0) {
+    throw std::invalid_argument("BeanstalkServerOptions: max_held_input must be at least 1");
+  }
   queue_.set_listener(this);
 }
 
-JobsHandler::~JobsHandler() {
+BeanstalkServerHandler::~BeanstalkServerHandler() {
   queue_.set_listener(nullptr);
   for (auto& [session, client] : clients_) delete client;
 }
 
-void JobsHandler::attach(net::TcpServer& server) {
+void BeanstalkServerHandler::attach(net::TcpServer& server) {
   server_ = &server;
   timer_ = new uv_timer_t;
   uv_timer_init(server.loop(), timer_);
@@ -46,14 +58,14 @@ void JobsHandler::attach(net::TcpServer& server) {
   uv_signal_start(
       drain_,
       [](uv_signal_t* signal, int) {
-        spdlog::info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
-        static_cast<JobsHandler*>(signal->data)->queue_.set_draining(true);
+        logger()->info("beanstalk server: SIGUSR1: drain mode, puts are refused with DRAINING");
+        static_cast<BeanstalkServerHandler*>(signal->data)->queue_.set_draining(true);
       },
       SIGUSR1);
   advance_clock();
 }
 
-void JobsHandler::attach_log(jobs::LogJournal& log) {
+void BeanstalkServerHandler::attach_log(LogJournal& log) {
   log_ = &log;
   log_timer_ = new uv_timer_t;
   uv_timer_init(server_->loop(), log_timer_);
@@ -61,11 +73,11 @@ void JobsHandler::attach_log(jobs::LogJournal& log) {
   poll_log();
 }
 
-void JobsHandler::on_log_wakeup() {
+void BeanstalkServerHandler::on_log_wakeup() {
   poll_log();
 }
 
-void JobsHandler::poll_log() {
+void BeanstalkServerHandler::poll_log() {
   if (log_ == nullptr) return;
   const std::uint64_t now = uv_now(server_->loop());
   log_->poll(now);  // may send replies now durable, which may run held requests
@@ -75,49 +87,50 @@ void JobsHandler::poll_log() {
     uv_timer_stop(log_timer_);
   } else {
     uv_timer_start(
-        log_timer_, [](uv_timer_t* t) { static_cast<JobsHandler*>(t->data)->poll_log(); },
+        log_timer_,
+        [](uv_timer_t* t) { static_cast<BeanstalkServerHandler*>(t->data)->poll_log(); },
         next > now ? next - now : 0, 0);
   }
   arm_timer();
 }
 
-void JobsHandler::advance_clock() {
-  queue_.advance(jobs::Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
+void BeanstalkServerHandler::advance_clock() {
+  queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
   arm_timer();
 }
 
-void JobsHandler::arm_timer() {
+void BeanstalkServerHandler::arm_timer() {
   if (timer_ == nullptr) return;
-  std::optional<jobs::Millis> due = queue_.next_due();
+  std::optional<Millis> due = queue_.next_due();
   if (!due) {
     uv_timer_stop(timer_);
     return;
   }
   std::int64_t now = static_cast<std::int64_t>(uv_now(server_->loop()));
   std::int64_t wait = due->count() - now;
-  uv_timer_start(timer_, &JobsHandler::on_timer, wait > 0 ? static_cast<std::uint64_t>(wait) : 0,
-                 0);
+  uv_timer_start(timer_, &BeanstalkServerHandler::on_timer,
+                 wait > 0 ? static_cast<std::uint64_t>(wait) : 0, 0);
 }
 
-void JobsHandler::on_timer(uv_timer_t* timer) {
-  static_cast<JobsHandler*>(timer->data)->advance_clock();
+void BeanstalkServerHandler::on_timer(uv_timer_t* timer) {
+  static_cast<BeanstalkServerHandler*>(timer->data)->advance_clock();
 }
 
-void JobsHandler::on_open(net::Connection& c) {
-  jobs::SessionId session = queue_.open_session();
-  auto* client = new Client(c.id(), session, max_job_size_);
+void BeanstalkServerHandler::on_open(net::Connection& c) {
+  SessionId session = queue_.open_session();
+  auto* client = new Client(c.id(), session, options_.max_job_size);
   clients_.emplace(session, client);
   c.set_context(client);
 }
 
-void JobsHandler::on_data(net::Connection& c, std::string_view bytes) {
+void BeanstalkServerHandler::on_data(net::Connection& c, std::string_view bytes) {
   auto* client = static_cast<Client*>(c.context());
   if (client == nullptr || client->quit) return;
-  queue_.advance(jobs::Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
+  queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
   if (client->waiting) {
-    if (client->held.size() + bytes.size() > kMaxHeldInput) {
-      spdlog::warn("wheel-jobs: {} sent over {} bytes while its reserve waits; closing", c.peer(),
-                   kMaxHeldInput);
+    if (client->held.size() + bytes.size() > options_.max_held_input) {
+      logger()->warn("beanstalk server: {} sent over {} bytes while its reserve waits; closing",
+                     c.peer(), options_.max_held_input);
       c.close();
       return;
     }
@@ -129,25 +142,25 @@ void JobsHandler::on_data(net::Connection& c, std::string_view bytes) {
   poll_log();
 }
 
-void JobsHandler::run(Client* client, std::string_view bytes) {
+void BeanstalkServerHandler::run(Client* client, std::string_view bytes) {
   while (!bytes.empty() && !client->waiting && !client->quit) {
-    jobs::beanstalk::RequestParser::Step step;
+    beanstalk::RequestParser::Step step;
     try {
       step = client->parser.feed(bytes);
     } catch (const std::bad_alloc&) {
       client->parser.reset();
-      jobs::beanstalk::append_reply(client->out, jobs::beanstalk::Reply::kOutOfMemory);
+      beanstalk::append_reply(client->out, beanstalk::Reply::kOutOfMemory);
       break;
     }
     bytes.remove_prefix(step.consumed);
     if (!step.request) continue;
     switch (dispatcher_.handle(client->session, std::move(*step.request), client->out)) {
-      case jobs::BeanstalkDispatcher::Next::kContinue:
+      case BeanstalkDispatcher::Next::kContinue:
         break;
-      case jobs::BeanstalkDispatcher::Next::kWaiting:
+      case BeanstalkDispatcher::Next::kWaiting:
         client->waiting = true;
         break;
-      case jobs::BeanstalkDispatcher::Next::kClose:
+      case BeanstalkDispatcher::Next::kClose:
         client->quit = true;
         break;
     }
@@ -156,7 +169,7 @@ void JobsHandler::run(Client* client, std::string_view bytes) {
   flush(client);
 }
 
-void JobsHandler::flush(Client* client) {
+void BeanstalkServerHandler::flush(Client* client) {
   if (client->out.empty() && !client->quit) return;
   std::uint64_t id = client->connection;
   bool quit = client->quit;
@@ -174,19 +187,19 @@ void JobsHandler::flush(Client* client) {
   });
 }
 
-void JobsHandler::on_reserve_done(jobs::SessionId session, const jobs::ReserveResult& result) {
+void BeanstalkServerHandler::on_reserve_done(SessionId session, const ReserveResult& result) {
   auto it = clients_.find(session);
   if (it == clients_.end()) return;
   Client* client = it->second;
   client->waiting = false;
-  jobs::BeanstalkDispatcher::append_reserve_end(result, client->out);
+  BeanstalkDispatcher::append_reserve_end(result, client->out);
   std::string held = std::move(client->held);
   client->held.clear();
   run(client, held);
   arm_timer();
 }
 
-void JobsHandler::on_input_end(net::Connection& c) {
+void BeanstalkServerHandler::on_input_end(net::Connection& c) {
   // The client sends no more. Replies waiting for the journal are still sent, then the
   // connection closes; a waiting reserve is not waited for: beanstalkd closes a client that
   // hangs up while it waits, and releases its jobs.
@@ -198,18 +211,18 @@ void JobsHandler::on_input_end(net::Connection& c) {
   client->input_ended = true;
 }
 
-void JobsHandler::on_close(net::Connection& c, net::CloseReason) {
+void BeanstalkServerHandler::on_close(net::Connection& c, net::CloseReason) {
   auto* client = static_cast<Client*>(c.context());
   if (client == nullptr) return;
   c.set_context(nullptr);
   clients_.erase(client->session);
-  jobs::SessionId session = client->session;
+  SessionId session = client->session;
   delete client;
   queue_.close_session(session);  // releases its reserved jobs, may serve other waiters
   arm_timer();
 }
 
-void JobsHandler::on_shutdown() {
+void BeanstalkServerHandler::on_shutdown() {
   queue_.set_draining(true);
   if (shutdown_also_) shutdown_also_();
   if (timer_ != nullptr) {
@@ -229,4 +242,4 @@ void JobsHandler::on_shutdown() {
   }
 }
 
-}  // namespace wheel::jobs_app
+}  // namespace wheel::jobs

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// RedisClient: one connection to Redis on a libuv loop (hiredis's async API underneath),
+// pipelined: any number of commands are in flight at once and their replies come back in the
+// order sent. What hiredis leaves to its user is done here:
+//  - reconnect: a lost or refused connection is retried with exponential backoff
+//    (min_backoff doubling up to max_backoff); on each new connection SELECT db runs first and
+//    the on_connect hook re-issues what a connection needs (script loads, subscriptions);
+//  - fail fast: while no connection is up (between a loss and the next attempt) a command fails
+//    at once with an error reply "ERR redis unavailable: ..." instead of queueing;
+//  - timeouts: a command without its reply after command_timeout drops the connection, so it
+//    and every other command in flight fail with "ERR redis timeout ..." (their effect on Redis
+//    is unknown, as for any lost reply), then the client reconnects;
+//  - scripts: eval() sends EVALSHA once the script is loaded (SCRIPT LOAD on connect) and EVAL
+//    before; a NOSCRIPT reply (SCRIPT FLUSH, a restarted Redis) resends it as EVAL.
+// Subscriber mode: subscribe() turns the connection into a pub/sub one (then only subscribe());
+// subscriptions are renewed after every reconnect; messages sent while it was down are lost,
+// which the caller covers with its own periodic scan.
+//
+// Ownership: the client owns its uv handles; stop() closes them (the loop finishes closing).
+// Threads: loop thread only. Callbacks run on the loop thread, from inside hiredis (they may
+// issue new commands, and may call stop()).
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheel/jobs/redis_endpoint.h"
+
+struct redisAsyncContext;
+
+namespace wheel::jobs {
+
+// A reply, copied out of hiredis. Errors (Redis's own, or the client's: unavailable, timeout,
+// connection lost) are kError with the message in `str`.
+struct RedisValue {
+  enum class Type : std::uint8_t { kNil, kInteger, kString, kStatus, kError, kArray };
+  Type type = Type::kNil;
+  long long integer = 0;
+  std::string str;
+  std::vector<RedisValue> elements;
+
+  bool is_error() const { return type == Type::kError; }
+  static RedisValue error(std::string message);
+};
+
+using RedisCallback = std::function<void(const RedisValue&)>;
+
+struct RedisClientOptions {
+  RedisEndpoint endpoint;
+  std::chrono::milliseconds command_timeout{3000};  // REQUIRES > 0
+  std::chrono::milliseconds min_backoff{50};        // REQUIRES > 0
+  std::chrono::milliseconds max_backoff{2000};      // REQUIRES >= min_backoff
+  std::string name = "redis";                       // in log lines
+};
+
+// A Lua script; its SHA1 is learnt from SCRIPT LOAD. Must outlive the clients that use it.
+struct RedisScript {
+  explicit RedisScript(std::string text) : text(std::move(text)) {}
+  std::string text;
+  std::string sha;  // empty until loaded
+};
+
+class RedisClient {
+ public:
+  // Throws std::invalid_argument for options out of range. Does not connect yet.
+  RedisClient(uv_loop_t* loop, RedisClientOptions options);
+  ~RedisClient();  // REQUIRES: stop() was called and the loop ran since (handles closed)
+  RedisClient(const RedisClient&) = delete;
+  RedisClient& operator=(const RedisClient&) = delete;
+
+  // Connects (and keeps reconnecting until stop()).
+  void start();
+  // Fails every command in flight ("ERR redis client stopped"), closes the connection and the
+  // timers; later commands fail at once. Idempotent.
+  void stop();
+
+  // Runs after each successful (re)connect, before the connection takes other commands; issue
+  // SCRIPT LOADs or subscriptions here. Also scripts given to preload() are loaded then.
+  void set_on_connect(std::function<void()> hook) { on_connect_ = std::move(hook); }
+  void preload(RedisScript* script) { scripts_.push_back(script); }
+
+  // Sends one command (binary-safe arguments); `done` gets its reply or an error.
+  void command(const std::vector<std::string>& args, RedisCallback done);
+  // EVALSHA/EVAL of `script` with no keys and `args` as ARGV.
+  void eval(RedisScript& script, const std::vector<std::string>& args, RedisCallback done);
+  // SUBSCRIBE `channel`; `on_message` gets each message's payload. Kept across reconnects.
+  void subscribe(std::string channel, std::function<void(std::string_view)> on_message);
+
+  bool connected() const { return state_ == State::kUp; }
+  std::uint64_t connects() const { return connects_; }       // successful connections so far
+  std::size_t in_flight() const { return pending_.size(); }  // commands without a reply yet
+
+ private:
+  enum class State : std::uint8_t { kIdle, kConnecting, kUp, kBackoff, kStopped };
+  struct Pending;
+  void connect();
+  void drop(const std::string& why);  // fails everything in flight, schedules a reconnect
+  void send(const std::vector<std::string>& args, std::unique_ptr<Pending> pending);
+  void fail_soon(RedisCallback done, std::string why);
+  void arm_timeout();
+  void check_timeouts();
+  void resubscribe();
+  void load_scripts();
+  static void on_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  static void on_message(redisAsyncContext* ac, void* reply, void* privdata);
+  static void on_connected(const redisAsyncContext* ac, int status);
+  static void on_disconnected(const redisAsyncContext* ac, int status);
+  std::uint64_t now_ms() const;
+
+  uv_loop_t* loop_;
+  RedisClientOptions options_;
+  State state_ = State::kIdle;
+  redisAsyncContext* ac_ = nullptr;
+  uv_timer_t* retry_timer_ = nullptr;    // backoff; freed by its close callback
+  uv_timer_t* timeout_timer_ = nullptr;  // oldest command's deadline
+  std::chrono::milliseconds backoff_;
+  std::deque<Pending*> pending_;  // in send order; owned (freed when their reply arrives)
+  std::vector<RedisScript*> scripts_;
+  struct Subscription {
+    std::string channel;
+    std::function<void(std::string_view)> on_message;
+  };
+  std::vector<std::unique_ptr<Subscription>> subscriptions_;
+  std::function<void()> on_connect_;
+  std::uint64_t connects_ = 0;
+  std::uint64_t generation_ = 0;  // bumps on every connection, so stale callbacks are ignored
+  std::string last_error_;
+};
+
+}  // namespace wheel::jobs

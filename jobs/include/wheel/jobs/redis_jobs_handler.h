@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// RedisJobsHandler: beanstalkd's protocol on a wheel::net::TcpServer, every job kept in Redis
+// through a RedisStore, so that any number of processes serve the same tubes.
+//
+// Per connection: one RequestParser, the tube used, the tubes watched, and the leases (id ->
+// fencing token) of the jobs this connection reserved, so delete/release/bury/touch carry the
+// token and a lease that ran out and went to another client answers NOT_FOUND. Requests run one
+// at a time in order: the next is parsed once the previous one's reply came back from Redis
+// (input that arrives meanwhile is held, at most max_held_input bytes, beyond that the connection
+// is closed). A reply is sent only after Redis acknowledged the change. When Redis is down or
+// slow, the reply is INTERNAL_ERROR at once (the RedisClient fails fast and times out).
+//
+// Waiting reserves. A reserve that finds nothing waits: the process keeps, in its own
+// LoopWheel, the moment its tubes' next job comes due (from the script's reply, from the
+// events other processes publish on every put/release/kick, and from a scan every
+// scan_interval that also promotes what every process missed), and runs the claim script then:
+// millisecond precision without polling Redis. When a connection closes, its leases are
+// released at once (as beanstalkd does); a process that dies leaves them to run out.
+//
+// Threads: loop thread only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "wheel/jobs/beanstalk_dispatcher.h"
+#include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/jobs/redis_client.h"
+#include "wheel/jobs/redis_store.h"
+#include "wheel/loop_wheel.h"
+#include "wheel/net/connection_handler.h"
+#include "wheel/net/tcp_server.h"
+
+namespace wheel::jobs {
+
+struct RedisJobsOptions {
+  std::uint32_t max_job_size = 65'535;
+  // The safety-net scan: promotes what is due and looks for work of waiting reserves.
+  std::chrono::milliseconds scan_interval{1000};  // REQUIRES > 0
+  // Bytes a connection may send while its previous request is with Redis (plus one job body).
+  std::size_t max_held_input = std::size_t{1} << 20;
+  ServerInfo info;  // what `stats` says about this process
+};
+
+struct RedisJobsCounters {
+  std::uint64_t connections = 0, total_connections = 0, waiting = 0;
+  std::uint64_t scans = 0, events = 0, attempts = 0, released_on_close = 0;
+};
+
+class RedisJobsHandler final : public net::ConnectionHandler {
+ public:
+  // `store` (its client) and `events` (a second client, for SUBSCRIBE) must outlive the handler.
+  RedisJobsHandler(RedisStore& store, RedisClient& events, RedisJobsOptions options);
+  ~RedisJobsHandler() override;
+  RedisJobsHandler(const RedisJobsHandler&) = delete;
+  RedisJobsHandler& operator=(const RedisJobsHandler&) = delete;
+
+  // Binds to `server` (for find()), starts the wheel, the scan and the subscription; SIGUSR1
+  // turns drain mode on (puts answer DRAINING). Call after listen(), before the loop runs.
+  void attach(net::TcpServer& server);
+  // Also runs `also` when a shutdown begins (close other handles of the loop).
+  void on_shutdown_also(std::function<void()> also) { shutdown_also_ = std::move(also); }
+
+  void on_open(net::Connection& c) override;
+  void on_data(net::Connection& c, std::string_view bytes) override;
+  void on_input_end(net::Connection& c) override;
+  void on_close(net::Connection& c, net::CloseReason reason) override;
+  void on_shutdown() override;
+
+  const beanstalk::CommandCounts& commands() const { return commands_; }
+  RedisJobsCounters counters() const;
+
+  struct Client;  // internal (redis_handler_client.h)
+
+ private:
+  void pump(Client* client);
+  void dispatch(Client* client, beanstalk::Request&& request, std::string& out);
+  void finish(std::uint64_t conn, std::string reply);  // an async request's reply
+  Client* find(std::uint64_t conn);
+  void send(Client* client, std::string_view bytes);
+  void maybe_close(Client* client);
+  void reserve(Client* client, std::optional<std::chrono::milliseconds> timeout);
+  void stats(Client* client);
+  void tick();  // drives the wheel
+  void arm();
+  void scan();
+  void on_event(std::string_view message);
+  std::int64_t local_ms() const;
+  std::int64_t to_local(std::int64_t redis_ms) const;
+  void learn_clock(std::int64_t redis_now);
+
+  // waiting reserves (redis_waiters.cc)
+  void start_wait(Client* client, std::optional<std::chrono::milliseconds> timeout);
+  void end_wait(Client* client);
+  void attempt(Client* client);
+  void wake(const std::string& tube, std::uint64_t count);
+  void schedule_tube(const std::string& tube, std::int64_t redis_due);
+  void schedule_retry(Client* client, std::int64_t redis_due);
+  void deadline_check(Client* client);
+
+  RedisStore& store_;
+  RedisClient& events_;
+  RedisJobsOptions options_;
+  net::TcpServer* server_ = nullptr;
+  LoopWheel wheel_;
+  uv_timer_t* wheel_timer_ = nullptr;  // freed by its close callback
+  uv_timer_t* scan_timer_ = nullptr;
+  uv_signal_t* drain_ = nullptr;
+  bool draining_ = false;
+  bool stopping_ = false;
+  bool scan_in_flight_ = false;
+  std::int64_t clock_offset_ = 0;  // Redis ms - local ms, from the latest reply
+  bool clock_known_ = false;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Client>> clients_;
+  struct TubeWaiters;
+  std::unordered_map<std::string, TubeWaiters> waiters_;  // tube -> clients waiting on it
+  beanstalk::CommandCounts commands_;
+  RedisJobsCounters counters_;
+  std::uint64_t next_wait_seq_ = 1;
+  std::int64_t started_ms_ = 0;
+  std::function<void()> shutdown_also_;
+};
+
+}  // namespace wheel::jobs

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// RedisStore: beanstalkd's job model kept whole in Redis, so that any number of processes serve
+// the same tubes. Every command is one Lua script, atomic on the Redis side; a reply means Redis
+// applied the change (and, with appendfsync always, logged it), so an acknowledgement is exactly
+// as durable as Redis is. Nothing about a job lives only in a process's memory.
+//
+// Time is Redis's (TIME inside the scripts), one clock for the whole fleet; each reply carries
+// Redis's `now` in milliseconds, so a process can map Redis times onto its own clock.
+//
+// Exactly one holder. reserve claims a ready job and gives it a lease of its TTR and a fencing
+// token (a Redis INCR: never repeated). release, bury and touch need the token of the current
+// lease and delete of a reserved job needs it too; another token (a lease that ran out and was
+// claimed again) gets kNotFound. A lease that ran out makes the job ready again inside the next
+// script that looks at it (every script first promotes what is due: delays that ended, leases
+// that ran out), so correctness never waits on a process's timer.
+//
+// Wake-ups: every change that gives a tube work (a put, a release, a promotion, a kick, a pause
+// change) publishes "<due ms> <tube>" on event_channel(); subscribers use it to wake their waiting
+// reserves at the right millisecond. Messages can be lost (pub/sub), so scan() is the safety net.
+//
+// Threads: loop thread only (the client's). Callbacks run on it, after the reply arrived.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/jobs/redis_client.h"
+
+namespace wheel::jobs {
+
+enum class StoreStatus : std::uint8_t {
+  kOk,
+  kNotFound,     // no such job, or not in a state (or lease) the command needs
+  kOutOfMemory,  // Redis refused the write (maxmemory)
+  kError,        // Redis unavailable, timed out or failed: `error` says which
+};
+
+struct StoreResult {
+  StoreStatus status = StoreStatus::kOk;
+  std::string error;     // kError/kOutOfMemory: Redis's or the client's message
+  std::int64_t now = 0;  // Redis's clock when the script ran (ms since the epoch); 0 if unknown
+};
+struct InsertResult : StoreResult {
+  std::uint64_t id = 0;
+};
+// A reserve: the claimed job, or (kNotFound) when the next job of these tubes may come due.
+struct ClaimResult : StoreResult {
+  std::uint64_t id = 0;
+  std::uint64_t token = 0;  // fencing token of this lease
+  std::string body;
+  std::int64_t lease_end = 0;  // Redis ms
+  std::int64_t next_due = -1;  // kNotFound from reserve: Redis ms when one may be ready; -1 none
+  std::uint64_t more = 0;      // kOk from reserve: ready jobs left in the job's tube
+  std::string tube;            // kOk from reserve: the job's tube
+};
+// delete, release, bury, kick-job, pause-tube; touch (value = new lease end); kick (value = count)
+struct ChangeResult : StoreResult {
+  std::int64_t value = 0;
+};
+struct PeekResult : StoreResult {
+  std::uint64_t id = 0;
+  std::string body;
+};
+struct JobInfo : StoreResult {
+  std::string tube;
+  beanstalk::JobStats stats;  // stats.tube is empty: use `tube`
+};
+struct TubeInfo : StoreResult {
+  beanstalk::TubeStats stats;  // counts and pause only (name and connection counts are local)
+};
+struct StoreTotals : StoreResult {
+  std::uint64_t urgent = 0, ready = 0, reserved = 0, delayed = 0, buried = 0;
+  std::uint64_t job_timeouts = 0, total_jobs = 0, tubes = 0;
+};
+struct TubeList : StoreResult {
+  std::vector<std::string> names;  // sorted
+};
+struct ScanResult : StoreResult {
+  struct Tube {
+    std::string name;
+    bool ready = false;          // has a ready job, not paused
+    std::int64_t next_due = -1;  // Redis ms when more may become ready; -1 none known
+  };
+  std::vector<Tube> tubes;
+};
+
+enum class PeekWhich : std::uint8_t { kReady, kDelayed, kBuried };
+
+struct RedisStoreOptions {
+  // Prefix of every key and of the channel; two fleets on one Redis database use two prefixes.
+  std::string prefix = "wj:";
+};
+
+// Most jobs a kick moves in one command (one script: Redis serves nobody else meanwhile).
+inline constexpr std::uint64_t kMaxKickPerCommand = 100'000;
+// Most due timers one script promotes (the rest go with the next script or scan).
+inline constexpr std::size_t kMaxPromotePerScript = 1000;
+
+class RedisStore {
+ public:
+  using Millis = std::chrono::milliseconds;
+  template <class R>
+  using Done = std::function<void(R&&)>;
+
+  // Registers its scripts with `client` (loaded on every connect). `client` must outlive it.
+  RedisStore(RedisClient& client, RedisStoreOptions options = {});
+  RedisStore(const RedisStore&) = delete;
+  RedisStore& operator=(const RedisStore&) = delete;
+
+  const std::string& prefix() const { return options_.prefix; }
+  std::string event_channel() const { return options_.prefix + "ev"; }
+  RedisClient& client() { return client_; }
+
+  // put: ready now (delay 0) or delayed; `ttr` as given (the caller raises 0 to a second).
+  void put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,
+           std::string_view body, Done<InsertResult> done);
+  // reserve: the ready job of lowest (priority, id) over `tubes` that are not paused.
+  void reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done);
+  // reserve-job: job `id` if ready, delayed or buried.
+  void reserve_job(std::uint64_t id, Done<ClaimResult> done);
+  // delete: a ready, delayed or buried job, or a reserved one whose lease has `token` (0: none).
+  void remove(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done);
+  // release: the lease `token` ends; ready (delay 0) or delayed; priority nullopt keeps the job's.
+  // `counted`: a client's release (counts in stats-job), not a disconnect.
+  void release(std::uint64_t id, std::uint64_t token, std::optional<std::uint32_t> priority,
+               Millis delay, bool counted, Done<ChangeResult> done);
+  void bury(std::uint64_t id, std::uint64_t token, std::uint32_t priority, Done<ChangeResult> done);
+  // touch: the lease restarts at its full TTR; value = the new lease end (Redis ms).
+  void touch(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done);
+  // kick: up to `bound` (at most kMaxKickPerCommand) buried jobs of `tube`, else delayed ones.
+  void kick(std::string_view tube, std::uint64_t bound, Done<ChangeResult> done);
+  void kick_job(std::uint64_t id, Done<ChangeResult> done);
+  void peek(std::uint64_t id, Done<PeekResult> done);
+  void peek_tube(std::string_view tube, PeekWhich which, Done<PeekResult> done);
+  void job_stats(std::uint64_t id, Done<JobInfo> done);
+  // `known`: the caller uses or watches the tube, so it exists even without jobs.
+  void tube_stats(std::string_view tube, bool known, Done<TubeInfo> done);
+  void totals(Done<StoreTotals> done);
+  void list_tubes(Done<TubeList> done);
+  void pause_tube(std::string_view tube, Millis delay, bool known, Done<ChangeResult> done);
+  // Promotes what is due (at most `limit`) and reports, for each of `tubes`, whether it has a
+  // ready job and when the next may come due.
+  void scan(std::size_t limit, const std::vector<std::string>& tubes, Done<ScanResult> done);
+
+  // The zero-padded form of an id used in keys ("00000000000000000042").
+  static std::string member(std::uint64_t id);
+
+ private:
+  struct Scripts;
+  RedisClient& client_;
+  RedisStoreOptions options_;
+  std::shared_ptr<Scripts> scripts_;
+};
+
+}  // namespace wheel::jobs

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal to wheel::jobs: the per-connection state of RedisJobsHandler, and the waiters of a
+// tube, shared by redis_jobs_handler.cc and redis_waiters.cc.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "wheel/jobs/beanstalk_protocol.h"
+#include "wheel/jobs/redis_jobs_handler.h"
+
+namespace wheel::jobs {
+
+struct RedisJobsHandler::Client {
+  Client(std::uint64_t c, std::uint32_t max_job_size) : conn(c), parser(max_job_size) {}
+  std::uint64_t conn;
+  beanstalk::RequestParser parser;
+  std::string used{"default"};
+  std::vector<std::string> watched{"default"};
+  std::string input;  // bytes not parsed yet
+  bool busy = false;  // a request is with Redis, or its reserve waits
+  bool quit = false;
+  bool input_ended = false;
+  struct Lease {
+    std::uint64_t token = 0;
+    std::int64_t end_local = 0;  // local ms
+    std::uint32_t priority = 0;
+  };
+  std::unordered_map<std::uint64_t, Lease> leases;  // jobs this connection reserved
+  // The reserve that waits (busy meanwhile).
+  bool waiting = false;
+  bool attempting = false;  // a claim script is in flight for it
+  bool wake_again = false;  // woken while attempting: try once more
+  bool deadline_soon = false;
+  bool timed_out = false;
+  bool forever = true;
+  std::uint64_t wait_seq = 0;
+  LoopWheel::Handle timeout_timer, retry_timer, soon_timer;
+  std::int64_t retry_at = -1;  // local ms of retry_timer
+};
+
+struct RedisJobsHandler::TubeWaiters {
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> queue;  // (conn, wait_seq), FIFO, lazy
+  std::uint64_t live = 0;                                     // entries still waiting
+  LoopWheel::Handle timer;                                    // next due of the tube
+  std::int64_t timer_at = -1;                                 // local ms
+};
+
+}  // namespace wheel::jobs

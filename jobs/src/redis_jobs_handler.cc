@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/jobs/redis_jobs_handler.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <csignal>
+#include <span>
+#include <type_traits>
+
+#include "redis_handler_client.h"
+#include "wheel/jobs/beanstalk_reply.h"
+
+namespace wheel::jobs {
+
+namespace bs = beanstalk;
+using Millis = std::chrono::milliseconds;
+
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// The reply of a failed store call.
+std::string failure(const StoreResult& r) {
+  std::string out;
+  switch (r.status) {
+    case StoreStatus::kNotFound:
+      bs::append_reply(out, bs::Reply::kNotFound);
+      break;
+    case StoreStatus::kOutOfMemory:
+      bs::append_reply(out, bs::Reply::kOutOfMemory);
+      break;
+    default:
+      bs::append_reply(out, bs::Reply::kInternalError);
+      break;
+  }
+  return out;
+}
+
+void count(bs::CommandCounts& c, const bs::Request& request) {
+  std::visit(Overloaded{[&](const bs::Put&) { ++c.put; },
+                        [&](const bs::Peek&) { ++c.peek; },
+                        [&](const bs::PeekReady&) { ++c.peek_ready; },
+                        [&](const bs::PeekDelayed&) { ++c.peek_delayed; },
+                        [&](const bs::PeekBuried&) { ++c.peek_buried; },
+                        [&](const bs::Reserve&) { ++c.reserve; },
+                        [&](const bs::ReserveJob&) { ++c.reserve; },
+                        [&](const bs::ReserveWithTimeout&) { ++c.reserve_with_timeout; },
+                        [&](const bs::Delete&) { ++c.delete_; },
+                        [&](const bs::Release&) { ++c.release; },
+                        [&](const bs::Use&) { ++c.use; },
+                        [&](const bs::Watch&) { ++c.watch; },
+                        [&](const bs::Ignore&) { ++c.ignore; },
+                        [&](const bs::Bury&) { ++c.bury; },
+                        [&](const bs::Kick&) { ++c.kick; },
+                        [&](const bs::KickJob&) { ++c.kick; },
+                        [&](const bs::Touch&) { ++c.touch; },
+                        [&](const bs::Stats&) { ++c.stats; },
+                        [&](const bs::StatsJob&) { ++c.stats_job; },
+                        [&](const bs::StatsTube&) { ++c.stats_tube; },
+                        [&](const bs::ListTubes&) { ++c.list_tubes; },
+                        [&](const bs::ListTubeUsed&) { ++c.list_tube_used; },
+                        [&](const bs::ListTubesWatched&) { ++c.list_tubes_watched; },
+                        [&](const bs::PauseTube&) { ++c.pause_tube; },
+                        [&](const auto&) {}},
+             request);
+}
+
+void close_handle(uv_handle_t* h) {
+  uv_close(h, [](uv_handle_t* handle) {
+    if (handle->type == UV_TIMER) {
+      delete reinterpret_cast<uv_timer_t*>(handle);
+    } else {
+      delete reinterpret_cast<uv_signal_t*>(handle);
+    }
+  });
+}
+
+}  // namespace
+
+RedisJobsHandler::RedisJobsHandler(RedisStore& store, RedisClient& events, RedisJobsOptions options)
+    : store_(store),
+      events_(events),
+      options_(std::move(options)),
+      wheel_(LoopWheelOptions{}, std::chrono::milliseconds(local_ms())) {
+  if (options_.scan_interval.count() <= 0) {
+    throw std::invalid_argument("RedisJobsHandler: scan_interval must be > 0");
+  }
+}
+
+RedisJobsHandler::~RedisJobsHandler() = default;
+
+std::int64_t RedisJobsHandler::local_ms() const {
+  return static_cast<std::int64_t>(uv_hrtime() / 1'000'000);
+}
+std::int64_t RedisJobsHandler::to_local(std::int64_t redis_ms) const {
+  return redis_ms - clock_offset_;
+}
+void RedisJobsHandler::learn_clock(std::int64_t redis_now) {
+  if (redis_now <= 0) return;
+  clock_offset_ = redis_now - local_ms();
+  clock_known_ = true;
+}
+
+void RedisJobsHandler::attach(net::TcpServer& server) {
+  server_ = &server;
+  started_ms_ = local_ms();
+  wheel_timer_ = new uv_timer_t;
+  uv_timer_init(server.loop(), wheel_timer_);
+  wheel_timer_->data = this;
+  scan_timer_ = new uv_timer_t;
+  uv_timer_init(server.loop(), scan_timer_);
+  scan_timer_->data = this;
+  const auto every = static_cast<std::uint64_t>(options_.scan_interval.count());
+  uv_timer_start(
+      scan_timer_, [](uv_timer_t* t) { static_cast<RedisJobsHandler*>(t->data)->scan(); }, 0,
+      every);
+  drain_ = new uv_signal_t;
+  uv_signal_init(server.loop(), drain_);
+  drain_->data = this;
+  uv_signal_start(
+      drain_,
+      [](uv_signal_t* s, int) {
+        spdlog::info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
+        static_cast<RedisJobsHandler*>(s->data)->draining_ = true;
+      },
+      SIGUSR1);
+  events_.subscribe(store_.event_channel(), [this](std::string_view m) { on_event(m); });
+}
+
+RedisJobsCounters RedisJobsHandler::counters() const {
+  RedisJobsCounters c = counters_;
+  c.connections = clients_.size();
+  return c;
+}
+
+RedisJobsHandler::Client* RedisJobsHandler::find(std::uint64_t conn) {
+  auto it = clients_.find(conn);
+  return it == clients_.end() ? nullptr : it->second.get();
+}
+
+void RedisJobsHandler::on_open(net::Connection& c) {
+  clients_.emplace(c.id(), std::make_unique<Client>(c.id(), options_.max_job_size));
+  ++counters_.total_connections;
+}
+
+void RedisJobsHandler::on_data(net::Connection& c, std::string_view bytes) {
+  Client* client = find(c.id());
+  if (client == nullptr || client->quit) return;
+  if (client->busy &&
+      client->input.size() + bytes.size() > options_.max_held_input + options_.max_job_size) {
+    spdlog::warn("wheel-jobs: {} sent over {} bytes while a request was with Redis; closing",
+                 c.peer(), options_.max_held_input + options_.max_job_size);
+    c.close();
+    return;
+  }
+  client->input.append(bytes);
+  pump(client);
+}
+
+void RedisJobsHandler::pump(Client* client) {
+  std::string out;
+  std::size_t used = 0;
+  std::string_view input = client->input;
+  while (!client->busy && !client->quit && used < input.size()) {
+    bs::RequestParser::Step step;
+    try {
+      step = client->parser.feed(input.substr(used));
+    } catch (const std::bad_alloc&) {
+      client->parser.reset();
+      bs::append_reply(out, bs::Reply::kOutOfMemory);
+      used = input.size();
+      break;
+    }
+    used += step.consumed;
+    if (step.request) dispatch(client, std::move(*step.request), out);
+  }
+  client->input.erase(0, used);
+  if (!out.empty()) send(client, out);
+  maybe_close(client);
+}
+
+void RedisJobsHandler::send(Client* client, std::string_view bytes) {
+  if (server_ == nullptr) return;
+  if (net::Connection* c = server_->find(client->conn)) c->send(bytes);
+}
+
+void RedisJobsHandler::maybe_close(Client* client) {
+  if (server_ == nullptr || client->busy) return;
+  if (client->quit || (client->input_ended && client->input.empty())) {
+    if (net::Connection* c = server_->find(client->conn)) c->close();
+  }
+}
+
+void RedisJobsHandler::finish(std::uint64_t conn, std::string reply) {
+  Client* client = find(conn);
+  if (client == nullptr) return;
+  client->busy = false;
+  send(client, reply);
+  pump(client);
+}
+
+void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::string& out) {
+  count(commands_, request);
+  const std::uint64_t conn = client->conn;
+  auto busy = [&] { client->busy = true; };
+  auto change = [this, conn](bs::Reply ok) {
+    return [this, conn, ok](ChangeResult&& r) {
+      learn_clock(r.now);
+      std::string reply;
+      if (r.status == StoreStatus::kOk) {
+        bs::append_reply(reply, ok);
+      } else {
+        reply = failure(r);
+      }
+      finish(conn, std::move(reply));
+    };
+  };
+  auto peeked = [this, conn](PeekResult&& r) {
+    std::string reply;
+    if (r.status == StoreStatus::kOk) {
+      bs::append_job(reply, bs::JobReply::kFound, r.id, r.body);
+    } else {
+      reply = failure(r);
+    }
+    finish(conn, std::move(reply));
+  };
+  auto token_of = [client](std::uint64_t id) -> std::uint64_t {
+    auto it = client->leases.find(id);
+    return it == client->leases.end() ? 0 : it->second.token;
+  };
+  std::visit(
+      Overloaded{
+          [&](bs::Put& put) {
+            if (draining_) return bs::append_reply(out, bs::Reply::kDraining);
+            busy();
+            const Millis ttr = std::max(put.ttr, kMinTtr);
+            store_.put(client->used, put.priority, put.delay, ttr, put.body,
+                       [this, conn](InsertResult&& r) {
+                         learn_clock(r.now);
+                         std::string reply;
+                         if (r.status == StoreStatus::kOk) {
+                           bs::append_inserted(reply, r.id);
+                         } else {
+                           reply = failure(r);
+                         }
+                         finish(conn, std::move(reply));
+                       });
+          },
+          [&](bs::Use& use) {
+            client->used = use.tube;
+            bs::append_using(out, client->used);
+          },
+          [&](bs::Watch& watch) {
+            auto& w = client->watched;
+            if (std::find(w.begin(), w.end(), watch.tube) == w.end()) {
+              if (w.size() >= 1024) return bs::append_reply(out, bs::Reply::kOutOfMemory);
+              w.push_back(watch.tube);
+            }
+            bs::append_watching(out, w.size());
+          },
+          [&](bs::Ignore& ignore) {
+            auto& w = client->watched;
+            auto it = std::find(w.begin(), w.end(), ignore.tube);
+            if (it != w.end()) {
+              if (w.size() == 1) return bs::append_reply(out, bs::Reply::kNotIgnored);
+              w.erase(it);
+            }
+            bs::append_watching(out, w.size());
+          },
+          [&](bs::Reserve&) { reserve(client, std::nullopt); },
+          [&](bs::ReserveWithTimeout& r) { reserve(client, r.timeout); },
+          [&](bs::ReserveJob& r) {
+            busy();
+            store_.reserve_job(r.id, [this, conn](ClaimResult&& c) {
+              learn_clock(c.now);
+              std::string reply;
+              Client* cl = find(conn);
+              if (c.status == StoreStatus::kOk) {
+                if (cl != nullptr) {
+                  cl->leases[c.id] = {c.token, to_local(c.lease_end), 0};
+                } else {
+                  store_.release(c.id, c.token, std::nullopt, Millis(0), false,
+                                 [](ChangeResult&&) {});
+                }
+                bs::append_job(reply, bs::JobReply::kReserved, c.id, c.body);
+              } else {
+                reply = failure(c);
+              }
+              finish(conn, std::move(reply));
+            });
+          },
+          [&](bs::Delete& d) {
+            busy();
+            const std::uint64_t token = token_of(d.id);
+            client->leases.erase(d.id);
+            store_.remove(d.id, token, change(bs::Reply::kDeleted));
+          },
+          [&](bs::Release& r) {
+            const std::uint64_t token = token_of(r.id);
+            if (token == 0) return bs::append_reply(out, bs::Reply::kNotFound);
+            busy();
+            client->leases.erase(r.id);
+            store_.release(r.id, token, r.priority, r.delay, true, change(bs::Reply::kReleased));
+          },
+          [&](bs::Bury& b) {
+            const std::uint64_t token = token_of(b.id);
+            if (token == 0) return bs::append_reply(out, bs::Reply::kNotFound);
+            busy();
+            client->leases.erase(b.id);
+            store_.bury(b.id, token, b.priority, change(bs::Reply::kBuried));
+          },
+          [&](bs::Touch& t) {
+            const std::uint64_t token = token_of(t.id);
+            if (token == 0) return bs::append_reply(out, bs::Reply::kNotFound);
+            busy();
+            store_.touch(t.id, token, [this, conn, id = t.id](ChangeResult&& r) {
+              learn_clock(r.now);
+              std::string reply;
+              Client* cl = find(conn);
+              if (r.status == StoreStatus::kOk) {
+                if (cl != nullptr) {
+                  auto it = cl->leases.find(id);
+                  if (it != cl->leases.end()) it->second.end_local = to_local(r.value);
+                }
+                bs::append_reply(reply, bs::Reply::kTouched);
+              } else {
+                if (cl != nullptr && r.status == StoreStatus::kNotFound) cl->leases.erase(id);
+                reply = failure(r);
+              }
+              finish(conn, std::move(reply));
+            });
+          },
+          [&](bs::Peek& p) {
+            busy();
+            store_.peek(p.id, peeked);
+          },
+          [&](bs::PeekReady&) {
+            busy();
+            store_.peek_tube(client->used, PeekWhich::kReady, peeked);
+          },
+          [&](bs::PeekDelayed&) {
+            busy();
+            store_.peek_tube(client->used, PeekWhich::kDelayed, peeked);
+          },
+          [&](bs::PeekBuried&) {
+            busy();
+            store_.peek_tube(client->used, PeekWhich::kBuried, peeked);
+          },
+          [&](bs::Kick& k) {
+            busy();
+            store_.kick(client->used, k.bound, [this, conn](ChangeResult&& r) {
+              std::string reply;
+              if (r.status == StoreStatus::kOk) {
+                bs::append_kicked_count(reply, static_cast<std::uint64_t>(r.value));
+              } else {
+                reply = failure(r);
+              }
+              finish(conn, std::move(reply));
+            });
+          },
+          [&](bs::KickJob& k) {
+            busy();
+            store_.kick_job(k.id, change(bs::Reply::kKicked));
+          },
+          [&](bs::StatsJob& s) {
+            busy();
+            store_.job_stats(s.id, [this, conn](JobInfo&& r) {
+              std::string reply;
+              if (r.status == StoreStatus::kOk) {
+                r.stats.tube = r.tube;
+                bs::append_ok(reply, bs::job_stats_yaml(r.stats));
+              } else {
+                reply = failure(r);
+              }
+              finish(conn, std::move(reply));
+            });
+          },
+          [&](bs::StatsTube& s) {
+            busy();
+            bool known = false;
+            std::uint64_t using_count = 0, watching = 0, waiting = 0;
+            for (auto& [id, c] : clients_) {
+              const bool uses = c->used == s.tube;
+              const bool watches =
+                  std::find(c->watched.begin(), c->watched.end(), s.tube) != c->watched.end();
+              using_count += uses;
+              watching += watches;
+              waiting += watches && c->waiting;
+              known = known || uses || watches;
+            }
+            store_.tube_stats(
+                s.tube, known,
+                [this, conn, name = s.tube, using_count, watching, waiting](TubeInfo&& r) {
+                  std::string reply;
+                  if (r.status == StoreStatus::kOk) {
+                    r.stats.name = name;
+                    r.stats.using_count = using_count;
+                    r.stats.watching = watching;
+                    r.stats.waiting = waiting;
+                    bs::append_ok(reply, bs::tube_stats_yaml(r.stats));
+                  } else {
+                    reply = failure(r);
+                  }
+                  finish(conn, std::move(reply));
+                });
+          },
+          [&](bs::Stats&) {
+            busy();
+            stats(client);
+          },
+          [&](bs::ListTubes&) {
+            busy();
+            store_.list_tubes([this, conn](TubeList&& r) {
+              std::string reply;
+              if (r.status == StoreStatus::kOk) {
+                for (auto& [id, c] : clients_) {
+                  r.names.push_back(c->used);
+                  r.names.insert(r.names.end(), c->watched.begin(), c->watched.end());
+                }
+                r.names.push_back("default");
+                std::sort(r.names.begin(), r.names.end());
+                r.names.erase(std::unique(r.names.begin(), r.names.end()), r.names.end());
+                std::vector<std::string_view> views(r.names.begin(), r.names.end());
+                bs::append_ok(reply, bs::tube_list_yaml(views));
+              } else {
+                reply = failure(r);
+              }
+              finish(conn, std::move(reply));
+            });
+          },
+          [&](bs::ListTubeUsed&) { bs::append_using(out, client->used); },
+          [&](bs::ListTubesWatched&) {
+            std::vector<std::string_view> views(client->watched.begin(), client->watched.end());
+            bs::append_ok(out, bs::tube_list_yaml(views));
+          },
+          [&](bs::Quit&) { client->quit = true; },
+          [&](bs::PauseTube& p) {
+            busy();
+            bool known = false;
+            for (auto& [id, c] : clients_) {
+              known = known || c->used == p.tube ||
+                      std::find(c->watched.begin(), c->watched.end(), p.tube) != c->watched.end();
+            }
+            store_.pause_tube(p.tube, p.delay, known, change(bs::Reply::kPaused));
+          },
+          [&](bs::ProtocolError e) { bs::append_reply(out, bs::reply_for(e)); }},
+      request);
+}
+
+void RedisJobsHandler::stats(Client* client) {
+  const std::uint64_t conn = client->conn;
+  store_.totals([this, conn](StoreTotals&& t) {
+    std::string reply;
+    if (t.status != StoreStatus::kOk) {
+      finish(conn, failure(t));
+      return;
+    }
+    bs::ServerStats s;
+    s.urgent = t.urgent;
+    s.ready = t.ready;
+    s.reserved = t.reserved;
+    s.delayed = t.delayed;
+    s.buried = t.buried;
+    s.commands = commands_;
+    s.job_timeouts = t.job_timeouts;
+    s.total_jobs = t.total_jobs;
+    s.max_job_size = options_.max_job_size;
+    s.tubes = t.tubes;
+    s.connections = clients_.size();
+    for (auto& [id, c] : clients_) {
+      s.waiting += c->waiting;
+      s.workers += !c->leases.empty() || c->waiting;
+    }
+    s.total_connections = counters_.total_connections;
+    s.pid = options_.info.pid;
+    s.version = options_.info.version;
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    s.rusage_user = std::chrono::seconds(usage.ru_utime.tv_sec) +
+                    std::chrono::microseconds(usage.ru_utime.tv_usec);
+    s.rusage_system = std::chrono::seconds(usage.ru_stime.tv_sec) +
+                      std::chrono::microseconds(usage.ru_stime.tv_usec);
+    s.uptime = std::chrono::seconds((local_ms() - started_ms_) / 1000);
+    s.draining = draining_;
+    s.id = options_.info.id;
+    s.hostname = options_.info.hostname;
+    s.os = options_.info.os;
+    s.platform = options_.info.platform;
+    bs::append_ok(reply, bs::server_stats_yaml(s));
+    finish(conn, std::move(reply));
+  });
+}
+
+void RedisJobsHandler::on_input_end(net::Connection& c) {
+  Client* client = find(c.id());
+  if (client == nullptr || (!client->busy && client->input.empty()) || client->waiting) {
+    c.close(net::CloseReason::kPeerClosed);  // beanstalkd drops a waiting client that hangs up
+    return;
+  }
+  client->input_ended = true;
+}
+
+void RedisJobsHandler::on_close(net::Connection& c, net::CloseReason) {
+  auto it = clients_.find(c.id());
+  if (it == clients_.end()) return;
+  std::unique_ptr<Client> client = std::move(it->second);
+  clients_.erase(it);
+  if (client->waiting) end_wait(client.get());
+  // As beanstalkd: the jobs a client held go back to ready at once, with their priority.
+  if (!stopping_) {
+    for (auto& [id, lease] : client->leases) {
+      ++counters_.released_on_close;
+      store_.release(id, lease.token, std::nullopt, Millis(0), false, [](ChangeResult&&) {});
+    }
+  }
+}
+
+void RedisJobsHandler::on_shutdown() {
+  stopping_ = true;
+  draining_ = true;
+  if (shutdown_also_) shutdown_also_();
+  for (uv_timer_t** t : {&wheel_timer_, &scan_timer_}) {
+    if (*t != nullptr) {
+      close_handle(reinterpret_cast<uv_handle_t*>(*t));
+      *t = nullptr;
+    }
+  }
+  if (drain_ != nullptr) {
+    close_handle(reinterpret_cast<uv_handle_t*>(drain_));
+    drain_ = nullptr;
+  }
+}
+
+}  // namespace wheel::jobs

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal to wheel::jobs. The Lua scripts of the Redis store, one per command, each atomic on
+// the Redis side. ARGV[1] is the key prefix in every script; the rest is listed beside each.
+// The layout of the keys and the state machine are described in docs/jobs-fleet.md.
+#pragma once
+
+#include <string>
+
+namespace wheel::jobs::redis_scripts {
+
+// The text of each script (the shared prologue included).
+std::string put();          // tube pri delay_ms ttr_ms body -> {id, now}
+std::string reserve();      // n tube... -> {1,id,token,body,lease,now,more,tube} | {0,now,next}
+std::string reserve_job();  // id -> {1,id,token,body,lease,now} | {0,now}
+std::string remove();       // id token -> {1|0, now}
+std::string release();      // id token pri(-1 keeps) delay_ms -> {1|0, now}
+std::string bury();         // id token pri -> {1|0, now}
+std::string touch();        // id token -> {1, lease, now} | {0, now}
+std::string kick();         // tube bound -> {count, now}
+std::string kick_job();     // id -> {1|0, now}
+std::string peek();         // id -> {1,id,body} | {0}
+std::string peek_tube();    // tube which(r|d|b) -> {1,id,body} | {0}
+std::string
+stats_job();  // id -> {1, tube, state, pri, age, delay, ttr, left, res, to, rel, bur, kck}|{0}
+std::string stats_tube();  // tube known(0|1) -> {1, urgent, ready, reserved, delayed, buried,
+                           //    total, deletes, pauses, pause, pause_left} | {0}
+std::string stats();       // -> {urgent, ready, reserved, delayed, buried, timeouts, total, tubes}
+std::string pause_tube();  // tube delay_ms known(0|1) -> {1|0, now}
+std::string scan();        // limit n tube... -> {now, {tube, ready(0|1), next_due}...}
+
+}  // namespace wheel::jobs::redis_scripts

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/jobs/redis_store.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "redis_scripts.h"
+
+namespace wheel::jobs {
+
+struct RedisStore::Scripts {
+  RedisScript put{redis_scripts::put()};
+  RedisScript reserve{redis_scripts::reserve()};
+  RedisScript reserve_job{redis_scripts::reserve_job()};
+  RedisScript remove{redis_scripts::remove()};
+  RedisScript release{redis_scripts::release()};
+  RedisScript bury{redis_scripts::bury()};
+  RedisScript touch{redis_scripts::touch()};
+  RedisScript kick{redis_scripts::kick()};
+  RedisScript kick_job{redis_scripts::kick_job()};
+  RedisScript peek{redis_scripts::peek()};
+  RedisScript peek_tube{redis_scripts::peek_tube()};
+  RedisScript stats_job{redis_scripts::stats_job()};
+  RedisScript stats_tube{redis_scripts::stats_tube()};
+  RedisScript stats{redis_scripts::stats()};
+  RedisScript pause_tube{redis_scripts::pause_tube()};
+  RedisScript scan{redis_scripts::scan()};
+};
+
+namespace {
+
+using Type = RedisValue::Type;
+
+std::int64_t as_int(const RedisValue& v) {
+  if (v.type == Type::kInteger) return v.integer;
+  std::int64_t out = 0;
+  if (v.type == Type::kString || v.type == Type::kStatus) {
+    std::from_chars(v.str.data(), v.str.data() + v.str.size(), out);
+  }
+  return out;
+}
+
+const RedisValue& at(const RedisValue& v, std::size_t i) {
+  static const RedisValue kNil;
+  return i < v.elements.size() ? v.elements[i] : kNil;
+}
+
+// Fills status/error from an error reply or a malformed one; true when `v` is a usable array.
+bool check(const RedisValue& v, StoreResult& r, std::size_t min_elements) {
+  if (v.is_error()) {
+    r.status = v.str.starts_with("OOM") ? StoreStatus::kOutOfMemory : StoreStatus::kError;
+    r.error = v.str;
+    return false;
+  }
+  if (v.type != Type::kArray || v.elements.size() < min_elements) {
+    r.status = StoreStatus::kError;
+    r.error = "ERR unexpected reply from Redis";
+    return false;
+  }
+  return true;
+}
+
+std::string ms(std::chrono::milliseconds d) {
+  return std::to_string(d.count());
+}
+
+}  // namespace
+
+RedisStore::RedisStore(RedisClient& client, RedisStoreOptions options)
+    : client_(client), options_(std::move(options)), scripts_(std::make_shared<Scripts>()) {
+  for (RedisScript* s :
+       {&scripts_->put, &scripts_->reserve, &scripts_->reserve_job, &scripts_->remove,
+        &scripts_->release, &scripts_->bury, &scripts_->touch, &scripts_->kick, &scripts_->kick_job,
+        &scripts_->peek, &scripts_->peek_tube, &scripts_->stats_job, &scripts_->stats_tube,
+        &scripts_->stats, &scripts_->pause_tube, &scripts_->scan}) {
+    client_.preload(s);
+  }
+}
+
+std::string RedisStore::member(std::uint64_t id) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%020llu", static_cast<unsigned long long>(id));
+  return text;
+}
+
+void RedisStore::put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,
+                     std::string_view body, Done<InsertResult> done) {
+  client_.eval(scripts_->put,
+               {options_.prefix, std::string(tube), std::to_string(priority), ms(delay), ms(ttr),
+                std::string(body)},
+               [done = std::move(done)](const RedisValue& v) {
+                 InsertResult r;
+                 if (check(v, r, 2)) {
+                   r.id = static_cast<std::uint64_t>(as_int(at(v, 0)));
+                   r.now = as_int(at(v, 1));
+                 }
+                 done(std::move(r));
+               });
+}
+
+namespace {
+
+// {1,id,token,body,lease,now[,more]} | {0,now[,next]}
+void read_claim(const RedisValue& v, ClaimResult& r) {
+  if (!check(v, r, 2)) return;
+  if (as_int(at(v, 0)) != 1) {
+    r.status = StoreStatus::kNotFound;
+    r.now = as_int(at(v, 1));
+    if (v.elements.size() > 2) r.next_due = as_int(at(v, 2));
+    return;
+  }
+  if (v.elements.size() < 6) {
+    r.status = StoreStatus::kError;
+    r.error = "ERR unexpected reply from Redis";
+    return;
+  }
+  r.id = static_cast<std::uint64_t>(as_int(at(v, 1)));
+  r.token = static_cast<std::uint64_t>(as_int(at(v, 2)));
+  r.body = at(v, 3).str;
+  r.lease_end = as_int(at(v, 4));
+  r.now = as_int(at(v, 5));
+  r.more = v.elements.size() > 6 ? static_cast<std::uint64_t>(as_int(at(v, 6))) : 0;
+  if (v.elements.size() > 7) r.tube = at(v, 7).str;
+}
+
+// {1|0, now[, value]} (kick: {count, now})
+void read_change(const RedisValue& v, ChangeResult& r, bool count) {
+  if (!check(v, r, 2)) return;
+  const std::int64_t first = as_int(at(v, 0));
+  if (count) {
+    r.value = first;
+    r.now = as_int(at(v, 1));
+    return;
+  }
+  if (first != 1) {
+    r.status = StoreStatus::kNotFound;
+    r.now = as_int(at(v, 1));
+    return;
+  }
+  if (v.elements.size() > 2) {
+    r.value = as_int(at(v, 1));
+    r.now = as_int(at(v, 2));
+  } else {
+    r.now = as_int(at(v, 1));
+  }
+}
+
+void read_peek(const RedisValue& v, PeekResult& r) {
+  if (!check(v, r, 1)) return;
+  if (as_int(at(v, 0)) != 1 || v.elements.size() < 3) {
+    r.status = StoreStatus::kNotFound;
+    return;
+  }
+  r.id = static_cast<std::uint64_t>(as_int(at(v, 1)));
+  r.body = at(v, 2).str;
+}
+
+beanstalk::JobState state_of(std::string_view st) {
+  if (st == "d") return beanstalk::JobState::kDelayed;
+  if (st == "x") return beanstalk::JobState::kReserved;
+  if (st == "b") return beanstalk::JobState::kBuried;
+  return beanstalk::JobState::kReady;
+}
+
+}  // namespace
+
+void RedisStore::reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done) {
+  std::vector<std::string> args{options_.prefix, std::to_string(tubes.size())};
+  args.insert(args.end(), tubes.begin(), tubes.end());
+  client_.eval(scripts_->reserve, args, [done = std::move(done)](const RedisValue& v) {
+    ClaimResult r;
+    read_claim(v, r);
+    done(std::move(r));
+  });
+}
+
+void RedisStore::reserve_job(std::uint64_t id, Done<ClaimResult> done) {
+  client_.eval(scripts_->reserve_job, {options_.prefix, member(id)},
+               [done = std::move(done)](const RedisValue& v) {
+                 ClaimResult r;
+                 read_claim(v, r);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::remove(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
+  client_.eval(scripts_->remove, {options_.prefix, member(id), std::to_string(token)},
+               [done = std::move(done)](const RedisValue& v) {
+                 ChangeResult r;
+                 read_change(v, r, false);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::release(std::uint64_t id, std::uint64_t token,
+                         std::optional<std::uint32_t> priority, Millis delay, bool counted,
+                         Done<ChangeResult> done) {
+  client_.eval(scripts_->release,
+               {options_.prefix, member(id), std::to_string(token),
+                priority ? std::to_string(*priority) : "-1", ms(delay), counted ? "1" : "0"},
+               [done = std::move(done)](const RedisValue& v) {
+                 ChangeResult r;
+                 read_change(v, r, false);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::bury(std::uint64_t id, std::uint64_t token, std::uint32_t priority,
+                      Done<ChangeResult> done) {
+  client_.eval(scripts_->bury,
+               {options_.prefix, member(id), std::to_string(token), std::to_string(priority)},
+               [done = std::move(done)](const RedisValue& v) {
+                 ChangeResult r;
+                 read_change(v, r, false);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::touch(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
+  client_.eval(scripts_->touch, {options_.prefix, member(id), std::to_string(token)},
+               [done = std::move(done)](const RedisValue& v) {
+                 ChangeResult r;
+                 read_change(v, r, false);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::kick(std::string_view tube, std::uint64_t bound, Done<ChangeResult> done) {
+  bound = std::min(bound, kMaxKickPerCommand);
+  client_.eval(scripts_->kick, {options_.prefix, std::string(tube), std::to_string(bound)},
+               [done = std::move(done)](const RedisValue& v) {
+                 ChangeResult r;
+                 read_change(v, r, true);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::kick_job(std::uint64_t id, Done<ChangeResult> done) {
+  client_.eval(scripts_->kick_job, {options_.prefix, member(id)},
+               [done = std::move(done)](const RedisValue& v) {
+                 ChangeResult r;
+                 read_change(v, r, false);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::peek(std::uint64_t id, Done<PeekResult> done) {
+  client_.eval(scripts_->peek, {options_.prefix, member(id)},
+               [done = std::move(done)](const RedisValue& v) {
+                 PeekResult r;
+                 read_peek(v, r);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::peek_tube(std::string_view tube, PeekWhich which, Done<PeekResult> done) {
+  const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
+  client_.eval(scripts_->peek_tube, {options_.prefix, std::string(tube), kind},
+               [done = std::move(done)](const RedisValue& v) {
+                 PeekResult r;
+                 read_peek(v, r);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::job_stats(std::uint64_t id, Done<JobInfo> done) {
+  client_.eval(scripts_->stats_job, {options_.prefix, member(id)},
+               [done = std::move(done), id](const RedisValue& v) {
+                 JobInfo r;
+                 if (check(v, r, 1)) {
+                   if (as_int(at(v, 0)) != 1 || v.elements.size() < 13) {
+                     r.status = StoreStatus::kNotFound;
+                   } else {
+                     auto& s = r.stats;
+                     r.tube = at(v, 1).str;
+                     s.id = id;
+                     s.state = state_of(at(v, 2).str);
+                     s.priority = static_cast<std::uint32_t>(as_int(at(v, 3)));
+                     s.age = Millis(as_int(at(v, 4)));
+                     s.delay = Millis(as_int(at(v, 5)));
+                     s.ttr = Millis(as_int(at(v, 6)));
+                     s.time_left = Millis(as_int(at(v, 7)));
+                     s.reserves = static_cast<std::uint32_t>(as_int(at(v, 8)));
+                     s.timeouts = static_cast<std::uint32_t>(as_int(at(v, 9)));
+                     s.releases = static_cast<std::uint32_t>(as_int(at(v, 10)));
+                     s.buries = static_cast<std::uint32_t>(as_int(at(v, 11)));
+                     s.kicks = static_cast<std::uint32_t>(as_int(at(v, 12)));
+                   }
+                 }
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::tube_stats(std::string_view tube, bool known, Done<TubeInfo> done) {
+  client_.eval(scripts_->stats_tube, {options_.prefix, std::string(tube), known ? "1" : "0"},
+               [done = std::move(done)](const RedisValue& v) {
+                 TubeInfo r;
+                 if (check(v, r, 1)) {
+                   if (as_int(at(v, 0)) != 1 || v.elements.size() < 11) {
+                     r.status = StoreStatus::kNotFound;
+                   } else {
+                     auto& s = r.stats;
+                     auto u = [&](std::size_t i) {
+                       return static_cast<std::uint64_t>(as_int(at(v, i)));
+                     };
+                     s.urgent = u(1);
+                     s.ready = u(2);
+                     s.reserved = u(3);
+                     s.delayed = u(4);
+                     s.buried = u(5);
+                     s.total_jobs = u(6);
+                     s.cmd_delete = u(7);
+                     s.cmd_pause_tube = u(8);
+                     s.pause = Millis(as_int(at(v, 9)));
+                     s.pause_time_left = Millis(as_int(at(v, 10)));
+                   }
+                 }
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::totals(Done<StoreTotals> done) {
+  client_.eval(scripts_->stats, {options_.prefix}, [done = std::move(done)](const RedisValue& v) {
+    StoreTotals r;
+    if (check(v, r, 8)) {
+      auto u = [&](std::size_t i) { return static_cast<std::uint64_t>(as_int(at(v, i))); };
+      r.urgent = u(0);
+      r.ready = u(1);
+      r.reserved = u(2);
+      r.delayed = u(3);
+      r.buried = u(4);
+      r.job_timeouts = u(5);
+      r.total_jobs = u(6);
+      r.tubes = u(7);
+    }
+    done(std::move(r));
+  });
+}
+
+void RedisStore::list_tubes(Done<TubeList> done) {
+  client_.command({"SMEMBERS", options_.prefix + "tubes"},
+                  [done = std::move(done)](const RedisValue& v) {
+                    TubeList r;
+                    if (check(v, r, 0)) {
+                      for (const auto& e : v.elements) r.names.push_back(e.str);
+                      std::sort(r.names.begin(), r.names.end());
+                    }
+                    done(std::move(r));
+                  });
+}
+
+void RedisStore::pause_tube(std::string_view tube, Millis delay, bool known,
+                            Done<ChangeResult> done) {
+  client_.eval(scripts_->pause_tube,
+               {options_.prefix, std::string(tube), ms(delay), known ? "1" : "0"},
+               [done = std::move(done)](const RedisValue& v) {
+                 ChangeResult r;
+                 read_change(v, r, false);
+                 done(std::move(r));
+               });
+}
+
+void RedisStore::scan(std::size_t limit, const std::vector<std::string>& tubes,
+                      Done<ScanResult> done) {
+  std::vector<std::string> args{options_.prefix, std::to_string(limit),
+                                std::to_string(tubes.size())};
+  args.insert(args.end(), tubes.begin(), tubes.end());
+  client_.eval(scripts_->scan, args, [done = std::move(done)](const RedisValue& v) {
+    ScanResult r;
+    if (check(v, r, 1)) {
+      r.now = as_int(at(v, 0));
+      for (std::size_t i = 1; i < v.elements.size(); ++i) {
+        const RedisValue& t = v.elements[i];
+        r.tubes.push_back({at(t, 0).str, as_int(at(t, 1)) == 1, as_int(at(t, 2))});
+      }
+    }
+    done(std::move(r));
+  });
+}
+
+}  // namespace wheel::jobs

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: Apache-2.0
+// RedisJobsHandler's waiting reserves: when to run the claim script again for a connection
+// whose reserve found nothing. Three sources, one LoopWheel: the script's own answer (when the
+// next job of these tubes comes due), events other processes publish, and the periodic scan.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "redis_handler_client.h"
+#include "wheel/jobs/beanstalk_reply.h"
+#include "wheel/jobs/redis_jobs_handler.h"
+
+namespace wheel::jobs {
+
+namespace bs = beanstalk;
+using Millis = std::chrono::milliseconds;
+
+namespace {
+// Tubes whose waiters one scan reports on (the rest are seen by the next scans in turn).
+constexpr std::size_t kScanTubes = 1000;
+// A second before a held lease runs out, a waiting reserve ends with DEADLINE_SOON.
+constexpr std::int64_t kSafetyMarginMs = 1000;
+}  // namespace
+
+void RedisJobsHandler::reserve(Client* client, std::optional<Millis> timeout) {
+  const std::int64_t now = local_ms();
+  for (auto it = client->leases.begin(); it != client->leases.end();) {
+    // A lease long over (it ran out; the job went to another client or back to ready).
+    if (it->second.end_local + 60'000 < now) {
+      it = client->leases.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  for (auto& [id, lease] : client->leases) {
+    if (lease.end_local > now && lease.end_local - now <= kSafetyMarginMs) {
+      std::string out;
+      bs::append_reply(out, bs::Reply::kDeadlineSoon);
+      send(client, out);
+      return;
+    }
+  }
+  client->busy = true;
+  start_wait(client, timeout);
+  attempt(client);
+}
+
+void RedisJobsHandler::start_wait(Client* client, std::optional<Millis> timeout) {
+  client->waiting = true;
+  client->attempting = false;
+  client->wake_again = false;
+  client->deadline_soon = false;
+  client->timed_out = false;
+  client->forever = !timeout.has_value();
+  client->wait_seq = next_wait_seq_++;
+  client->retry_at = -1;
+  for (const std::string& tube : client->watched) {
+    TubeWaiters& w = waiters_[tube];
+    // Lazy entries of ended waits are dropped here when they outnumber the live ones.
+    if (w.queue.size() > 2 * w.live + 16) {
+      std::erase_if(w.queue, [this](const auto& e) {
+        Client* c = find(e.first);
+        return c == nullptr || !c->waiting || c->wait_seq != e.second;
+      });
+    }
+    w.queue.emplace_back(client->conn, client->wait_seq);
+    ++w.live;
+  }
+  ++counters_.waiting;
+  const std::uint64_t conn = client->conn;
+  const std::uint64_t seq = client->wait_seq;
+  if (timeout && timeout->count() > 0) {
+    client->timeout_timer = wheel_.schedule_at(
+        [this, conn, seq] {
+          Client* c = find(conn);
+          if (c == nullptr || !c->waiting || c->wait_seq != seq) return;
+          c->timed_out = true;
+          if (!c->attempting) {
+            end_wait(c);
+            std::string out;
+            bs::append_reply(out, bs::Reply::kTimedOut);
+            finish(conn, std::move(out));
+          }
+        },
+        Millis(local_ms() + timeout->count()));
+  }
+  deadline_check(client);
+  arm();
+}
+
+void RedisJobsHandler::deadline_check(Client* client) {
+  std::int64_t soonest = -1;
+  for (auto& [id, lease] : client->leases) {
+    if (soonest < 0 || lease.end_local < soonest) soonest = lease.end_local;
+  }
+  if (soonest < 0) return;
+  const std::uint64_t conn = client->conn;
+  const std::uint64_t seq = client->wait_seq;
+  client->soon_timer = wheel_.schedule_at(
+      [this, conn, seq] {
+        Client* c = find(conn);
+        if (c == nullptr || !c->waiting || c->wait_seq != seq) return;
+        c->deadline_soon = true;
+        if (!c->attempting) {
+          end_wait(c);
+          std::string out;
+          bs::append_reply(out, bs::Reply::kDeadlineSoon);
+          finish(conn, std::move(out));
+        }
+      },
+      Millis(soonest - kSafetyMarginMs));
+}
+
+void RedisJobsHandler::end_wait(Client* client) {
+  if (!client->waiting) return;
+  client->waiting = false;
+  for (LoopWheel::Handle* h : {&client->timeout_timer, &client->retry_timer, &client->soon_timer}) {
+    if (*h) wheel_.cancel(*h);
+    h->reset();
+  }
+  for (const std::string& tube : client->watched) {
+    auto it = waiters_.find(tube);
+    if (it == waiters_.end()) continue;
+    if (it->second.live > 0) --it->second.live;
+    if (it->second.live == 0) {
+      if (it->second.timer) wheel_.cancel(it->second.timer);
+      waiters_.erase(it);
+    }
+  }
+  if (counters_.waiting > 0) --counters_.waiting;
+}
+
+void RedisJobsHandler::attempt(Client* client) {
+  client->attempting = true;
+  client->wake_again = false;
+  ++counters_.attempts;
+  const std::uint64_t conn = client->conn;
+  const std::uint64_t seq = client->wait_seq;
+  store_.reserve(client->watched, [this, conn, seq](ClaimResult&& r) {
+    learn_clock(r.now);
+    Client* c = find(conn);
+    const bool still = c != nullptr && c->waiting && c->wait_seq == seq;
+    if (!still) {
+      // The client went away (or its wait ended) while the script ran: give the job back.
+      if (r.status == StoreStatus::kOk) {
+        store_.release(r.id, r.token, std::nullopt, Millis(0), false, [](ChangeResult&&) {});
+      }
+      return;
+    }
+    c->attempting = false;
+    if (r.status == StoreStatus::kOk) {
+      end_wait(c);
+      c->leases[r.id] = {r.token, to_local(r.lease_end), 0};
+      std::string out;
+      bs::append_job(out, bs::JobReply::kReserved, r.id, r.body);
+      if (r.more > 0) wake(r.tube, std::min<std::uint64_t>(r.more, 16));
+      finish(conn, std::move(out));
+      return;
+    }
+    if (r.status != StoreStatus::kNotFound) {
+      end_wait(c);
+      std::string out;
+      bs::append_reply(out, r.status == StoreStatus::kOutOfMemory ? bs::Reply::kOutOfMemory
+                                                                  : bs::Reply::kInternalError);
+      finish(conn, std::move(out));
+      return;
+    }
+    if (c->deadline_soon || c->timed_out || (!c->forever && !c->timeout_timer)) {
+      // reserve-with-timeout 0, or the wait ended while the script ran.
+      const bool soon = c->deadline_soon;
+      end_wait(c);
+      std::string out;
+      bs::append_reply(out, soon ? bs::Reply::kDeadlineSoon : bs::Reply::kTimedOut);
+      finish(conn, std::move(out));
+      return;
+    }
+    if (c->wake_again) {
+      attempt(c);
+      return;
+    }
+    if (r.next_due >= 0) schedule_retry(c, r.next_due);
+  });
+}
+
+void RedisJobsHandler::schedule_retry(Client* client, std::int64_t redis_due) {
+  // Never sooner than 1 ms from now: a due time that our clock estimate puts in the past
+  // (Redis's clock a little ahead) must not spin.
+  const std::int64_t at = std::max(to_local(redis_due), local_ms() + 1);
+  if (client->retry_timer && client->retry_at <= at) return;
+  if (client->retry_timer) wheel_.cancel(client->retry_timer);
+  const std::uint64_t conn = client->conn;
+  const std::uint64_t seq = client->wait_seq;
+  client->retry_at = at;
+  client->retry_timer = wheel_.schedule_at(
+      [this, conn, seq] {
+        Client* c = find(conn);
+        if (c == nullptr || !c->waiting || c->wait_seq != seq) return;
+        c->retry_timer.reset();
+        c->retry_at = -1;
+        if (c->attempting) {
+          c->wake_again = true;
+        } else {
+          attempt(c);
+        }
+      },
+      Millis(at));
+  arm();
+}
+
+void RedisJobsHandler::wake(const std::string& tube, std::uint64_t count) {
+  auto it = waiters_.find(tube);
+  if (it == waiters_.end()) return;
+  auto& queue = it->second.queue;
+  std::uint64_t started = 0;
+  for (auto e = queue.begin(); e != queue.end() && started < count;) {
+    Client* c = find(e->first);
+    if (c == nullptr || !c->waiting || c->wait_seq != e->second) {
+      e = queue.erase(e);  // an ended wait
+      continue;
+    }
+    if (c->attempting) {
+      c->wake_again = true;
+    } else {
+      attempt(c);
+    }
+    ++started;
+    ++e;
+  }
+}
+
+void RedisJobsHandler::schedule_tube(const std::string& tube, std::int64_t redis_due) {
+  auto it = waiters_.find(tube);
+  if (it == waiters_.end() || it->second.live == 0) return;
+  TubeWaiters& w = it->second;
+  const std::int64_t at = std::max(to_local(redis_due), local_ms());
+  if (w.timer && w.timer_at <= at) return;  // an earlier wake-up is set; its attempt learns more
+  if (w.timer) wheel_.cancel(w.timer);
+  w.timer_at = at;
+  w.timer = wheel_.schedule_at(
+      [this, tube] {
+        auto t = waiters_.find(tube);
+        if (t == waiters_.end()) return;
+        t->second.timer.reset();
+        t->second.timer_at = -1;
+        wake(tube, 1);
+      },
+      Millis(at));
+  arm();
+}
+
+void RedisJobsHandler::on_event(std::string_view message) {
+  ++counters_.events;
+  const std::size_t space = message.find(' ');
+  if (space == std::string_view::npos) return;
+  std::int64_t due = 0;
+  std::from_chars(message.data(), message.data() + space, due);
+  const std::string tube(message.substr(space + 1));
+  auto it = waiters_.find(tube);
+  if (it == waiters_.end() || it->second.live == 0) return;
+  if (!clock_known_ || to_local(due) <= local_ms()) {
+    wake(tube, 1);
+  } else {
+    schedule_tube(tube, due);
+  }
+}
+
+void RedisJobsHandler::scan() {
+  if (scan_in_flight_ || stopping_) return;
+  scan_in_flight_ = true;
+  ++counters_.scans;
+  std::vector<std::string> tubes;
+  for (auto& [tube, w] : waiters_) {
+    if (w.live > 0 && tubes.size() < kScanTubes) tubes.push_back(tube);
+  }
+  store_.scan(kMaxPromotePerScript, tubes, [this](ScanResult&& r) {
+    scan_in_flight_ = false;
+    if (r.status != StoreStatus::kOk) return;  // the client logs; the next scan tries again
+    learn_clock(r.now);
+    for (const auto& t : r.tubes) {
+      if (t.ready) wake(t.name, 1);
+      if (t.next_due >= 0) schedule_tube(t.name, t.next_due);
+    }
+  });
+}
+
+void RedisJobsHandler::tick() {
+  wheel_.advance(Millis(local_ms()));
+  arm();
+}
+
+void RedisJobsHandler::arm() {
+  if (wheel_timer_ == nullptr) return;
+  const std::optional<LoopWheel::Time> due = wheel_.next_due();
+  if (!due) {
+    uv_timer_stop(wheel_timer_);
+    return;
+  }
+  const std::int64_t at = std::chrono::duration_cast<Millis>(*due).count();
+  const std::int64_t wait = at - local_ms();
+  uv_timer_start(
+      wheel_timer_, [](uv_timer_t* t) { static_cast<RedisJobsHandler*>(t->data)->tick(); },
+      wait > 0 ? static_cast<std::uint64_t>(wait) : 0, 0);
+}
+
+}  // namespace wheel::jobs

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// BeanstalkServerHandler (wheel/jobs/beanstalk_server_handler.h) in-process: the handler on a
+// TcpServer on its own loop thread, its JobQueue journalled by a LogJournal on the
+// fault-injecting file system, real TCP clients over loopback. What only an embedded log can
+// show through the socket: a full disk answers OUT_OF_MEMORY while reads and deletes go on and
+// puts come back with the space; a log stopped by an I/O error answers INTERNAL_ERROR.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+#include <uv.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "support/beanstalk_client.h"
+#include "support/fault_injection_fs.h"
+#include "wheel/jobs/beanstalk_server_handler.h"
+#include "wheel/jobs/job_log.h"
+#include "wheel/jobs/log_journal.h"
+#include "wheel/logger.h"
+
+namespace wheel::jobs {
+namespace {
+
+using namespace std::chrono_literals;
+using wheel_test::Client;
+
+// The server on its own thread; everything it owns lives on that thread.
+class EmbeddedServer {
+ public:
+  explicit EmbeddedServer(JobLogOptions log_options) {
+    std::promise<std::uint16_t> bound;
+    std::future<std::uint16_t> port = bound.get_future();
+    thread_ = std::thread([this, log_options, &bound]() mutable { serve(log_options, bound); });
+    port_ = port.get();
+  }
+  ~EmbeddedServer() {
+    if (net::TcpServer* s = server_.load()) s->shutdown();  // safe from any thread
+    thread_.join();
+  }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  void serve(JobLogOptions log_options, std::promise<std::uint16_t>& bound) {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    uv_async_t wake;
+    uv_async_init(&loop, &wake, [](uv_async_t* a) {
+      if (a->data != nullptr) static_cast<BeanstalkServerHandler*>(a->data)->on_log_wakeup();
+    });
+    wake.data = nullptr;
+    uv_unref(reinterpret_cast<uv_handle_t*>(&wake));
+    log_options.wakeup = [&wake] { uv_async_send(&wake); };
+    {
+      Recovered recovered;
+      std::string error;
+      std::unique_ptr<JobLog> log = JobLog::open(log_options, &recovered, &error);
+      if (!log) {
+        ADD_FAILURE() << error;
+        bound.set_value(0);
+        return;
+      }
+      LogJournal journal(*log, log_options.sync);
+      JobQueue queue({}, &journal, Millis(static_cast<std::int64_t>(uv_now(&loop))));
+      BeanstalkDispatcher dispatcher(queue, {});
+      BeanstalkServerHandler handler(queue, journal, dispatcher);
+      net::TcpServerOptions options;
+      options.port = 0;
+      options.framing = net::Framing::kBytes;
+      net::TcpServer server(&loop, options, handler);
+      const std::uint16_t port = server.listen();
+      handler.attach(server);
+      wake.data = &handler;
+      handler.attach_log(journal);
+      server_ = &server;
+      bound.set_value(port);
+      uv_run(&loop, UV_RUN_DEFAULT);  // until the destructor's shutdown() completes
+      wake.data = nullptr;
+    }  // the log stops its sync thread before `wake` closes
+    uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+  }
+
+  std::thread thread_;
+  std::atomic<net::TcpServer*> server_{nullptr};
+  std::uint16_t port_ = 0;
+};
+
+class ServerHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { logger()->set_level(spdlog::level::off); }
+  void TearDown() override { logger()->set_level(spdlog::level::info); }
+  JobLogOptions options() {
+    JobLogOptions o;
+    o.dir = "/log";
+    o.fs = &fs;
+    o.segment_bytes = 8192;
+    o.reserve_bytes = 4096;
+    return o;  // sync always, on the log's sync thread: the fs is thread-safe
+  }
+  testing::FaultInjectionFs fs;
+};
+
+TEST_F(ServerHandlerTest, ADiskFullAnswersOutOfMemoryReadsAndDeletesGoOnPutsResume) {
+  fs.set_capacity(48 * 1024);
+  EmbeddedServer server(options());
+  ASSERT_NE(server.port(), 0);
+  Client c(server.port());
+  ASSERT_TRUE(c.connected());
+  const std::string body(200, 'b');
+  const std::string put = "put 0 0 60 200\r\n" + body + "\r\n";
+  std::string reply;
+  std::uint64_t last = 0;
+  for (int i = 0; i < 1000; ++i) {  // 48 KiB holds far fewer than 1000 such records
+    reply = c.ask(put);
+    if (!reply.starts_with("INSERTED ")) break;
+    last = std::stoull(reply.substr(9));
+  }
+  EXPECT_EQ(reply, "OUT_OF_MEMORY");
+  ASSERT_GT(last, 10u);
+  // Reads go on, the refused put left nothing behind, changes are refused too.
+  EXPECT_EQ(c.ask("peek " + std::to_string(last) + "\r\n"),
+            "FOUND " + std::to_string(last) + " 200");
+  EXPECT_EQ(c.bytes(202), body + "\r\n");
+  EXPECT_EQ(c.ask("peek " + std::to_string(last + 1) + "\r\n"), "NOT_FOUND");
+  EXPECT_EQ(c.ask("reserve-job 1\r\n"), "RESERVED 1 200");  // not durable: allowed
+  c.bytes(202);
+  EXPECT_EQ(c.ask("bury 1 0\r\n"), "OUT_OF_MEMORY");
+  EXPECT_EQ(c.ask("release 1 0 0\r\n"), "OUT_OF_MEMORY");
+  EXPECT_EQ(c.ask("put 0 0 60 200\r\n" + body + "\r\n"), "OUT_OF_MEMORY");
+  // Deletes keep working (from the log's reserve).
+  EXPECT_EQ(c.ask("delete 1\r\n"), "DELETED");
+  EXPECT_EQ(c.ask("delete 2\r\n"), "DELETED");
+  const std::string stats = c.yaml("stats\r\n");
+  EXPECT_NE(stats.find("current-jobs-ready: " + std::to_string(last - 2) + "\n"), std::string::npos)
+      << stats;
+  // Space returns: the log notices on its next check (at most a second later) and puts resume.
+  fs.set_capacity(UINT64_MAX);
+  reply.clear();
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!reply.starts_with("INSERTED ") && std::chrono::steady_clock::now() < deadline) {
+    reply = c.ask(put);
+    if (!reply.starts_with("INSERTED ")) {
+      EXPECT_EQ(reply, "OUT_OF_MEMORY");
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  EXPECT_TRUE(reply.starts_with("INSERTED ")) << reply;
+  EXPECT_GT(std::stoull(reply.substr(9)), last);
+}
+
+TEST_F(ServerHandlerTest, ALogStoppedByAnIoErrorAnswersInternalErrorAndReadsGoOn) {
+  EmbeddedServer server(options());
+  ASSERT_NE(server.port(), 0);
+  Client c(server.port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_EQ(c.ask("put 0 0 60 4\r\nkept\r\n"), "INSERTED 1");
+  fs.set_ops_until_crash(1);  // the next write to the log fails with EIO: the log stops
+  EXPECT_EQ(c.ask("put 0 0 60 4\r\nlost\r\n"), "INTERNAL_ERROR");
+  EXPECT_EQ(c.ask("put 0 0 60 4\r\nlost\r\n"), "INTERNAL_ERROR");  // stopped until a restart
+  EXPECT_EQ(c.ask("delete 1\r\n"), "INTERNAL_ERROR");
+  EXPECT_EQ(c.ask("peek 1\r\n"), "FOUND 1 4");
+  EXPECT_EQ(c.bytes(6), "kept\r\n");
+  EXPECT_EQ(c.ask("list-tube-used\r\n"), "USING default");
+}
+
+}  // namespace
+}  // namespace wheel::jobs
