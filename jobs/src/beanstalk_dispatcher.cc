@@ -69,6 +69,20 @@ std::chrono::microseconds to_micros(const timeval& tv) {
 
 }  // namespace
 
+void fill_process_stats(const ServerInfo& info, bs::ServerStats& s) {
+  s.pid = info.pid;
+  s.version = info.version;
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) {
+    s.rusage_user = to_micros(usage.ru_utime);
+    s.rusage_system = to_micros(usage.ru_stime);
+  }
+  s.id = info.id;
+  s.hostname = info.hostname;
+  s.os = info.os;
+  s.platform = info.platform;
+}
+
 BeanstalkDispatcher::BeanstalkDispatcher(JobQueue& queue, ServerInfo info)
     : queue_(queue), info_(std::move(info)), started_(queue.now()) {}
 
@@ -235,20 +249,10 @@ bs::ServerStats BeanstalkDispatcher::server_stats() const {
   s.workers = q.workers;
   s.waiting = q.waiting;
   s.total_connections = q.total_sessions;
-  s.pid = info_.pid;
-  s.version = info_.version;
-  rusage usage{};
-  if (getrusage(RUSAGE_SELF, &usage) == 0) {
-    s.rusage_user = to_micros(usage.ru_utime);
-    s.rusage_system = to_micros(usage.ru_stime);
-  }
+  fill_process_stats(info_, s);
   s.uptime = std::chrono::duration_cast<std::chrono::seconds>(queue_.now() - started_);
   s.binlog_max_size = 10'485'760;  // beanstalkd's default -s; no binlog here yet
   s.draining = queue_.draining();
-  s.id = info_.id;
-  s.hostname = info_.hostname;
-  s.os = info_.os;
-  s.platform = info_.platform;
   return s;
 }
 

@@ -2,7 +2,6 @@
 #include "wheel/jobs/redis_jobs_handler.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <csignal>
@@ -479,20 +478,9 @@ void RedisJobsHandler::stats(Client* client) {
       s.workers += !c->leases.empty() || c->waiting;
     }
     s.total_connections = counters_.total_connections;
-    s.pid = options_.info.pid;
-    s.version = options_.info.version;
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    s.rusage_user = std::chrono::seconds(usage.ru_utime.tv_sec) +
-                    std::chrono::microseconds(usage.ru_utime.tv_usec);
-    s.rusage_system = std::chrono::seconds(usage.ru_stime.tv_sec) +
-                      std::chrono::microseconds(usage.ru_stime.tv_usec);
+    fill_process_stats(options_.info, s);
     s.uptime = std::chrono::seconds((local_ms() - started_ms_) / 1000);
     s.draining = draining_;
-    s.id = options_.info.id;
-    s.hostname = options_.info.hostname;
-    s.os = options_.info.os;
-    s.platform = options_.info.platform;
     bs::append_ok(reply, bs::server_stats_yaml(s));
     finish(conn, std::move(reply));
   });

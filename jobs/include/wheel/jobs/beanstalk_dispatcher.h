@@ -27,6 +27,11 @@ struct ServerInfo {
   std::uint32_t max_job_size = 65'535;
 };
 
+// Sets the fields of `stats` that describe this process: pid, version, id, hostname, os and
+// platform from `info` (views into it: `info` must outlive `stats`), and rusage-utime and
+// rusage-stime from getrusage(RUSAGE_SELF). Safe from any thread.
+void fill_process_stats(const ServerInfo& info, beanstalk::ServerStats& stats);
+
 class BeanstalkDispatcher {
  public:
   enum class Next : std::uint8_t {
