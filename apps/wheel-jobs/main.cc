@@ -79,6 +79,18 @@ struct ServeOptions {
   std::uint16_t metrics_port = 0;
 };
 
+// The TCP side of either server: beanstalkd's byte stream on host:port.
+wheel::net::TcpServerOptions tcp_options(const ServeOptions& o) {
+  wheel::net::TcpServerOptions options;
+  options.host = o.host;
+  options.port = o.port;
+  options.framing = wheel::net::Framing::kBytes;
+  options.max_connections = o.max_connections;
+  // A reply holds at most one job body; room for it plus pipelined small replies.
+  options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
+  return options;
+}
+
 // The server on `loop` with `journal` (and `log_journal` when durable) until SIGTERM/SIGINT:
 // 0, or 1 when it cannot start.
 int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::JobJournal& journal,
@@ -94,14 +106,7 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
   jobs::BeanstalkServerOptions handler_options;
   handler_options.max_job_size = o.max_job_size;
   jobs::BeanstalkServerHandler handler(queue, journal, dispatcher, handler_options);
-  wheel::net::TcpServerOptions options;
-  options.host = o.host;
-  options.port = o.port;
-  options.framing = wheel::net::Framing::kBytes;
-  options.max_connections = o.max_connections;
-  // A reply holds at most one job body; room for it plus pipelined small replies.
-  options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
-  wheel::net::TcpServer server(loop, options, handler);
+  wheel::net::TcpServer server(loop, tcp_options(o), handler);
   std::uint16_t bound = 0;
   try {
     bound = server.listen();
@@ -162,13 +167,7 @@ int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint) {
     options.max_job_size = o.max_job_size;
     options.info = server_info(o.max_job_size);
     jobs::RedisJobsHandler handler(store, events, options);
-    wheel::net::TcpServerOptions server_options;
-    server_options.host = o.host;
-    server_options.port = o.port;
-    server_options.framing = wheel::net::Framing::kBytes;
-    server_options.max_connections = o.max_connections;
-    server_options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
-    wheel::net::TcpServer server(&loop, server_options, handler);
+    wheel::net::TcpServer server(&loop, tcp_options(o), handler);
     handler.on_shutdown_also([&] {
       client.stop();
       events.stop();
