@@ -4,7 +4,11 @@
 // moved by hand (advance); nothing waits. Blocked reserves are in jobs_queue_reserve_test.cc.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wheel/jobs/job_queue.h"
@@ -81,6 +85,35 @@ TEST_F(JobQueueTest, DelayEndsExactlyAtTheMillisecond) {
   queue.advance(250ms);
   EXPECT_EQ(state(id), JobState::kReady);
   EXPECT_EQ(reserve_now(b), id);
+}
+
+// Delays from 1 s to 3 days on the queue's wheel (levels cascade), driven the way a server
+// drives it: sleep until next_due(), advance to it. After every step each job is ready exactly
+// when its due millisecond has come, never a millisecond early or late, and next_due() never
+// names a time after a pending deadline.
+TEST_F(JobQueueTest, EveryDelayFrom1sTo3DaysEndsAtItsMillisecondUnderANextDueDriver) {
+  std::mt19937_64 rng(19);
+  std::uniform_int_distribution<std::int64_t> pick(1'000, 3 * 86'400'000);
+  std::vector<std::pair<Millis, std::uint64_t>> due;
+  for (int i = 0; i < 400; ++i) {
+    const Millis delay(pick(rng));
+    due.emplace_back(delay, put(a, 0, delay));
+  }
+  std::sort(due.begin(), due.end());
+  std::size_t ready = 0;
+  for (int steps = 0; steps < 100'000 && ready < due.size(); ++steps) {
+    std::optional<Millis> next = queue.next_due();
+    ASSERT_TRUE(next.has_value());
+    ASSERT_LE(*next, due[ready].first) << "next_due() after a pending deadline";
+    queue.advance(*next);
+    while (ready < due.size() && due[ready].first <= queue.now()) ++ready;
+    for (std::size_t i = 0; i < due.size(); ++i) {
+      ASSERT_EQ(state(due[i].second), i < ready ? JobState::kReady : JobState::kDelayed)
+          << "job due at " << due[i].first.count() << " ms, now " << queue.now().count();
+    }
+  }
+  EXPECT_EQ(ready, due.size());
+  EXPECT_FALSE(queue.next_due().has_value());
 }
 
 TEST_F(JobQueueTest, DelayedJobsBecomeReadyInDueOrder) {

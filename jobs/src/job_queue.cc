@@ -3,19 +3,37 @@
 // commands on existing jobs are in job_queue_commands.cc.
 #include "wheel/jobs/job_queue.h"
 
+#include <chrono>
+#include <limits>
 #include <stdexcept>
 
-#include "deadline_queue.h"
 #include "wheel/jobs/beanstalk_protocol.h"
 
 namespace wheel::jobs {
 
 namespace {
 constexpr std::uint32_t kUrgentBelow = 1024;  // beanstalkd's URGENT_THRESHOLD
+
+// The wheel's shape: 1 ms ticks, hierarchical (levels of 512 ticks: 512 ms, 262 s, 37 h, ...).
+// docs/jobs.md has the measurement that chose it over the hashed layout.
+LoopWheelOptions wheel_options() {
+  LoopWheelOptions options;
+  options.tick_duration = std::chrono::milliseconds(1);
+  options.ticks_per_wheel = 512;
+  options.layout = TimerLayout::kHierarchical;
+  return options;
+}
+
+LoopWheel::Time to_wheel(Millis t) {
+  constexpr std::int64_t kMaxMs = std::numeric_limits<std::int64_t>::max() / 1'000'000;
+  if (t.count() >= kMaxMs) return LoopWheel::Time::max();
+  if (t.count() <= -kMaxMs) return LoopWheel::Time::min();
+  return std::chrono::duration_cast<LoopWheel::Time>(t);
+}
 }  // namespace
 
 JobQueue::JobQueue(JobQueueLimits limits, JobJournal* journal, Millis now)
-    : limits_(limits), journal_(journal), now_(now), deadlines_(std::make_unique<DeadlineQueue>()) {
+    : limits_(limits), journal_(journal), now_(now), deadlines_(wheel_options(), to_wheel(now)) {
   if (limits.max_jobs == 0 || limits.max_body_bytes == 0 || limits.max_tubes == 0 ||
       limits.max_watched_per_session == 0) {
     throw std::invalid_argument("JobQueueLimits: every limit must be at least 1");
@@ -29,51 +47,63 @@ JobQueue::~JobQueue() = default;
 
 void JobQueue::advance(Millis now) {
   if (now > now_) now_ = now;
-  // Expire one at a time: what a firing does may add or cancel other deadlines.
-  while (std::optional<DeadlineTarget> target = deadlines_->pop_due(now_)) {
-    switch (target->kind) {
-      case DeadlineKind::kJob: {
-        Job* job = find_job(target->key);
-        if (job == nullptr) break;
-        job->timeout_token = 0;
-        if (job->state == JobState::kDelayed) {
-          job->tube->delayed.erase(job);
-          make_ready(job);
-        } else if (job->state == JobState::kReserved) {
-          // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
-          Session* holder = find_session(job->reserver);
-          if (holder != nullptr) holder->reserved.erase(job->id);
-          job->tube->reserved--;
-          job->timeouts++;
-          job_timeouts_++;
-          make_ready(job);
-        }
-        break;
-      }
-      case DeadlineKind::kWait: {
-        Session* session = find_session(target->key);
-        if (session == nullptr || !session->wait_seq) break;
-        session->wait_token = 0;
-        Outcome outcome = deadline_soon(session) ? Outcome::kDeadlineSoon : Outcome::kTimedOut;
-        stop_wait(session);
-        ended_.push_back({session->id, outcome, 0});
-        break;
-      }
-      case DeadlineKind::kPause: {
-        Tube* tube = reinterpret_cast<Tube*>(static_cast<std::uintptr_t>(target->key));
-        tube->pause_token = 0;
-        tube->pause = Millis{0};
-        maybe_drop(tube);
-        break;
-      }
-    }
-  }
+  // A deadline at D ms sits 1 ns before D on the wheel, so its tick has passed exactly when
+  // now_ reaches D. What a task does may schedule or cancel other deadlines (the wheel allows
+  // it); commands run from tasks see now_.
+  deadlines_.advance(to_wheel(now_));
   serve_waiters();
   deliver();
 }
 
 std::optional<Millis> JobQueue::next_due() const {
-  return deadlines_->next_due();
+  std::optional<LoopWheel::Time> due = deadlines_.next_due();
+  if (!due) return std::nullopt;
+  return std::chrono::ceil<Millis>(*due);
+}
+
+LoopWheel::Handle JobQueue::schedule(Millis when, void (JobQueue::*due)(std::uint64_t),
+                                     std::uint64_t key) {
+  return deadlines_.schedule_at([this, due, key] { (this->*due)(key); },
+                                to_wheel(when) - LoopWheel::Time(1));
+}
+
+void JobQueue::cancel(LoopWheel::Handle& handle) {
+  if (handle) deadlines_.cancel(handle);
+  handle.reset();
+}
+
+void JobQueue::job_due(std::uint64_t job_id) {
+  Job* job = find_job(job_id);
+  if (job == nullptr) return;
+  job->timeout.reset();
+  if (job->state == JobState::kDelayed) {
+    job->tube->delayed.erase(job);
+    make_ready(job);
+  } else if (job->state == JobState::kReserved) {
+    // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
+    Session* holder = find_session(job->reserver);
+    if (holder != nullptr) holder->reserved.erase(job->id);
+    job->tube->reserved--;
+    job->timeouts++;
+    job_timeouts_++;
+    make_ready(job);
+  }
+}
+
+void JobQueue::wait_due(std::uint64_t session_id) {
+  Session* session = find_session(session_id);
+  if (session == nullptr || !session->wait_seq) return;
+  session->wait_timeout.reset();
+  Outcome outcome = deadline_soon(session) ? Outcome::kDeadlineSoon : Outcome::kTimedOut;
+  stop_wait(session);
+  ended_.push_back({session->id, outcome, 0});
+}
+
+void JobQueue::pause_due(std::uint64_t tube_address) {
+  Tube* tube = reinterpret_cast<Tube*>(static_cast<std::uintptr_t>(tube_address));
+  tube->pause_timeout.reset();
+  tube->pause = Millis{0};
+  maybe_drop(tube);
 }
 
 // --- sessions ---
@@ -99,7 +129,7 @@ void JobQueue::close_session(SessionId id) {
   // Its reserved jobs go back to ready with their priority, as beanstalkd does on a hang-up.
   for (std::uint64_t job_id : session->reserved) {
     Job* job = find_job(job_id);
-    deadlines_->cancel(job->timeout_token);
+    cancel(job->timeout);
     job->tube->reserved--;
     make_ready(job);
   }
@@ -148,7 +178,7 @@ void JobQueue::maybe_drop(Tube* tube) {
       tube->job_count() != 0 || !tube->waiters.empty()) {
     return;
   }
-  deadlines_->cancel(tube->pause_token);
+  cancel(tube->pause_timeout);
   tubes_with_waiters_.erase(tube);
   tubes_.erase(tube->name());
 }
@@ -179,12 +209,12 @@ void JobQueue::make_delayed(Job* job, Millis delay) {
   job->reserver = 0;
   job->deadline = now_ + delay;
   job->tube->delayed.insert(job);
-  job->timeout_token = deadlines_->add(job->deadline, {DeadlineKind::kJob, job->id});
+  job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
 }
 
 void JobQueue::take_out(Job* job) {
   Tube* tube = job->tube;
-  deadlines_->cancel(job->timeout_token);
+  cancel(job->timeout);
   switch (job->state) {
     case JobState::kReady:
       tube->ready.erase(job);

@@ -3,7 +3,6 @@
 // and stats.
 #include <algorithm>
 
-#include "deadline_queue.h"
 #include "wheel/jobs/job_queue.h"
 
 namespace wheel::jobs {
@@ -35,7 +34,7 @@ void JobQueue::reserve_for(Session* session, Job* job) {
   job->reserves++;
   job->deadline = now_ + job->ttr;
   job->tube->reserved++;
-  job->timeout_token = deadlines_->add(job->deadline, {DeadlineKind::kJob, job->id});
+  job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
   session->reserved.insert(job->id);
 }
 
@@ -71,7 +70,7 @@ void JobQueue::start_wait(Session* session, std::optional<Millis> timeout) {
     if (!until || soon < *until) until = soon;
   }
   session->wait_until = until;
-  if (until) session->wait_token = deadlines_->add(*until, {DeadlineKind::kWait, session->id});
+  if (until) session->wait_timeout = schedule(*until, &JobQueue::wait_due, session->id);
 }
 
 void JobQueue::stop_wait(Session* session) {
@@ -80,7 +79,7 @@ void JobQueue::stop_wait(Session* session) {
     tube->waiters.erase({*session->wait_seq, session->id});
     if (tube->waiters.empty()) tubes_with_waiters_.erase(tube);
   }
-  deadlines_->cancel(session->wait_token);
+  cancel(session->wait_timeout);
   session->wait_seq.reset();
   session->wait_until.reset();
   waiting_--;
@@ -197,9 +196,9 @@ Outcome JobQueue::touch(SessionId id, std::uint64_t job_id) {
   if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
     return Outcome::kNotFound;
   }
-  deadlines_->cancel(job->timeout_token);
+  cancel(job->timeout);
   job->deadline = now_ + job->ttr;
-  job->timeout_token = deadlines_->add(job->deadline, {DeadlineKind::kJob, job->id});
+  job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
   return Outcome::kOk;
 }
 
@@ -242,14 +241,14 @@ Outcome JobQueue::pause_tube(std::string_view name, Millis delay) {
   auto it = tubes_.find(name);
   if (it == tubes_.end()) return Outcome::kNotFound;
   Tube* tube = it->second.get();
-  deadlines_->cancel(tube->pause_token);
+  cancel(tube->pause_timeout);
   tube->cmd_pause_tube++;
   tube->pause = delay.count() > 0 ? delay : Millis{0};
   tube->pause_until = now_ + tube->pause;
   if (tube->pause.count() > 0) {
-    tube->pause_token = deadlines_->add(
-        tube->pause_until,
-        {DeadlineKind::kPause, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(tube))});
+    tube->pause_timeout =
+        schedule(tube->pause_until, &JobQueue::pause_due,
+                 static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(tube)));
   } else {
     serve_waiters();
     deliver();

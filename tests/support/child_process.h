@@ -97,6 +97,15 @@ class ServerProcess {
     pid_ = -1;
     return status;
   }
+  // Sends SIGKILL now (kill -9: no handler runs) and reaps the process; returns its exit status
+  // (see wait_with_deadline: 128 + 9 when the signal killed it).
+  int kill_now() {
+    if (pid_ <= 0) return -1;
+    kill(pid_, SIGKILL);
+    const int status = wait_with_deadline(pid_, Clock::now() + kExitGrace);
+    pid_ = -1;
+    return status;
+  }
 
  private:
   pid_t pid_ = -1;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/loop_wheel.h"
 
 namespace wheel::jobs {
 
@@ -38,10 +39,10 @@ struct Job {
   SessionId reserver = 0;  // kReserved only
   std::uint32_t reserves = 0, timeouts = 0, releases = 0, buries = 0, kicks = 0;
 
-  // Where the queue keeps it (internal): the tube's buried list position while kBuried, and the
-  // handle of its pending delay or TTR timeout.
+  // Where the queue keeps it (internal): the tube's buried list position while kBuried, and its
+  // pending delay or TTR timeout on the queue's wheel.
   std::list<Job*>::iterator buried_pos{};
-  std::uint64_t timeout_token = 0;
+  LoopWheel::Handle timeout;
 };
 
 }  // namespace wheel::jobs

@@ -20,9 +20,13 @@
 //
 // Time: the queue never reads a clock. Its owner passes `now` (milliseconds on any monotonic
 // clock) to advance(), which runs every delay end, TTR expiry, pause end and reserve timeout
-// due by then, in time order; commands use the `now` of the last advance(). next_due() says
-// when the next one is due, so the owner arms one timer for it (a libuv timer, a LoopWheel).
-// Tests move time by hand.
+// due by then (one due at D runs at the first advance(now >= D), never before: exact to the
+// millisecond), millisecond by millisecond in time order (within one millisecond in no
+// particular order); commands use the `now` of the last advance(). The deadlines are timeouts
+// on a wheel::LoopWheel with a 1 ms tick, hierarchical layout (chosen by measurement:
+// docs/jobs.md): O(1) to schedule and cancel, whatever the number of jobs. next_due() says when
+// to call advance() next, so the owner arms one timer for it (a libuv timer). Tests move time
+// by hand.
 //
 // Durability: every durable change goes through the JobJournal (job_journal.h) before it is
 // applied; a journal that refuses makes the command fail, state unchanged: kOutOfMemory when
@@ -51,8 +55,6 @@
 #include "wheel/jobs/tube.h"
 
 namespace wheel::jobs {
-
-class DeadlineQueue;
 
 // How a command ended (the protocol reply it maps to in brackets).
 enum class Outcome : std::uint8_t {
@@ -121,7 +123,9 @@ class JobQueue {
   // due by then, in time order.
   void advance(Millis now);
   Millis now() const { return now_; }
-  // When the next delay end, TTR expiry, pause end or reserve timeout is due; nullopt: none.
+  // When advance() has work next: no later than the next delay end, TTR expiry, pause end or
+  // reserve timeout (earlier when the wheel cascades: advance() then runs nothing, and
+  // next_due() moves on); nullopt: none pending.
   std::optional<Millis> next_due() const;
 
   // --- sessions ---
@@ -206,8 +210,14 @@ class JobQueue {
   void start_wait(Session* session, std::optional<Millis> timeout);
   void stop_wait(Session* session);
   void serve_waiters();
-  void fire(std::uint64_t token);
   void deliver();
+  // The deadlines on the wheel: schedule one at `when`, cancel one (an empty handle is ignored;
+  // the handle is emptied), and what runs when each is due.
+  LoopWheel::Handle schedule(Millis when, void (JobQueue::*due)(std::uint64_t), std::uint64_t key);
+  void cancel(LoopWheel::Handle& handle);
+  void job_due(std::uint64_t job_id);       // delay end or TTR expiry
+  void wait_due(std::uint64_t session_id);  // reserve timeout or DEADLINE_SOON
+  void pause_due(std::uint64_t tube_address);
   bool journal(const JobChange& change);
   Outcome refusal() const;  // the outcome of the journal's last refusal
   void erase_job(Job* job);
@@ -216,7 +226,7 @@ class JobQueue {
   JobJournal* journal_;
   ReserveListener* listener_ = nullptr;
   Millis now_;
-  std::unique_ptr<DeadlineQueue> deadlines_;
+  LoopWheel deadlines_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Job>> jobs_;
   std::map<std::string, std::unique_ptr<Tube>, std::less<>> tubes_;
   std::unordered_map<SessionId, std::unique_ptr<Session>> sessions_;

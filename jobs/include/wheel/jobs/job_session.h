@@ -27,7 +27,7 @@ struct Session {
   // DEADLINE_SOON), if ever.
   std::optional<std::uint64_t> wait_seq;
   std::optional<Millis> wait_until;
-  std::uint64_t wait_token = 0;
+  LoopWheel::Handle wait_timeout;  // the end of the wait, on the queue's wheel
 };
 
 }  // namespace wheel::jobs
