@@ -252,4 +252,25 @@ TEST(BeanstalkStats, ProcessFieldsComeFromTheServerInfoAndGetrusage) {
   EXPECT_NE(yaml.find("\nhostname: host\n"), std::string::npos) << yaml;
 }
 
+TEST(BeanstalkStats, JobCountsComeFromTheQueuesCounters) {
+  wheel::jobs::QueueCounters q;
+  q.urgent = 1;
+  q.ready = 2;
+  q.reserved = 3;
+  q.delayed = 4;
+  q.buried = 5;
+  q.job_timeouts = 6;
+  q.total_jobs = 7;
+  q.tubes = 8;
+  ServerStats s;
+  wheel::jobs::fill_job_counts(q, s);
+  const std::string yaml = server_stats_yaml(s);
+  for (const char* line :
+       {"\ncurrent-jobs-urgent: 1\n", "\ncurrent-jobs-ready: 2\n", "\ncurrent-jobs-reserved: 3\n",
+        "\ncurrent-jobs-delayed: 4\n", "\ncurrent-jobs-buried: 5\n", "\njob-timeouts: 6\n",
+        "\ntotal-jobs: 7\n", "\ncurrent-tubes: 8\n"}) {
+    EXPECT_NE(yaml.find(line), std::string::npos) << line << yaml;
+  }
+}
+
 }  // namespace

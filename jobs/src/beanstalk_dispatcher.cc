@@ -234,16 +234,9 @@ void BeanstalkDispatcher::count(const bs::Request& request) {
 bs::ServerStats BeanstalkDispatcher::server_stats() const {
   QueueCounters q = queue_.counters();
   bs::ServerStats s;
-  s.urgent = q.urgent;
-  s.ready = q.ready;
-  s.reserved = q.reserved;
-  s.delayed = q.delayed;
-  s.buried = q.buried;
+  fill_job_counts(q, s);
   s.commands = commands_;
-  s.job_timeouts = q.job_timeouts;
-  s.total_jobs = q.total_jobs;
   s.max_job_size = info_.max_job_size;
-  s.tubes = q.tubes;
   s.connections = q.sessions;
   s.producers = q.producers;
   s.workers = q.workers;

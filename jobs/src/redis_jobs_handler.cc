@@ -462,16 +462,9 @@ void RedisJobsHandler::stats(Client* client) {
       return;
     }
     bs::ServerStats s;
-    s.urgent = t.urgent;
-    s.ready = t.ready;
-    s.reserved = t.reserved;
-    s.delayed = t.delayed;
-    s.buried = t.buried;
+    fill_job_counts(t, s);
     s.commands = commands_;
-    s.job_timeouts = t.job_timeouts;
-    s.total_jobs = t.total_jobs;
     s.max_job_size = options_.max_job_size;
-    s.tubes = t.tubes;
     s.connections = clients_.size();
     for (auto& [id, c] : clients_) {
       s.waiting += c->waiting;
