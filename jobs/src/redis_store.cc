@@ -61,6 +61,17 @@ bool check(const RedisValue& v, StoreResult& r, std::size_t min_elements) {
   return true;
 }
 
+// check(), then the script's found flag (element 0): true when it is 1 and the reply has at
+// least `min_elements`; else false, with kNotFound when the reply itself was sound.
+bool found(const RedisValue& v, StoreResult& r, std::size_t min_elements) {
+  if (!check(v, r, 1)) return false;
+  if (as_int(at(v, 0)) != 1 || v.elements.size() < min_elements) {
+    r.status = StoreStatus::kNotFound;
+    return false;
+  }
+  return true;
+}
+
 std::string ms(std::chrono::milliseconds d) {
   return std::to_string(d.count());
 }
@@ -162,11 +173,7 @@ void read_kicked(const RedisValue& v, ChangeResult& r) {
 }
 
 void read_peek(const RedisValue& v, PeekResult& r) {
-  if (!check(v, r, 1)) return;
-  if (as_int(at(v, 0)) != 1 || v.elements.size() < 3) {
-    r.status = StoreStatus::kNotFound;
-    return;
-  }
+  if (!found(v, r, 3)) return;
   r.id = static_cast<std::uint64_t>(as_int(at(v, 1)));
   r.body = at(v, 2).str;
 }
@@ -241,52 +248,42 @@ void RedisStore::peek_tube(std::string_view tube, PeekWhich which, Done<PeekResu
 void RedisStore::job_stats(std::uint64_t id, Done<JobInfo> done) {
   client_.eval(scripts_->stats_job, {options_.prefix, member(id)},
                answer(std::move(done), [id](const RedisValue& v, JobInfo& r) {
-                 if (check(v, r, 1)) {
-                   if (as_int(at(v, 0)) != 1 || v.elements.size() < 13) {
-                     r.status = StoreStatus::kNotFound;
-                   } else {
-                     auto& s = r.stats;
-                     r.tube = at(v, 1).str;
-                     s.id = id;
-                     s.state = state_of(at(v, 2).str);
-                     s.priority = static_cast<std::uint32_t>(as_int(at(v, 3)));
-                     s.age = Millis(as_int(at(v, 4)));
-                     s.delay = Millis(as_int(at(v, 5)));
-                     s.ttr = Millis(as_int(at(v, 6)));
-                     s.time_left = Millis(as_int(at(v, 7)));
-                     s.reserves = static_cast<std::uint32_t>(as_int(at(v, 8)));
-                     s.timeouts = static_cast<std::uint32_t>(as_int(at(v, 9)));
-                     s.releases = static_cast<std::uint32_t>(as_int(at(v, 10)));
-                     s.buries = static_cast<std::uint32_t>(as_int(at(v, 11)));
-                     s.kicks = static_cast<std::uint32_t>(as_int(at(v, 12)));
-                   }
-                 }
+                 if (!found(v, r, 13)) return;
+                 auto& s = r.stats;
+                 r.tube = at(v, 1).str;
+                 s.id = id;
+                 s.state = state_of(at(v, 2).str);
+                 s.priority = static_cast<std::uint32_t>(as_int(at(v, 3)));
+                 s.age = Millis(as_int(at(v, 4)));
+                 s.delay = Millis(as_int(at(v, 5)));
+                 s.ttr = Millis(as_int(at(v, 6)));
+                 s.time_left = Millis(as_int(at(v, 7)));
+                 s.reserves = static_cast<std::uint32_t>(as_int(at(v, 8)));
+                 s.timeouts = static_cast<std::uint32_t>(as_int(at(v, 9)));
+                 s.releases = static_cast<std::uint32_t>(as_int(at(v, 10)));
+                 s.buries = static_cast<std::uint32_t>(as_int(at(v, 11)));
+                 s.kicks = static_cast<std::uint32_t>(as_int(at(v, 12)));
                }));
 }
 
 void RedisStore::tube_stats(std::string_view tube, bool known, Done<TubeInfo> done) {
   client_.eval(scripts_->stats_tube, {options_.prefix, std::string(tube), known ? "1" : "0"},
                answer(std::move(done), [](const RedisValue& v, TubeInfo& r) {
-                 if (check(v, r, 1)) {
-                   if (as_int(at(v, 0)) != 1 || v.elements.size() < 11) {
-                     r.status = StoreStatus::kNotFound;
-                   } else {
-                     auto& s = r.stats;
-                     auto u = [&](std::size_t i) {
-                       return static_cast<std::uint64_t>(as_int(at(v, i)));
-                     };
-                     s.urgent = u(1);
-                     s.ready = u(2);
-                     s.reserved = u(3);
-                     s.delayed = u(4);
-                     s.buried = u(5);
-                     s.total_jobs = u(6);
-                     s.cmd_delete = u(7);
-                     s.cmd_pause_tube = u(8);
-                     s.pause = Millis(as_int(at(v, 9)));
-                     s.pause_time_left = Millis(as_int(at(v, 10)));
-                   }
-                 }
+                 if (!found(v, r, 11)) return;
+                 auto& s = r.stats;
+                 auto u = [&](std::size_t i) {
+                   return static_cast<std::uint64_t>(as_int(at(v, i)));
+                 };
+                 s.urgent = u(1);
+                 s.ready = u(2);
+                 s.reserved = u(3);
+                 s.delayed = u(4);
+                 s.buried = u(5);
+                 s.total_jobs = u(6);
+                 s.cmd_delete = u(7);
+                 s.cmd_pause_tube = u(8);
+                 s.pause = Millis(as_int(at(v, 9)));
+                 s.pause_time_left = Millis(as_int(at(v, 10)));
                }));
 }
 
