@@ -8,7 +8,7 @@ mapfile -t files < <(git ls-files '*.h' '*.cc')
 clang-format --dry-run -Werror "${files[@]}"
 echo "lint: clang-format clean (${#files[@]} files)" >&2
 # Every source, script and build file carries the project's SPDX license line.
-mapfile -t unlicensed < <(git ls-files '*.h' '*.cc' '*.java' '*.sh' '*.py' 'CMakeLists.txt' \
+mapfile -t unlicensed < <(git ls-files '*.h' '*.cc' '*.java' '*.js' '*.sh' '*.py' 'CMakeLists.txt' \
   '*.cmake' | xargs grep -L 'SPDX-License-Identifier: Apache-2.0' || true)
 if ((${#unlicensed[@]})); then
   echo "lint: no SPDX-License-Identifier line in: ${unlicensed[*]}" >&2

@@ -222,6 +222,7 @@ void RedisClient::on_connected(const redisAsyncContext* ac, int status) {
     return;
   }
   self->state_ = State::kUp;
+  self->last_error_.clear();
   self->backoff_ = self->options_.min_backoff;
   ++self->connects_;
   spdlog::info("{}: connected to {}", self->options_.name,
@@ -366,7 +367,7 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
   }
   if (reply == nullptr) {
     if (p->done) {
-      p->done(RedisValue::error(self->last_error_.empty() ? "ERR redis connection lost"
+      p->done(RedisValue::error(self->last_error_.empty() ? "ERR redis unavailable: connection lost"
                                                           : self->last_error_));
     }
     return;

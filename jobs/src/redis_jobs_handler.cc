@@ -273,8 +273,8 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
             }
             bs::append_watching(out, w.size());
           },
-          [&](bs::Reserve&) { reserve(client, std::nullopt); },
-          [&](bs::ReserveWithTimeout& r) { reserve(client, r.timeout); },
+          [&](bs::Reserve&) { reserve(client, std::nullopt, out); },
+          [&](bs::ReserveWithTimeout& r) { reserve(client, r.timeout, out); },
           [&](bs::ReserveJob& r) {
             busy();
             store_.reserve_job(r.id, [this, conn](ClaimResult&& c) {

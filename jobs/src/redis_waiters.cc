@@ -23,7 +23,7 @@ constexpr std::size_t kScanTubes = 1000;
 constexpr std::int64_t kSafetyMarginMs = 1000;
 }  // namespace
 
-void RedisJobsHandler::reserve(Client* client, std::optional<Millis> timeout) {
+void RedisJobsHandler::reserve(Client* client, std::optional<Millis> timeout, std::string& out) {
   const std::int64_t now = local_ms();
   for (auto it = client->leases.begin(); it != client->leases.end();) {
     // A lease long over (it ran out; the job went to another client or back to ready).
@@ -35,9 +35,7 @@ void RedisJobsHandler::reserve(Client* client, std::optional<Millis> timeout) {
   }
   for (auto& [id, lease] : client->leases) {
     if (lease.end_local > now && lease.end_local - now <= kSafetyMarginMs) {
-      std::string out;
-      bs::append_reply(out, bs::Reply::kDeadlineSoon);
-      send(client, out);
+      bs::append_reply(out, bs::Reply::kDeadlineSoon);  // after the replies before it
       return;
     }
   }

@@ -85,7 +85,7 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   Client* find(std::uint64_t conn);
   void send(Client* client, std::string_view bytes);
   void maybe_close(Client* client);
-  void reserve(Client* client, std::optional<std::chrono::milliseconds> timeout);
+  void reserve(Client* client, std::optional<std::chrono::milliseconds> timeout, std::string& out);
   void stats(Client* client);
   void tick();  // drives the wheel
   void arm();

@@ -28,4 +28,8 @@ double nearest_rank(const std::vector<double>& sorted, double percent);
 // Returns std::nullopt when there are no samples: a report then shows null, never a made-up 0.
 std::optional<PercentileSummary> summarize(std::vector<double> samples);
 
+// The median of `values` (the mean of the middle two for an even count; the comparisons' figure
+// over rounds); 0 when empty.
+double median(std::vector<double> values);
+
 }  // namespace wheel::load

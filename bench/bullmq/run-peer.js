@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// One round of one peer for scripts/compare-fleet.sh, on a fresh redis-server (AOF everysec) in
+// its own directory, in four phases, each on the same Redis:
+//   add       --n delayed jobs (delays --min/--max-delay-ms), nobody consuming: added/s
+//   deliver   once every one of them is due, one worker takes them all: delivered/s
+//   lateness  a worker runs while a producer adds --lat-n jobs at --lat-rate a second (same
+//             delays): lateness p50/p99/max, Redis commands per job end to end
+//   idle      --n jobs due in an hour, the worker connected: Redis commands a second
+// With --nodes K (wheel-jobs only) it runs K nodes and only add + deliver (the fleet curve).
+// Redis commands are INFO commandstats deltas: every call Redis counts, the EVALSHA of a script
+// and each redis.call inside it alike. Prints JSON lines {peer, round, nodes, metric, value, ...}.
+'use strict';
+const fs = require('node:fs');
+const os = require('node:os');
+const { parseArgs, sleep } = require('./lib');
+const P = require('./procs');
+
+const o = parseArgs({
+  peer: ['bullmq'],
+  round: [1, 1, 1000],
+  n: [100000, 1, 1e7],
+  'min-delay-ms': [1000, 0, 864e5],
+  'max-delay-ms': [10000, 1, 864e5],
+  'lat-n': [10000, 1, 1e7],
+  'lat-rate': [1000, 1, 1e6],
+  'idle-secs': [30, 1, 3600],
+  nodes: [0, 0, 16],
+  'wheel-jobs': [''],
+  'node-args': [''],
+  'work-dir': [os.tmpdir()],
+  'timeout-secs': [900, 10, 86400],
+});
+const PEERS = {
+  bullmq: { producer: 'bullmq-producer.js', worker: 'bullmq-worker.js' },
+  plain: { producer: 'plain-producer.js', worker: 'plain-worker.js' },
+  'wheel-jobs': { producer: 'beanstalk-producer.js', worker: 'beanstalk-worker.js' },
+};
+const peer = PEERS[o.peer];
+if (!peer) {
+  process.stderr.write(`--peer must be one of ${Object.keys(PEERS).join(', ')}\n`);
+  process.exit(2);
+}
+if (o.peer === 'wheel-jobs' && !o['wheel-jobs']) {
+  process.stderr.write('--peer wheel-jobs needs --wheel-jobs PATH\n');
+  process.exit(2);
+}
+if (o.nodes > 0 && o.peer !== 'wheel-jobs') {
+  process.stderr.write('--nodes is for --peer wheel-jobs only\n');
+  process.exit(2);
+}
+const timeoutMs = o['timeout-secs'] * 1000;
+const date = new Date().toISOString();
+
+function out(metric, value, extra = {}) {
+  const nodes = o.peer === 'wheel-jobs' ? Math.max(1, o.nodes) : null;
+  process.stdout.write(JSON.stringify({ date, peer: o.peer, round: o.round, nodes, metric,
+    value, ...extra }) + '\n');
+}
+
+// Runs fn() and returns its result with the Redis commands and the CPU seconds of Redis and of
+// the nodes used meanwhile, and the wall time.
+async function measured(env, fn) {
+  const pids = [env.redis.child.pid, ...env.nodes.map((n) => n.child.pid)];
+  const cpu0 = pids.map(P.cpuSecs);
+  const s0 = await P.commandStats(env.redis.client);
+  const t0 = performance.now();
+  const result = await fn();
+  const wall = (performance.now() - t0) / 1000;
+  const s1 = await P.commandStats(env.redis.client);
+  const cpu = pids.map((p, i) => P.cpuSecs(p) - cpu0[i]);
+  return { result, wall, commands: P.commandDelta(s0, s1), redisCpu: cpu[0],
+    nodeCpu: cpu.slice(1) };
+}
+
+const pct = (secs, wall) => Math.round((100 * secs) / wall);
+
+async function run(env, role, args) {
+  const d = await P.startDriver(peer[role], [...env.target, ...args], timeoutMs);
+  return d.done;
+}
+
+async function main() {
+  const redis = await P.startRedis(o['work-dir']);
+  const env = { redis, nodes: [], target: [] };
+  try {
+    if (o.peer === 'wheel-jobs') {
+      const k = Math.max(1, o.nodes);
+      const extra = o['node-args'] ? o['node-args'].split(' ') : [];
+      for (let i = 0; i < k; i++) {
+        env.nodes.push(await P.startNode(o['wheel-jobs'],
+          ['--store', `redis://127.0.0.1:${redis.port}`, ...extra]));
+      }
+      env.target = ['--addrs', env.nodes.map((n) => `127.0.0.1:${n.port}`).join(',')];
+    } else {
+      env.target = ['--port', String(redis.port)];
+    }
+    const delays = ['--min-delay-ms', o['min-delay-ms'], '--max-delay-ms', o['max-delay-ms']]
+      .map(String);
+
+    // add
+    const add = await measured(env, () => run(env, 'producer', ['--n', String(o.n), ...delays]));
+    const addEnd = Date.now();
+    out('added_per_s', add.result.added_per_s, { secs: add.result.secs,
+      redis_cpu_pct: pct(add.redisCpu, add.wall), client_cpu_pct: pct(add.result.cpu_secs, add.wall),
+      node_cpu_pct: add.nodeCpu.map((c) => pct(c, add.wall)) });
+    out('add_commands_per_job', add.commands.total / o.n, { by: add.commands.by });
+
+    // deliver: every job is due by addEnd + max delay
+    await sleep(Math.max(0, addEnd + o['max-delay-ms'] + 500 - Date.now()));
+    const del = await measured(env, () => run(env, 'worker',
+      ['--n', String(o.n), '--secs', String(o['timeout-secs'] - 10)]));
+    if (!del.result.complete) throw new Error(`deliver: only ${del.result.delivered} of ${o.n}`);
+    out('delivered_per_s', del.result.delivered_per_s, { secs: del.result.secs,
+      redis_cpu_pct: pct(del.redisCpu, del.wall), client_cpu_pct: pct(del.result.cpu_secs, del.wall),
+      node_cpu_pct: del.nodeCpu.map((c) => pct(c, del.wall)) });
+    out('deliver_commands_per_job', del.commands.total / o.n, { by: del.commands.by });
+    out('burst_commands_per_job', (add.commands.total + del.commands.total) / o.n);
+    if (o.nodes > 0) return;
+
+    // lateness: worker first, then the paced producer
+    const lat = await measured(env, async () => {
+      const w = await P.startDriver(peer.worker, [...env.target, '--n', String(o['lat-n']),
+        '--secs', String(o['timeout-secs'] - 10)], timeoutMs);
+      const p = await run(env, 'producer', ['--n', String(o['lat-n']), '--rate',
+        String(o['lat-rate']), ...delays]);
+      return { p, w: await w.done };
+    });
+    if (!lat.result.w.complete) {
+      throw new Error(`lateness: only ${lat.result.w.delivered} of ${o['lat-n']}`);
+    }
+    const l = lat.result.w.lateness_ms;
+    const at = { lat_n: o['lat-n'], lat_rate: o['lat-rate'], added_per_s: lat.result.p.added_per_s };
+    out('lateness_p50_ms', l.p50, at);
+    out('lateness_p99_ms', l.p99, at);
+    out('lateness_max_ms', l.max, at);
+    out('commands_per_job', lat.commands.total / o['lat-n'], { ...at, by: lat.commands.by });
+
+    // idle: --n jobs an hour away, the worker connected and waiting
+    await run(env, 'producer', ['--n', String(o.n), '--min-delay-ms', '3600000',
+      '--max-delay-ms', '3660000']);
+    const w = await P.startDriver(peer.worker, [...env.target, '--n', '0', '--secs',
+      String(o['idle-secs'] + 3)], timeoutMs);
+    await sleep(1000); // past the worker's start-up commands
+    const idle = await measured(env, () => sleep(o['idle-secs'] * 1000));
+    await w.done;
+    out('idle_commands_per_s', idle.commands.total / idle.wall, { secs: idle.wall,
+      by: idle.commands.by, redis_cpu_pct: pct(idle.redisCpu, idle.wall),
+      node_cpu_pct: idle.nodeCpu.map((c) => pct(c, idle.wall)) });
+  } finally {
+    for (const n of env.nodes) await P.stop(n.child);
+    await P.stopRedis(redis);
+  }
+}
+
+main().then(() => process.exit(0), (e) => {
+  process.stderr.write(`run-peer ${o.peer} round ${o.round}: ${e.stack || e}\n`);
+  process.exit(1);
+});

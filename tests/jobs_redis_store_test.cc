@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: Apache-2.0
+// RedisStore and RedisClient against a real redis-server (tests/support/redis_server.h): each
+// command's script, the leases and fencing tokens, the client's fail-fast, timeout, reconnect and
+// NOSCRIPT paths. The loop runs until each callback came, bounded.
+#include <gtest/gtest.h>
+#include <uv.h>
+
+#include <optional>
+#include <thread>
+
+#include "support/redis_server.h"
+#include "wheel/jobs/redis_client.h"
+#include "wheel/jobs/redis_endpoint.h"
+#include "wheel/jobs/redis_store.h"
+
+namespace wheel::jobs {
+namespace {
+
+using std::chrono::milliseconds;
+using wheel_test::Clock;
+using wheel_test::redis_command;
+
+TEST(RedisEndpointTest, ParsesHostPortAndDb) {
+  EXPECT_EQ(parse_redis_url("redis://127.0.0.1:6380/2"), (RedisEndpoint{"127.0.0.1", 6380, 2}));
+  EXPECT_EQ(parse_redis_url("redis://cache"), (RedisEndpoint{"cache", 6379, 0}));
+  EXPECT_EQ(parse_redis_url("redis://[::1]:7000"), (RedisEndpoint{"::1", 7000, 0}));
+  EXPECT_EQ(parse_redis_url("redis://h:1/0"), (RedisEndpoint{"h", 1, 0}));
+  EXPECT_EQ(format_redis_url({"::1", 7000, 3}), "redis://[::1]:7000/3");
+}
+
+TEST(RedisEndpointTest, RefusesWhatItCannotServeWithAReason) {
+  std::string error;
+  for (const char* bad :
+       {"", "http://h:1", "rediss://h:1", "redis://", "redis://:6379", "redis://h:", "redis://h:0",
+        "redis://h:65536", "redis://h:12x", "redis://h:1/-1", "redis://h:1/x",
+        "redis://h:1/1000001", "redis://u:p@h:1", "redis://h:1?db=2", "redis://[::1",
+        "redis://[]:1", "redis://[::1]x"}) {
+    error.clear();
+    EXPECT_FALSE(parse_redis_url(bad, &error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+  parse_redis_url("redis://h:70000", &error);
+  EXPECT_EQ(error, "port must be a whole number from 1 to 65535, got '70000'");
+}
+
+class RedisStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(redis_.running());
+    uv_loop_init(&loop_);
+    RedisClientOptions o;
+    o.endpoint = {"127.0.0.1", static_cast<std::uint16_t>(redis_.port()), 0};
+    o.command_timeout = milliseconds(500);
+    o.min_backoff = milliseconds(20);
+    o.max_backoff = milliseconds(200);
+    client_.emplace(&loop_, o);
+    store_.emplace(*client_, RedisStoreOptions{"t:"});
+    client_->start();
+  }
+  void TearDown() override {
+    client_->stop();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    store_.reset();
+    client_.reset();
+    uv_loop_close(&loop_);
+  }
+
+  // Runs the loop until `done` is set (at most 10 s).
+  template <class R>
+  R wait(std::optional<R>& slot) {
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (!slot && Clock::now() < deadline) uv_run(&loop_, UV_RUN_NOWAIT), nap();
+    EXPECT_TRUE(slot.has_value()) << "no reply in 10 s";
+    return slot ? std::move(*slot) : R{};
+  }
+  static void nap() { std::this_thread::sleep_for(milliseconds(1)); }
+
+  InsertResult put(std::string tube, std::uint32_t pri, milliseconds delay, milliseconds ttr,
+                   std::string body) {
+    std::optional<InsertResult> r;
+    store_->put(tube, pri, delay, ttr, body, [&](InsertResult&& v) { r = std::move(v); });
+    return wait(r);
+  }
+  ClaimResult reserve(std::vector<std::string> tubes) {
+    std::optional<ClaimResult> r;
+    store_->reserve(tubes, [&](ClaimResult&& v) { r = std::move(v); });
+    return wait(r);
+  }
+  template <class F>
+  ChangeResult change(F&& call) {
+    std::optional<ChangeResult> r;
+    call([&](ChangeResult&& v) { r = std::move(v); });
+    return wait(r);
+  }
+  JobInfo job(std::uint64_t id) {
+    std::optional<JobInfo> r;
+    store_->job_stats(id, [&](JobInfo&& v) { r = std::move(v); });
+    return wait(r);
+  }
+  PeekResult peek_tube(std::string tube, PeekWhich which) {
+    std::optional<PeekResult> r;
+    store_->peek_tube(tube, which, [&](PeekResult&& v) { r = std::move(v); });
+    return wait(r);
+  }
+  TubeInfo tube(std::string name) {
+    std::optional<TubeInfo> r;
+    store_->tube_stats(name, false, [&](TubeInfo&& v) { r = std::move(v); });
+    return wait(r);
+  }
+  // Waits (bounded) until job `id` is in `state` on Redis's own clock.
+  bool wait_state(std::uint64_t id, beanstalk::JobState state, std::chrono::seconds bound) {
+    const auto deadline = Clock::now() + bound;
+    while (Clock::now() < deadline) {
+      JobInfo j = job(id);
+      if (j.status == StoreStatus::kOk && j.stats.state == state) return true;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return false;
+  }
+
+  wheel_test::RedisServer redis_;
+  uv_loop_t loop_{};
+  std::optional<RedisClient> client_;
+  std::optional<RedisStore> store_;
+};
+
+TEST_F(RedisStoreTest, PutReserveDeleteInPriorityThenIdOrder) {
+  const auto a = put("q", 5, milliseconds(0), milliseconds(60'000), "a");
+  const auto b = put("q", 1, milliseconds(0), milliseconds(60'000), "b");
+  const auto c = put("q", 5, milliseconds(0), milliseconds(60'000), "c");
+  ASSERT_EQ(a.status, StoreStatus::kOk);
+  EXPECT_LT(a.id, b.id);
+  EXPECT_LT(b.id, c.id);
+  EXPECT_GT(a.now, 1'600'000'000'000);  // Redis's clock, ms since the epoch
+  const auto r1 = reserve({"q"});
+  const auto r2 = reserve({"q"});
+  const auto r3 = reserve({"q"});
+  ASSERT_EQ(r1.status, StoreStatus::kOk);
+  EXPECT_EQ(r1.id, b.id);
+  EXPECT_EQ(r1.body, "b");
+  EXPECT_EQ(r1.tube, "q");
+  EXPECT_EQ(r1.more, 2u);
+  EXPECT_EQ(r2.id, a.id);  // same priority: lower id first
+  EXPECT_EQ(r3.id, c.id);
+  EXPECT_EQ(r3.lease_end - r3.now, 60'000);
+  EXPECT_EQ(reserve({"q"}).status, StoreStatus::kNotFound);
+  EXPECT_EQ(change([&](auto d) { store_->remove(b.id, r1.token, d); }).status, StoreStatus::kOk);
+  EXPECT_EQ(change([&](auto d) { store_->remove(b.id, r1.token, d); }).status,
+            StoreStatus::kNotFound);
+  // A reserved job is deleted only with its lease's token.
+  EXPECT_EQ(change([&](auto d) { store_->remove(a.id, 0, d); }).status, StoreStatus::kNotFound);
+  EXPECT_EQ(change([&](auto d) { store_->remove(a.id, r3.token, d); }).status,
+            StoreStatus::kNotFound);
+  EXPECT_EQ(change([&](auto d) { store_->remove(a.id, r2.token, d); }).status, StoreStatus::kOk);
+}
+
+TEST_F(RedisStoreTest, ReserveAcrossTubesSkipsPausedOnesAndSaysWhenToLookAgain) {
+  put("a", 9, milliseconds(0), milliseconds(1000), "a");
+  put("b", 3, milliseconds(0), milliseconds(1000), "b");
+  const auto paused =
+      change([&](auto d) { store_->pause_tube("b", milliseconds(30'000), false, d); });
+  ASSERT_EQ(paused.status, StoreStatus::kOk);
+  const auto r = reserve({"b", "a"});
+  ASSERT_EQ(r.status, StoreStatus::kOk);
+  EXPECT_EQ(r.body, "a");
+  const auto none = reserve({"b"});
+  EXPECT_EQ(none.status, StoreStatus::kNotFound);
+  EXPECT_NEAR(static_cast<double>(none.next_due - none.now), 30'000.0, 1000.0);  // pause end
+  EXPECT_EQ(change([&](auto d) { store_->pause_tube("b", milliseconds(0), false, d); }).status,
+            StoreStatus::kOk);
+  EXPECT_EQ(reserve({"b"}).body, "b");
+  EXPECT_EQ(change([&](auto d) { store_->pause_tube("nope", milliseconds(1), false, d); }).status,
+            StoreStatus::kNotFound);
+}
+
+TEST_F(RedisStoreTest, DelayedJobBecomesReadyOnRedisClockAndNextDueSaysWhen) {
+  const auto p = put("d", 0, milliseconds(400), milliseconds(1000), "later");
+  const auto early = reserve({"d"});
+  ASSERT_EQ(early.status, StoreStatus::kNotFound);
+  EXPECT_EQ(early.next_due, p.now + 400);
+  EXPECT_EQ(job(p.id).stats.state, beanstalk::JobState::kDelayed);
+  EXPECT_EQ(peek_tube("d", PeekWhich::kDelayed).id, p.id);
+  ASSERT_TRUE(wait_state(p.id, beanstalk::JobState::kReady, std::chrono::seconds(10)));
+  const auto r = reserve({"d"});
+  ASSERT_EQ(r.status, StoreStatus::kOk);
+  EXPECT_GE(r.now, p.now + 400);
+}
+
+TEST_F(RedisStoreTest, ALeaseThatRanOutIsFencedOffOnceAnotherHolderHasTheJob) {
+  const auto p = put("f", 0, milliseconds(0), milliseconds(300), "x");
+  const auto first = reserve({"f"});
+  ASSERT_EQ(first.status, StoreStatus::kOk);
+  ASSERT_TRUE(wait_state(p.id, beanstalk::JobState::kReady, std::chrono::seconds(10)));
+  EXPECT_EQ(job(p.id).stats.timeouts, 1u);
+  const auto second = reserve({"f"});
+  ASSERT_EQ(second.status, StoreStatus::kOk);
+  EXPECT_GT(second.token, first.token);
+  // The first holder's token no longer works for anything.
+  EXPECT_EQ(change([&](auto d) { store_->touch(p.id, first.token, d); }).status,
+            StoreStatus::kNotFound);
+  EXPECT_EQ(change([&](auto d) {
+              store_->release(p.id, first.token, 1, milliseconds(0), true, d);
+            }).status,
+            StoreStatus::kNotFound);
+  EXPECT_EQ(change([&](auto d) { store_->bury(p.id, first.token, 1, d); }).status,
+            StoreStatus::kNotFound);
+  EXPECT_EQ(change([&](auto d) { store_->remove(p.id, first.token, d); }).status,
+            StoreStatus::kNotFound);
+  // The second holder's does.
+  const auto touched = change([&](auto d) { store_->touch(p.id, second.token, d); });
+  ASSERT_EQ(touched.status, StoreStatus::kOk);
+  EXPECT_EQ(touched.value - touched.now, 300);
+  EXPECT_EQ(change([&](auto d) { store_->remove(p.id, second.token, d); }).status,
+            StoreStatus::kOk);
+}
+
+TEST_F(RedisStoreTest, ReleaseBuryKickAndCounters) {
+  const auto p = put("k", 7, milliseconds(0), milliseconds(60'000), "body");
+  auto r = reserve({"k"});
+  ASSERT_EQ(
+      change([&](auto d) { store_->release(p.id, r.token, 2, milliseconds(0), true, d); }).status,
+      StoreStatus::kOk);
+  EXPECT_EQ(job(p.id).stats.priority, 2u);
+  r = reserve({"k"});
+  ASSERT_EQ(change([&](auto d) { store_->bury(p.id, r.token, 4, d); }).status, StoreStatus::kOk);
+  EXPECT_EQ(peek_tube("k", PeekWhich::kBuried).body, "body");
+  EXPECT_EQ(reserve({"k"}).status, StoreStatus::kNotFound);
+  EXPECT_EQ(tube("k").stats.buried, 1u);
+  EXPECT_EQ(change([&](auto d) { store_->kick("k", 10, d); }).value, 1);
+  EXPECT_EQ(change([&](auto d) { store_->kick("k", 10, d); }).value, 0);
+  EXPECT_EQ(peek_tube("k", PeekWhich::kReady).id, p.id);
+  r = reserve({"k"});
+  ASSERT_EQ(change([&](auto d) {
+              store_->release(p.id, r.token, std::nullopt, milliseconds(60'000), true, d);
+            }).status,
+            StoreStatus::kOk);
+  const JobInfo j = job(p.id);
+  EXPECT_EQ(j.tube, "k");
+  EXPECT_EQ(j.stats.state, beanstalk::JobState::kDelayed);
+  EXPECT_EQ(j.stats.priority, 4u);  // nullopt kept the job's priority
+  EXPECT_EQ(j.stats.reserves, 3u);
+  EXPECT_EQ(j.stats.releases, 2u);
+  EXPECT_EQ(j.stats.buries, 1u);
+  EXPECT_EQ(j.stats.kicks, 1u);
+  EXPECT_GT(j.stats.time_left.count(), 50'000);
+  EXPECT_EQ(change([&](auto d) { store_->kick_job(p.id, d); }).status, StoreStatus::kOk);
+  EXPECT_EQ(change([&](auto d) { store_->kick_job(p.id, d); }).status, StoreStatus::kNotFound);
+  std::optional<StoreTotals> totals;
+  store_->totals([&](StoreTotals&& t) { totals = std::move(t); });
+  const StoreTotals t = wait(totals);
+  EXPECT_EQ(t.ready, 1u);
+  EXPECT_EQ(t.total_jobs, p.id);
+}
+
+TEST_F(RedisStoreTest, ReserveJobTakesAnyUnreservedJob) {
+  const auto p = put("j", 0, milliseconds(60'000), milliseconds(5000), "far");
+  std::optional<ClaimResult> r;
+  store_->reserve_job(p.id, [&](ClaimResult&& v) { r = std::move(v); });
+  const ClaimResult c = wait(r);
+  ASSERT_EQ(c.status, StoreStatus::kOk);
+  EXPECT_EQ(c.body, "far");
+  r.reset();
+  store_->reserve_job(p.id, [&](ClaimResult&& v) { r = std::move(v); });
+  EXPECT_EQ(wait(r).status, StoreStatus::kNotFound);  // already reserved
+}
+
+TEST_F(RedisStoreTest, ScanPromotesDueJobsAndReportsWaitingTubes) {
+  const auto p = put("s", 0, milliseconds(200), milliseconds(5000), "x");
+  std::this_thread::sleep_for(milliseconds(300));
+  std::optional<ScanResult> r;
+  store_->scan(100, {"s", "empty"}, [&](ScanResult&& v) { r = std::move(v); });
+  const ScanResult s = wait(r);
+  ASSERT_EQ(s.status, StoreStatus::kOk);
+  ASSERT_EQ(s.tubes.size(), 2u);
+  EXPECT_TRUE(s.tubes[0].ready);
+  EXPECT_FALSE(s.tubes[1].ready);
+  EXPECT_EQ(s.tubes[1].next_due, -1);
+  // Promoted by the scan itself: the job is ready in Redis, not only in a reply.
+  EXPECT_EQ(redis_command(redis_.port(), {"HGET", "t:j:" + RedisStore::member(p.id), "st"}), "r");
+}
+
+TEST_F(RedisStoreTest, NoScriptIsAnsweredByEval) {
+  ASSERT_EQ(put("n", 0, milliseconds(0), milliseconds(1000), "1").status, StoreStatus::kOk);
+  ASSERT_EQ(redis_command(redis_.port(), {"SCRIPT", "FLUSH"}), "OK");
+  const auto again = put("n", 0, milliseconds(0), milliseconds(1000), "2");
+  EXPECT_EQ(again.status, StoreStatus::kOk) << again.error;
+  EXPECT_EQ(put("n", 0, milliseconds(0), milliseconds(1000), "3").status, StoreStatus::kOk);
+}
+
+TEST_F(RedisStoreTest, RedisDownFailsFastThenTheClientReconnects) {
+  ASSERT_EQ(put("r", 0, milliseconds(0), milliseconds(1000), "before").status, StoreStatus::kOk);
+  redis_.kill();
+  const auto start = Clock::now();
+  const auto failed = put("r", 0, milliseconds(0), milliseconds(1000), "during");
+  EXPECT_EQ(failed.status, StoreStatus::kError);
+  EXPECT_NE(failed.error.find("unavailable"), std::string::npos) << failed.error;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));
+  ASSERT_TRUE(redis_.restart());
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  InsertResult after;
+  do {
+    after = put("r", 0, milliseconds(0), milliseconds(1000), "after");
+  } while (after.status != StoreStatus::kOk && Clock::now() < deadline);
+  ASSERT_EQ(after.status, StoreStatus::kOk);
+  EXPECT_EQ(after.id, 2u);  // the AOF kept job 1 and the id counter
+  EXPECT_EQ(reserve({"r"}).body, "before");
+  EXPECT_GE(client_->connects(), 2u);
+}
+
+TEST_F(RedisStoreTest, ARedisThatHangsTimesOutInsteadOfHanging) {
+  redis_.pause();
+  const auto start = Clock::now();
+  const auto r = put("h", 0, milliseconds(0), milliseconds(1000), "x");
+  redis_.resume();
+  EXPECT_EQ(r.status, StoreStatus::kError);
+  EXPECT_NE(r.error.find("timeout"), std::string::npos) << r.error;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  InsertResult after;
+  do {
+    after = put("h", 0, milliseconds(0), milliseconds(1000), "y");
+  } while (after.status != StoreStatus::kOk && Clock::now() < deadline);
+  EXPECT_EQ(after.status, StoreStatus::kOk);
+}
+
+}  // namespace
+}  // namespace wheel::jobs
