@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "overloaded.h"
 #include "wheel/jobs/beanstalk_reply.h"
 
 namespace wheel::jobs {
@@ -17,13 +18,6 @@ namespace bs = beanstalk;
 using bs::Reply;
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 void append_outcome(std::string& out, Outcome outcome, Reply success) {
   switch (outcome) {

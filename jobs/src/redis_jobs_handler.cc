@@ -8,6 +8,7 @@
 #include <span>
 #include <type_traits>
 
+#include "overloaded.h"
 #include "redis_handler_client.h"
 #include "wheel/jobs/beanstalk_reply.h"
 
@@ -17,13 +18,6 @@ namespace bs = beanstalk;
 using Millis = std::chrono::milliseconds;
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 // The reply of a failed store call.
 std::string failure(const StoreResult& r) {
