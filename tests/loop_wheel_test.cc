@@ -23,11 +23,7 @@ using Time = LoopWheel::Time;
 class LoopWheelTest : public ::testing::TestWithParam<TimerLayout> {
  protected:
   LoopWheelOptions options(std::size_t buckets = 8) const {
-    LoopWheelOptions o;
-    o.tick_duration = 1ms;
-    o.ticks_per_wheel = buckets;
-    o.layout = GetParam();
-    return o;
+    return testing::small_wheel<LoopWheelOptions>(buckets, GetParam());
   }
 };
 

@@ -56,14 +56,8 @@ TEST(ManualClockExample, BadStepsThrow) {
 
 class ManualClockTable : public ::testing::TestWithParam<TimerLayout> {
  protected:
-  // A 1 ms tick and `ticks_per_wheel` slots in the layout under test: small, so that the
-  // tables reach rounds, cascades and wrap-around within a few hundred ticks.
-  static TimerOptions small_wheel(std::size_t ticks_per_wheel) {
-    TimerOptions options;
-    options.tick_duration = 1ms;
-    options.ticks_per_wheel = ticks_per_wheel;
-    options.layout = GetParam();
-    return options;
+  static TimerOptions small_wheel(std::size_t buckets) {
+    return testing::small_wheel<TimerOptions>(buckets, GetParam());
   }
 };
 INSTANTIATE_TEST_SUITE_P(Layouts, ManualClockTable, wheel::testing::kLayouts,
