@@ -26,15 +26,15 @@ mutants=(
   # The twelve classic mutants (issue 12's list and the five its suite already caught).
   "M1@timer/src/timer_wheel.cc@s/rounds < kRoundLabels \? round_label\(slot_tick\) : kFar/rounds < kRoundLabels ? round_label(rounds >= 1 ? slot_tick - mask_ - 1 : slot_tick) : kFar/@timer_layout_test"
   'M2-cancel-after-expiry@timer/src/timeout.cc@s/if \(!is_periodic\(\)\) return false;/if (!is_periodic()) return true;/@timeout_test'
-  'M3-pending-twice@timer/src/timer_core.cc@s/(if \(max_pending_ <= 0\) \{\n\s+pending_\.fetch_add\()1,/${1}2,/@hashed_wheel_timer_test'
-  "M4@timer/src/timer_core.cc@s/\} while \(!pending_\.compare_exchange_weak\(count, count \+ 1, std::memory_order_relaxed\)\);/} while (false);\n  pending_.fetch_add(1, std::memory_order_relaxed);/@hashed_wheel_timer_test"
+  'M3-pending-twice@timer/src/timer_core.cc@s/(if \(max_pending_ <= 0\) \{\n\s+pending_\.fetch_add\()1,/${1}2,/@timer_cancel_test'
+  "M4@timer/src/timer_core.cc@s/\} while \(!pending_\.compare_exchange_weak\(count, count \+ 1, std::memory_order_relaxed\)\);/} while (false);\n  pending_.fetch_add(1, std::memory_order_relaxed);/@timer_threads_test"
   'M5-reader-idle-write-time@net/src/idle_detector.cc@s/(case IdleKind::kReader:\n\s+last = watch->)last_read_ms_;/${1}last_write_ms_;/@net_idle_detector_test'
   "M5b@net/src/idle_detector.cc@s/arm\(id, \*watch, kind, delay - idle_for\);/arm(id, *watch, kind, delay);/@net_server_hardening_test"
   'M6@server/src/line_protocol_handler.cc@s/for \(const net::LoopTimer::Handle h : pending->timeouts\) server_->timer\(\)\.cancel\(h\);//@net_server_hardening_test'
   "M7@server/src/line_server.cc@s/t\.max_output = o\.max_output;//@net_server_hardening_test"
   'M7b@net/src/connection.cc@s/return abort\(CloseReason::kSlowConsumer\);/(void)0;  \/\/ logged, then queued anyway/@net_server_hardening_test'
   'M8@load/src/runner_lines.cc@s/(case IdleClose::kLate:\s*)\+\+late;/${1}++on_time;/@wheel_load_test'
-  'M9-max-pending-off-by-one@timer/src/timer_core.cc@s/if \(count >= max_pending_\) \{/if (count > max_pending_) {/@hashed_wheel_timer_test'
+  'M9-max-pending-off-by-one@timer/src/timer_core.cc@s/if \(count >= max_pending_\) \{/if (count > max_pending_) {/@timer_cancel_test'
   'M10-early-close-on-time@load/src/runner_lines.cc@s/(case IdleClose::kEarly:\s*)\+\+early;/${1}++on_time;/@wheel_load_test'
   # issue 12's defects, planted back
   "D1-max-line@apps/wheel-server/main.cc@s/kMaxLine = std::uint64_t\{1\} << 20;/kMaxLine = UINT64_MAX;/@net_server_hardening_test"

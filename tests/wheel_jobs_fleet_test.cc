@@ -78,6 +78,9 @@ TEST(WheelJobsFleetTest, AJobReservedOnOneNodeIsFencedOffOnTheOther) {
   EXPECT_EQ(wa.call("delete 1"), "NOT_FOUND");  // A's lease ended with its release
   EXPECT_EQ(wb.call("delete 1"), "DELETED");
   EXPECT_EQ(wa.call("peek 1"), "NOT_FOUND");
+  // SIGTERM: both exit cleanly (under ASan: no leak, no error at exit).
+  EXPECT_EQ(a->stop(), 0);
+  EXPECT_EQ(b->stop(), 0);
 }
 
 TEST(WheelJobsFleetTest, AWaitingReserveOnOneNodeGetsAPutOnAnotherAndAClosedClientsJobs) {
@@ -151,6 +154,7 @@ TEST(WheelJobsFleetTest, RedisDownAnswersInternalErrorAtOnceAndTheNodeComesBack)
   std::string body;
   EXPECT_EQ(c.call("reserve", nullptr, &body), "RESERVED 1 4");
   EXPECT_EQ(body, "kept");
+  EXPECT_EQ(a->stop(), 0);
 }
 
 TEST(WheelJobsFleetTest, AnIdleFleetIssuesAboutOneCommandPerNodePerScan) {

@@ -184,6 +184,9 @@ void RedisClient::connect() {
   redisAsyncSetConnectCallback(ac, &RedisClient::on_connected);
   redisAsyncSetDisconnectCallback(ac, &RedisClient::on_disconnected);
   ac_ = ac;
+  uv_timer_start(
+      timeout_timer_, [](uv_timer_t* t) { static_cast<RedisClient*>(t->data)->check_timeouts(); },
+      static_cast<std::uint64_t>(options_.command_timeout.count()), 0);
   // Queued before anything else: hiredis writes them first once the socket connects.
   if (options_.endpoint.db != 0) {
     command({"SELECT", std::to_string(options_.endpoint.db)}, [this](const RedisValue& v) {
@@ -225,6 +228,11 @@ void RedisClient::on_connected(const redisAsyncContext* ac, int status) {
   self->last_error_.clear();
   self->backoff_ = self->options_.min_backoff;
   ++self->connects_;
+  if (self->pending_.empty()) {
+    uv_timer_stop(self->timeout_timer_);
+  } else {
+    self->arm_timeout();
+  }
   spdlog::info("{}: connected to {}", self->options_.name,
                format_redis_url(self->options_.endpoint));
 }
@@ -341,6 +349,13 @@ void RedisClient::arm_timeout() {
 }
 
 void RedisClient::check_timeouts() {
+  if (state_ == State::kConnecting) {
+    // The connect itself is bounded too (a black-holed host): the subscriber has no command
+    // of its own in flight to time out.
+    drop("connect timeout: no answer in " + std::to_string(options_.command_timeout.count()) +
+         " ms");
+    return;
+  }
   if (pending_.empty()) return;
   const std::uint64_t age = now_ms() - pending_.front()->sent_ms;
   if (age >= static_cast<std::uint64_t>(options_.command_timeout.count())) {

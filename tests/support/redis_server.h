@@ -102,7 +102,8 @@ class RedisServer {
   RedisServer() {
     char tmpl[] = "/tmp/wheel-redis-XXXXXX";
     dir_ = mkdtemp(tmpl) != nullptr ? tmpl : "";
-    start_on(free_port());
+    // A port free a moment ago may be taken by a parallel test before Redis binds it: retry.
+    for (int attempt = 0; attempt < 5 && !running(); ++attempt) start_on(free_port(), attempt == 4);
   }
   ~RedisServer() {
     stop();
@@ -136,12 +137,13 @@ class RedisServer {
   // Starts again on the same port and directory; false if it did not come up.
   bool restart() {
     stop();
-    start_on(port_);
+    start_on(port_, true);
     return running();
   }
 
  private:
-  void start_on(int port) {
+  // Starts redis-server on `port`; on failure reports it (when `last`) and leaves pid_ -1.
+  void start_on(int port, bool last) {
     port_ = port;
     const std::vector<std::string> args{find_program("redis-server"),
                                         "--port",
@@ -164,7 +166,7 @@ class RedisServer {
                                         dir_ + "/redis.log"};
     pid_ = spawn(args, -1);
     if (pid_ <= 0) {
-      ADD_FAILURE() << "cannot start redis-server";
+      if (last) ADD_FAILURE() << "cannot start redis-server";
       return;
     }
     const auto deadline = Clock::now() + std::chrono::seconds(20);
@@ -174,7 +176,7 @@ class RedisServer {
       if (waitpid(pid_, &status, WNOHANG) == pid_) break;  // died (port taken?)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    ADD_FAILURE() << "redis-server did not answer PING on port " << port_;
+    if (last) ADD_FAILURE() << "redis-server did not answer PING on port " << port_;
     ::kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
     pid_ = -1;

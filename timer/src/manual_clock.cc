@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
+#include <string>
 
-#include "timer_core.h"
 #include "wheel/detail/saturating.h"
 
 namespace wheel {
@@ -27,9 +27,11 @@ void ManualClock::advance(std::chrono::nanoseconds by) {
   } reset{&advancing_};
   now_ = std::chrono::nanoseconds(detail::saturating_add(now_.count(), by.count()));
   // A task may stop, destroy or start a timer: step a copy, skipping any that left meanwhile.
-  const std::vector<detail::TimerCore*> timers = timers_;
-  for (detail::TimerCore* core : timers) {
-    if (std::find(timers_.begin(), timers_.end(), core) != timers_.end()) core->run_worker_once();
+  const std::vector<detail::ClockDriven*> timers = timers_;
+  for (detail::ClockDriven* timer : timers) {
+    if (std::find(timers_.begin(), timers_.end(), timer) != timers_.end()) {
+      timer->run_worker_once();
+    }
   }
 }
 
@@ -41,12 +43,12 @@ void ManualClock::advance_to(std::chrono::nanoseconds to) {
   advance(to - now_);
 }
 
-void ManualClock::attach(detail::TimerCore* core) {
-  timers_.push_back(core);
+void ManualClock::attach(detail::ClockDriven* timer) {
+  timers_.push_back(timer);
 }
 
-void ManualClock::detach(detail::TimerCore* core) noexcept {
-  timers_.erase(std::remove(timers_.begin(), timers_.end(), core), timers_.end());
+void ManualClock::detach(detail::ClockDriven* timer) noexcept {
+  timers_.erase(std::remove(timers_.begin(), timers_.end(), timer), timers_.end());
 }
 
 }  // namespace wheel

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal. The state behind a HashedWheelTimer: the submission and cancellation queues, the
 // wheel, and the worker thread that advances it. See hashed_wheel_timer.h for the contract.
+// Its definitions are split by concern:
+//   timer_core.cc        construction, new_timeout()'s and cancel()'s side, the clock readings
+//   timer_lifecycle.cc   start(), stop(), drain() and collecting what a stopped timer holds
+//   timer_worker.cc      the worker's loop: sleep, transfers, cancellations, running due tasks
+//   periodic_timeouts.cc re-arming periodic timeouts, on the worker or from the executor
 #pragma once
 
 #include <atomic>
@@ -16,32 +21,21 @@
 #include "cancel_stack.h"
 #include "intrusive_stack.h"
 #include "periodic_deadline.h"
+#include "periodic_gate.h"
 #include "wheel.h"
 #include "wheel/detail/task_timeout.h"
+#include "wheel/manual_clock.h"
 #include "wheel/timeout.h"
 #include "wheel/timer_job.h"
 #include "wheel/timer_options.h"
 
 namespace wheel {
 class HashedWheelTimer;
-class ManualClock;
 }  // namespace wheel
 
 namespace wheel::detail {
 
-// Lets a periodic job on an executor thread re-arm its timeout while the timer runs, and
-// retire it once the timer has stopped or is gone. Periodic executor path only.
-struct PeriodicGate {
-  // A periodic job back from the executor (ran: whether its run happened): true if its timer
-  // (alive and not stopped) re-armed the timeout; false if it ends, and the caller retires it.
-  bool take_back(Timeout* node, bool ran);
-
-  std::mutex mutex;
-  TimerCore* core = nullptr;  // null once stop() has collected (guarded by mutex)
-  std::int64_t out = 0;       // periodic jobs handed to the executor, not back yet (mutex)
-};
-
-class TimerCore {
+class TimerCore final : public ClockDriven {
  public:
   // Timeouts moved from the submission queue into the wheel per tick, at most (as Netty).
   static constexpr std::size_t kMaxTransfersPerTick = 100'000;
@@ -97,7 +91,7 @@ class TimerCore {
 
   // Timers on a ManualClock (which has no worker thread): on the calling thread, what the
   // worker does each time it wakes, at the clock's present. ManualClock::advance() only.
-  void run_worker_once();
+  void run_worker_once() override;
 
  private:
   // x86-64 and arm64 lines (std::hardware_destructive_interference_size varies by flags).
@@ -129,12 +123,13 @@ class TimerCore {
   void transfer_pending(std::uint64_t tick);
   // Retires every queued cancellation; returns how many there were.
   std::size_t process_cancellations();
-  // Worker or stopping thread: a cancelled timeout leaves the timer for good: task destroyed,
-  // timer's reference dropped (the caller counts it out of pending_).
-  void finish_cancelled(Timeout* node);
   void run_ready(Timeout* ready);
   // A due periodic timeout on the worker: runs it unless cancelled, then re-arms or retires it.
   void run_periodic_here(Timeout* node);
+  // A periodic timeout whose run has returned (state RUNNING): sets its next deadline on the
+  // fixed-rate grid and arms it (INIT, place kInQueue); the caller queues it. False when
+  // cancel() came first: the caller retires it.
+  bool rearm_periodic(Timeout* node) noexcept;
   // Hands a due timeout to the executor.
   void hand_over(Timeout* node);
   // PeriodicGate::take_back under the gate's mutex, the timer alive: re-arms (true) or counts
@@ -143,7 +138,13 @@ class TimerCore {
   // stop() and the destructor: periodic jobs stop re-arming (see PeriodicGate).
   void close_gate();
   // Counts `n` timeouts out of pending_ and wakes drain() when that empties the timer.
-  void count_out(std::int64_t n) noexcept;
+  void count_out(std::int64_t n) noexcept {
+    if (pending_.fetch_sub(n, std::memory_order_seq_cst) == n &&
+        run_state_.load(std::memory_order_seq_cst) == RunState::kDraining) [[unlikely]] {
+      notify_drained();
+    }
+  }
+  void notify_drained() noexcept;  // wakes drain(); out of line, so count_out() stays small
   // After the worker is gone: cancels and collects whatever the timer still holds.
   void collect_remaining(std::vector<TimerJob>* unprocessed);
   std::int64_t elapsed_ns() const;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "wheel/timer_job.h"
 
-#include "timer_core.h"
+#include "periodic_gate.h"
 #include "wheel/detail/task_timeout.h"
 
 namespace wheel {
@@ -16,7 +16,7 @@ void TimerJob::operator()() {
     return;
   }
   node->invoke_guarded();
-  release(node);
+  node->retire();
 }
 
 void TimerJob::discard() noexcept {
@@ -25,16 +25,8 @@ void TimerJob::discard() noexcept {
   if (node->place_ == Timeout::kAtExecutor) {
     finish_periodic(node, false);
   } else {
-    release(node);
+    node->retire();
   }
-}
-
-void TimerJob::release(Timeout* node) noexcept {
-  if (node->task_alive_) {
-    node->destroy_task();
-    node->task_alive_ = false;
-  }
-  node->release();
 }
 
 void TimerJob::finish_periodic(Timeout* node, bool ran) noexcept {
@@ -42,8 +34,7 @@ void TimerJob::finish_periodic(Timeout* node, bool ran) noexcept {
   if (periodic->gate_->take_back(node, ran)) return;
   // Cancelled, dropped unrun, or its timer stopped: the periodic timeout ends, cancelled.
   node->try_transition(Timeout::kCancelled, ran ? Timeout::kRunning : Timeout::kExpired);
-  node->place_ = Timeout::kRetired;
-  release(node);
+  node->retire();
 }
 
 }  // namespace wheel

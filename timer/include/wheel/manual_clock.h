@@ -20,6 +20,16 @@ namespace wheel {
 
 namespace detail {
 class TimerCore;
+
+// What a ManualClock drives: a timer started on it. Internal (implemented by the timer).
+class ClockDriven {
+ public:
+  // What the timer's worker would do on waking at the clock's present.
+  virtual void run_worker_once() = 0;
+
+ protected:
+  ~ClockDriven() = default;
+};
 }  // namespace detail
 
 class ManualClock {
@@ -44,11 +54,11 @@ class ManualClock {
 
  private:
   friend class detail::TimerCore;
-  void attach(detail::TimerCore* core);
-  void detach(detail::TimerCore* core) noexcept;
+  void attach(detail::ClockDriven* timer);
+  void detach(detail::ClockDriven* timer) noexcept;
 
   std::chrono::nanoseconds now_;
-  std::vector<detail::TimerCore*> timers_;  // started, not stopped
+  std::vector<detail::ClockDriven*> timers_;  // started, not stopped
   bool advancing_ = false;
 };
 

@@ -128,6 +128,23 @@ class Timeout {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
       detail::task_ops(ops_).destroy_node(this);
   }
+  // Destroys the task unless that was done already.
+  void drop_task() noexcept {
+    if (task_alive_) {
+      destroy_task();
+      task_alive_ = false;
+    }
+  }
+  // The one way a timeout leaves its timer for good (it ran, or its cancellation, stop() or
+  // its job's end retired it): task destroyed, place kRetired, the timer's reference dropped,
+  // so the node goes back to the pool once no handle holds it. Whoever counts the timeout in
+  // the timer's pending count counts it out (TimerCore::count_out); unlinking from the wheel
+  // is the caller's too. Called by the thread that owns the node at that moment.
+  void retire() noexcept {
+    drop_task();
+    place_ = kRetired;
+    release();
+  }
   bool try_transition(State to, State from = kInit) noexcept {
     std::uint8_t expected = from;
     return state_.compare_exchange_strong(expected, to, std::memory_order_acq_rel,

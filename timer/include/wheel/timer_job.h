@@ -57,8 +57,6 @@ class TimerJob {
   friend class detail::TimerCore;
   explicit TimerJob(Timeout* node) noexcept : node_(node) {}  // takes over the timer's reference
   void discard() noexcept;
-  // A job's end without a re-arm: destroys the task if it is still alive, drops the reference.
-  static void release(Timeout* node) noexcept;
   // A periodic job back from the executor (ran: whether its run happened): its timer re-arms
   // it, or it ends here, cancelled.
   static void finish_periodic(Timeout* node, bool ran) noexcept;

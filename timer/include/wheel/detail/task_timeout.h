@@ -74,7 +74,7 @@ requires(std::is_empty_v<F>&& std::is_trivially_destructible_v<F>) struct TaskSt
 };
 
 // Shared by the timer and its periodic nodes, so that a periodic job run by an executor can
-// re-arm its timeout without touching a timer that has stopped or is gone (timer_core.h).
+// re-arm its timeout without touching a timer that has stopped or is gone (periodic_gate.h).
 struct PeriodicGate;
 
 // What a periodic node adds to a Timeout: its period and the deadline of its next run, in

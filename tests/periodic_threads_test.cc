@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// HashedWheelTimer::new_periodic() across threads, on the real worker: cancel() from another
+// thread while a run is in progress, runs that never overlap on an executor's many threads,
+// re-arms racing cancel(). When runs happen is periodic_schedule_test's business, on a manual
+// clock; waits here are for events, with generous bounds.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <wheel/hashed_wheel_timer.h>
+
+#include "support/timer_fixture.h"
+#include "support/timer_test_support.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using wheel::HashedWheelTimer;
+using wheel::Timeout;
+using wheel::TimeoutHandle;
+using wheel::TimerJob;
+using wheel::TimerOptions;
+using wheel::testing::Tracked;
+using wheel::testing::wait_until;
+
+class PeriodicThreadsTest : public wheel::testing::TimerTest {};
+
+// A tiny pool of std::function<void()> tasks, the kind a TimerJob must be wrapped for.
+class FunctionPool {
+ public:
+  explicit FunctionPool(int threads) {
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] {
+        for (;;) {
+          std::function<void()> task;
+          {
+            std::unique_lock lock(mutex_);
+            ready_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+            if (queue_.empty()) return;
+            task = std::move(queue_.front());
+            queue_.erase(queue_.begin());
+          }
+          task();
+        }
+      });
+    }
+  }
+  ~FunctionPool() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    ready_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void post(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(task));
+    }
+    ready_.notify_one();
+  }
+  // The executor for TimerOptions: TimerJob is move-only, std::function needs a copyable target.
+  wheel::TimerExecutor executor() {
+    return [this](TimerJob job) {
+      auto shared = std::make_shared<TimerJob>(std::move(job));
+      post([shared] { (*shared)(); });
+    };
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::vector<std::function<void()>> queue_;
+  bool closed_ = false;
+  std::vector<std::thread> threads_;
+};
+
+TEST_P(PeriodicThreadsTest, CancelFromAnotherThreadLetsTheRunningRunFinishAndStopsTheRest) {
+  HashedWheelTimer timer(options_with());
+  std::atomic<int> started{0};
+  std::atomic<int> finished{0};
+  std::atomic<int> live{0};
+  std::latch in_third_run(1);
+  std::latch release(1);
+  TimeoutHandle handle = timer.new_periodic(
+      [&, t = Tracked(&live)](Timeout& self) {
+        EXPECT_TRUE(self.is_expired()) << "a run in progress sees its timeout expired";
+        if (++started == 3) {
+          in_third_run.count_down();
+          release.wait();
+        }
+        ++finished;
+      },
+      1ms, 2ms);
+  in_third_run.wait();
+  EXPECT_TRUE(handle->cancel());
+  release.count_down();
+  // Once it has left the count it is retired: no run can start after that.
+  ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0 && live == 0; }));
+  EXPECT_EQ(started, 3);
+  EXPECT_EQ(finished, 3) << "the run in progress finishes";
+  EXPECT_TRUE(handle->is_cancelled());
+}
+
+TEST_P(PeriodicThreadsTest, WithAnExecutorRunsNeverOverlapEvenOnManyThreads) {
+  FunctionPool pool(3);
+  TimerOptions o = options_with();
+  o.executor = pool.executor();
+  HashedWheelTimer timer(o);
+  std::atomic<int> runs{0};
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> overlapped{false};
+  std::atomic<int> live{0};
+  const auto timer_thread = std::this_thread::get_id();
+  TimeoutHandle handle = timer.new_periodic(
+      [&, t = Tracked(&live)] {
+        if (++in_flight > 1) overlapped = true;
+        EXPECT_NE(std::this_thread::get_id(), timer_thread);
+        std::this_thread::sleep_for(7ms);  // longer than the period
+        --in_flight;
+        ++runs;
+      },
+      1ms, 2ms);
+  ASSERT_TRUE(wait_until([&] { return runs >= 15; }));
+  EXPECT_EQ(timer.pending_timeouts(), 1u) << "still pending while its job is at the executor";
+  ASSERT_TRUE(handle->cancel());
+  // Retired (out of the count, task destroyed): no run can start after that.
+  ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0 && live == 0; }));
+  EXPECT_EQ(in_flight, 0);
+  EXPECT_FALSE(overlapped);
+}
+
+TEST_P(PeriodicThreadsTest, CancelsRacingReArmsOnTheExecutorEndEveryTimeoutOnce) {
+  // Many short-period timeouts re-armed by a pool's threads while this thread cancels them:
+  // each ends cancelled exactly once, its task destroyed, and the count returns to 0.
+  FunctionPool pool(2);
+  TimerOptions o = options_with();
+  o.executor = pool.executor();
+  HashedWheelTimer timer(o);
+  std::atomic<int> live{0};
+  std::atomic<int> runs{0};
+  std::vector<TimeoutHandle> handles;
+  for (int i = 0; i < 200; ++i) {
+    handles.push_back(timer.new_periodic([&, t = Tracked(&live)] { ++runs; }, 0ms, 1ms));
+  }
+  ASSERT_TRUE(wait_until([&] { return runs >= 400; }));  // runs go round, re-armed by the pool
+  int cancelled = 0;
+  for (auto& handle : handles) cancelled += handle->cancel() ? 1 : 0;
+  EXPECT_EQ(cancelled, 200);
+  ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0 && live == 0; }));
+  for (auto& handle : handles) {
+    EXPECT_TRUE(handle->is_cancelled());
+    EXPECT_FALSE(handle->cancel());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicThreadsTest, wheel::testing::kLayouts,
+                         wheel::testing::layout_name);
+
+}  // namespace
