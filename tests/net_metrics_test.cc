@@ -106,7 +106,7 @@ TEST(MetricsHistogram, CountsEachValueInTheFirstBucketAtOrAboveIt) {
   EXPECT_EQ(c.buckets[2], 0u);
   EXPECT_EQ(c.buckets[3], 1u);
   EXPECT_EQ(c.count(), 5u);
-  EXPECT_EQ(c.sum_ns, 1'000'000u + 1'001'000u + 5'000'000'000u);
+  EXPECT_EQ(c.sum, 1'000'000u + 1'001'000u + 5'000'000'000u);
   h.reset();
   EXPECT_EQ(h.read().count(), 0u);
 }
@@ -129,7 +129,7 @@ TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
   v.idle_close_lateness.buckets[0] = 4;
   v.idle_close_lateness.buckets[3] = 5;
   v.idle_close_lateness.buckets.back() = 1;
-  v.idle_close_lateness.sum_ns = 1'500'000'000;
+  v.idle_close_lateness.sum = 1'500'000'000;
   v.tick_lag.buckets[1] = 2;
   const auto e = parse_exposition(wheel::server::render_server_metrics(v, 3));
   EXPECT_EQ(e.families.at("wheel_connections_open").type, "gauge");

@@ -1,12 +1,88 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs_metrics.h"
 
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "wheel/jobs/log_metrics.h"
+#include "wheel/jobs/queue_metrics.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {
 
-std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher,
-                           const jobs::JobQueue& queue) {
+namespace {
+
+// Changes by kind, the lateness histograms, and jobs per state of the busiest tubes.
+void render_queue(server::PrometheusText& text, const jobs::JobQueue& queue,
+                  std::size_t tube_series) {
+  const jobs::QueueMetrics& m = queue.metrics();
+  text.family("wheel_jobs_changes_total", "counter",
+              "Job changes since start, by kind (rate() gives changes per second).");
+  for (std::size_t i = 0; i < jobs::kChangeCounters; ++i) {
+    const auto kind = static_cast<jobs::ChangeCounter>(i);
+    text.sample("wheel_jobs_changes_total", {{"kind", jobs::change_counter_name(kind)}},
+                m.change_count(kind));
+  }
+  text.family("wheel_jobs_delivery_lateness_seconds", "histogram",
+              "Delayed jobs reserved after their delay ended: reserved-at minus due-at.");
+  text.histogram("wheel_jobs_delivery_lateness_seconds", jobs::kLatenessBounds,
+                 m.delivery_lateness.read());
+  text.family("wheel_jobs_delay_lateness_seconds", "histogram",
+              "Delay ends: made-ready-at minus due-at (the timing wheel's part).");
+  text.histogram("wheel_jobs_delay_lateness_seconds", jobs::kLatenessBounds,
+                 m.delay_lateness.read());
+  text.family("wheel_jobs_ready_wait_seconds", "histogram",
+              "Reserves of ready jobs: reserved-at minus became-ready-at.");
+  text.histogram("wheel_jobs_ready_wait_seconds", jobs::kLatenessBounds, m.ready_wait.read());
+
+  // Per tube, bounded: 10,000 tubes must not make 40,000 series per scrape.
+  const std::vector<const jobs::Tube*> tubes = queue.tubes_by_jobs(tube_series);
+  text.family("wheel_jobs_tube_jobs", "gauge",
+              "Jobs by state in the tubes holding the most jobs (at most --metrics-tubes).");
+  for (const jobs::Tube* tube : tubes) {
+    const std::pair<const char*, std::uint64_t> states[] = {{"ready", tube->ready.size()},
+                                                            {"delayed", tube->delayed.size()},
+                                                            {"reserved", tube->reserved},
+                                                            {"buried", tube->buried.size()}};
+    for (const auto& [state, count] : states) {
+      text.sample("wheel_jobs_tube_jobs", {{"tube", tube->name()}, {"state", state}}, count);
+    }
+  }
+  text.gauge("wheel_jobs_tubes_unlisted", "Tubes left out of wheel_jobs_tube_jobs by the cap.",
+             queue.counters().tubes - tubes.size());
+}
+
+// The durable log: live and dead bytes, compaction, and the group commit's histograms.
+void render_log(server::PrometheusText& text, const jobs::JobLog& log) {
+  const jobs::JobLogStats s = log.stats();
+  text.series("wheel_jobs_log_bytes", "gauge",
+              "Bytes of the job log's segment files: live (the live jobs' records) and dead "
+              "(what compaction can give back).",
+              "state", {{"live", s.live_bytes}, {"dead", s.dead_bytes}});
+  text.gauge("wheel_jobs_log_segments", "Segment files of the job log.", s.segments);
+  text.counter("wheel_jobs_log_compacted_segments_total", "Segments removed by compaction.",
+               s.compacted_segments);
+  text.counter("wheel_jobs_log_rewritten_bytes_total",
+               "Bytes of live records compaction copied forward.", s.rewritten_bytes);
+  text.gauge("wheel_jobs_log_disk_full", "1 while the disk is full and changes are refused.",
+             s.disk_full ? 1 : 0);
+  const jobs::LogSyncMetrics m = log.sync_metrics();
+  text.family("wheel_jobs_log_sync_seconds", "histogram", "Time of one group commit's fdatasyncs.");
+  text.histogram("wheel_jobs_log_sync_seconds", jobs::kSyncSecondsBounds, m.seconds);
+  text.family("wheel_jobs_log_sync_batch_records", "histogram",
+              "Changes made durable by one group commit.");
+  text.histogram("wheel_jobs_log_sync_batch_records", jobs::kSyncBatchRecordsBounds, m.records, 1);
+  text.family("wheel_jobs_log_sync_batch_bytes", "histogram",
+              "Bytes made durable by one group commit.");
+  text.histogram("wheel_jobs_log_sync_batch_bytes", jobs::kSyncBatchBytesBounds, m.bytes, 1);
+}
+
+}  // namespace
+
+std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jobs::JobQueue& queue,
+                           const jobs::JobLog* log, std::size_t tube_series) {
   jobs::QueueCounters q = queue.counters();
   const jobs::beanstalk::CommandCounts& c = dispatcher.commands();
   server::PrometheusText text;
@@ -34,6 +110,8 @@ std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher,
   text.gauge("wheel_jobs_tubes", "Tubes that exist.", q.tubes);
   text.gauge("wheel_jobs_connections", "Client connections open.", q.sessions);
   text.gauge("wheel_jobs_waiting", "Clients blocked in a reserve.", q.waiting);
+  render_queue(text, queue, tube_series);
+  if (log != nullptr) render_log(text, *log);
   return text.take();
 }
 

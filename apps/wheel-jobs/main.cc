@@ -41,6 +41,8 @@ constexpr std::uint64_t kMaxConnections = 1'000'000;
 constexpr std::uint64_t kMaxSyncIntervalMs = 3'600'000;  // the log's bound
 constexpr std::uint64_t kMaxJobsLimit = std::uint64_t{1} << 32;
 constexpr std::uint64_t kMaxMemoryLimit = std::uint64_t{1} << 40;  // 1 TiB of bodies
+// Four series per tube: 10,000 tubes would make one scrape 40,000 lines.
+constexpr std::uint32_t kMaxMetricsTubes = 1000;
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "wheel-jobs: %s\nRun with --help for more information.\n", message.c_str());
@@ -77,6 +79,7 @@ struct ServeOptions {
   std::uint64_t max_connections = 0;
   std::string metrics_host;
   std::uint16_t metrics_port = 0;
+  std::uint32_t metrics_tubes = 0;
 };
 
 // The TCP side of either server: beanstalkd's byte stream on host:port.
@@ -127,8 +130,11 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
     wheel::server::MetricsHttpOptions metrics_options;
     metrics_options.host = o.metrics_host;
     metrics_options.port = o.metrics_port;
-    metrics = std::make_unique<wheel::server::MetricsHttpServer>(
-        loop, metrics_options, [&] { return wheel::jobs_app::render_metrics(dispatcher, queue); });
+    metrics = std::make_unique<wheel::server::MetricsHttpServer>(loop, metrics_options, [&] {
+      return wheel::jobs_app::render_metrics(dispatcher, queue,
+                                             log_journal != nullptr ? &log_journal->log() : nullptr,
+                                             o.metrics_tubes);
+    });
     handler.on_shutdown_also([&] { metrics->close(); });
     try {
       metrics->listen();
@@ -257,6 +263,7 @@ int run(int argc, char** argv) {
   jobs::JobQueueLimits limits;
   std::uint16_t metrics_port = 0;
   std::string metrics_host = "127.0.0.1";
+  std::uint32_t metrics_tubes = 100;
   std::string log_level = "info";
   std::string log_format = "text";
 
@@ -299,6 +306,10 @@ int run(int argc, char** argv) {
                  "IPv4 or IPv6 address or host name of the metrics endpoint")
       ->type_name(wheel::cli::kTypeAddress)
       ->capture_default_str();
+  add_count(app, "--metrics-tubes", &metrics_tubes,
+            "per-tube job gauges for at most this many tubes, those holding the most jobs; 0: "
+            "none",
+            0, kMaxMetricsTubes);
   wheel::cli::add_logging_options(app, log_level, log_format);
   app.footer(
       "Protocol: beanstalkd 1.12 (its protocol.txt), plus decimal durations: put 0 0.250 60 5 "
@@ -356,8 +367,8 @@ int run(int argc, char** argv) {
   }
   wheel::apps::install_program_logger("wheel-jobs", log_level, log_format);
 
-  ServeOptions serve_options{host,         port,        limits, max_job_size, max_connections,
-                             metrics_host, metrics_port};
+  ServeOptions serve_options{
+      host, port, limits, max_job_size, max_connections, metrics_host, metrics_port, metrics_tubes};
   if (endpoint) return serve_redis(serve_options, *endpoint);
   return serve(serve_options, dir.empty() ? nullptr : &log_options);
 }

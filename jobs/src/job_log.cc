@@ -151,7 +151,7 @@ std::error_code JobLog::Impl::append(log::RecordType type, std::string_view payl
   total_bytes += rec.size();
   if (type != log::RecordType::kSynced) ++last_lsn;
   *lsn = last_lsn;
-  syncer->note_written(head, last_lsn, seg.number, seg.bytes);
+  syncer->note_written(head, last_lsn, seg.number, seg.bytes, rec.size());
   return {};
 }
 
@@ -357,6 +357,7 @@ JobLogStats JobLog::stats() const {
   JobLogStats s;
   s.live_bytes = d.live_bytes;
   s.total_bytes = d.total_bytes;
+  s.dead_bytes = d.total_bytes > d.live_bytes ? d.total_bytes - d.live_bytes : 0;
   s.segments = d.segments.size();
   s.last_lsn = d.last_lsn;
   s.durable_lsn = d.syncer->durable_lsn();
@@ -366,6 +367,10 @@ JobLogStats JobLog::stats() const {
   s.rewritten_bytes = d.rewritten_bytes;
   s.disk_full = d.disk_full;
   return s;
+}
+
+LogSyncMetrics JobLog::sync_metrics() const {
+  return impl_->syncer->metrics();
 }
 
 bool JobLog::disk_full() const {

@@ -237,7 +237,8 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
   std::sort(out->jobs.begin(), out->jobs.end(),
             [](const StoredJob& a, const StoredJob& b) { return a.id < b.id; });
 
-  d->syncer = std::make_unique<Syncer>(fs, options.dir, options.sync_thread, options.wakeup);
+  d->syncer = std::make_unique<Syncer>(fs, options.dir, options.sync_thread, options.wakeup,
+                                       options.sync_clock);
   const std::uint64_t head = d->segments.empty() ? 1 : d->segments.back().number + 1;
   if (auto ec = d->start_segment(head)) {
     return fail("cannot start segment " + d->segment_path(head) + ": " + ec.message());

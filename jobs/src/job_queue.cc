@@ -14,6 +14,22 @@ namespace wheel::jobs {
 namespace {
 constexpr std::uint32_t kUrgentBelow = 1024;  // beanstalkd's URGENT_THRESHOLD
 
+ChangeCounter counter_for(ChangeKind kind) {
+  switch (kind) {
+    case ChangeKind::kPut:
+      return ChangeCounter::kPut;
+    case ChangeKind::kDelete:
+      return ChangeCounter::kDelete;
+    case ChangeKind::kRelease:
+      return ChangeCounter::kRelease;
+    case ChangeKind::kBury:
+      return ChangeCounter::kBury;
+    case ChangeKind::kKick:
+      return ChangeCounter::kKick;
+  }
+  return ChangeCounter::kPut;  // not reached: every kind is listed
+}
+
 // The wheel's shape: 1 ms ticks, hierarchical (levels of 512 ticks: 512 ms, 262 s, 37 h, ...).
 // docs/jobs.md has the measurement that chose it over the hashed layout.
 LoopWheelOptions wheel_options() {
@@ -78,7 +94,10 @@ void JobQueue::job_due(std::uint64_t job_id) {
   job->timeout.reset();
   if (job->state == JobState::kDelayed) {
     job->tube->delayed.erase(job);
+    metrics_.delay_lateness.observe(now_ - job->deadline);
+    metrics_.count(ChangeCounter::kDelayEnded);
     make_ready(job);
+    job->ready_by_delay = true;  // `deadline` keeps the due time while it is ready
   } else if (job->state == JobState::kReserved) {
     // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
     Session* holder = find_session(job->reserver);
@@ -86,6 +105,7 @@ void JobQueue::job_due(std::uint64_t job_id) {
     job->tube->reserved--;
     job->timeouts++;
     job_timeouts_++;
+    metrics_.count(ChangeCounter::kTimeout);
     make_ready(job);
   }
 }
@@ -131,6 +151,7 @@ void JobQueue::close_session(SessionId id) {
     Job* job = find_job(job_id);
     cancel(job->timeout);
     job->tube->reserved--;
+    metrics_.count(ChangeCounter::kHangUp);
     make_ready(job);
   }
   session->reserved.clear();
@@ -200,6 +221,8 @@ std::vector<std::string_view> JobQueue::tube_names() const {
 void JobQueue::make_ready(Job* job) {
   job->state = JobState::kReady;
   job->reserver = 0;
+  job->ready_since = now_;
+  job->ready_by_delay = false;
   job->tube->ready.insert(job);
   if (job->priority < kUrgentBelow) job->tube->urgent++;
 }
@@ -237,7 +260,10 @@ void JobQueue::take_out(Job* job) {
 }
 
 bool JobQueue::journal(const JobChange& change) {
-  return journal_ == nullptr || journal_->record(change);
+  if (journal_ != nullptr && !journal_->record(change)) return false;
+  // Every recorded change is applied next: count it here, once for all commands.
+  metrics_.count(counter_for(change.kind));
+  return true;
 }
 
 Outcome JobQueue::refusal() const {

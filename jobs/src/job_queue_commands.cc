@@ -28,6 +28,11 @@ bool JobQueue::deadline_soon(const Session* session) const {
 }
 
 void JobQueue::reserve_for(Session* session, Job* job) {
+  if (job->state == JobState::kReady) {
+    metrics_.ready_wait.observe(now_ - job->ready_since);
+    if (job->ready_by_delay) metrics_.delivery_lateness.observe(now_ - job->deadline);
+  }
+  metrics_.count(ChangeCounter::kReserve);
   take_out(job);
   job->state = JobState::kReserved;
   job->reserver = session->id;
@@ -199,6 +204,7 @@ Outcome JobQueue::touch(SessionId id, std::uint64_t job_id) {
   cancel(job->timeout);
   job->deadline = now_ + job->ttr;
   job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
+  metrics_.count(ChangeCounter::kTouch);
   return Outcome::kOk;
 }
 

@@ -5,8 +5,12 @@
 
 namespace wheel::jobs {
 
-Syncer::Syncer(FileSystem* fs, std::string dir, bool threaded, std::function<void()> wakeup)
-    : fs_(fs), dir_(std::move(dir)), wakeup_(std::move(wakeup)) {
+Syncer::Syncer(FileSystem* fs, std::string dir, bool threaded, std::function<void()> wakeup,
+               Clock clock)
+    : fs_(fs), dir_(std::move(dir)), wakeup_(std::move(wakeup)), clock_(std::move(clock)) {
+  if (!clock_) {
+    clock_ = [] { return std::chrono::steady_clock::now().time_since_epoch(); };
+  }
   if (threaded) thread_ = std::thread([this] { run(); });
 }
 
@@ -20,8 +24,9 @@ Syncer::~Syncer() {
 }
 
 void Syncer::note_written(const std::shared_ptr<WritableFile>& file, std::uint64_t lsn,
-                          std::uint64_t segment, std::uint64_t end) {
+                          std::uint64_t segment, std::uint64_t end, std::uint64_t bytes) {
   std::lock_guard lock(mu_);
+  written_bytes_ += bytes;
   if (std::find(dirty_.begin(), dirty_.end(), file) == dirty_.end()) dirty_.push_back(file);
   written_lsn_ = lsn;
   written_segment_ = segment;
@@ -54,9 +59,11 @@ std::error_code Syncer::sync_now() {
   std::uint64_t target = 0;
   std::uint64_t segment = 0;
   std::uint64_t end = 0;
+  std::uint64_t bytes = 0;
   {
     std::lock_guard lock(mu_);
     if (failure_) return failure_;
+    bytes = written_bytes_;
     files.swap(dirty_);
     dir = dir_dirty_;
     dir_dirty_ = false;
@@ -64,17 +71,25 @@ std::error_code Syncer::sync_now() {
     segment = written_segment_;
     end = written_end_;
   }
+  const bool any = !files.empty() || dir;
+  const std::chrono::nanoseconds start = any ? clock_() : std::chrono::nanoseconds{};
   std::error_code ec;
   for (const auto& f : files) {
     if ((ec = f->sync())) break;
   }
   if (!ec && dir) ec = fs_->sync_dir(dir_);
+  if (!ec && any) sync_seconds_.observe(clock_() - start);
   std::lock_guard lock(mu_);
   if (ec) {
     // A failed fdatasync leaves the file's state unknown (the kernel may have dropped the
     // dirty pages): never retry and claim success later.
     failure_ = ec;
   } else {
+    if (any) {
+      batch_records_.observe_value(target > durable_lsn_ ? target - durable_lsn_ : 0);
+      batch_bytes_.observe_value(bytes - durable_bytes_);
+    }
+    durable_bytes_ = bytes;
     if (target > durable_lsn_) {
       ++syncs_;
       synced_records_ += target - durable_lsn_;
@@ -114,6 +129,10 @@ std::uint64_t Syncer::syncs() const {
 std::uint64_t Syncer::synced_records() const {
   std::lock_guard lock(mu_);
   return synced_records_;
+}
+
+LogSyncMetrics Syncer::metrics() const {
+  return {sync_seconds_.read(), batch_records_.read(), batch_bytes_.read()};
 }
 
 }  // namespace wheel::jobs

@@ -5,8 +5,12 @@
 // the last sync and of the LSN written so far, fdatasyncs those files (and the directory when a
 // segment was created), then publishes that LSN as durable. Every record written before the
 // snapshot is covered, so all the changes that arrive while one fdatasync runs share the next.
+// Each sync that synced something is one observation of the metrics (log_metrics.h); their
+// histograms have one writer at a time (syncs are serialized by sync_mu_) and are read
+// without a lock from any thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -18,19 +22,23 @@
 #include <vector>
 
 #include "wheel/jobs/file_system.h"
+#include "wheel/jobs/log_metrics.h"
 
 namespace wheel::jobs {
 
 class Syncer {
  public:
-  // `threaded`: start the sync thread. `wakeup` is called on it after each sync.
-  Syncer(FileSystem* fs, std::string dir, bool threaded, std::function<void()> wakeup);
+  using Clock = std::function<std::chrono::nanoseconds()>;
+  // `threaded`: start the sync thread. `wakeup` is called on it after each sync. `clock` times
+  // the fdatasyncs (empty: steady_clock); it is called on the syncing thread.
+  Syncer(FileSystem* fs, std::string dir, bool threaded, std::function<void()> wakeup,
+         Clock clock = {});
   ~Syncer();  // stops the thread (after the sync in flight, if any)
 
   // Owner thread: records up to `lsn` were written to `file`, segment `segment`, whose bytes
-  // now end at `end`.
+  // now end at `end`; `bytes` were appended by this write.
   void note_written(const std::shared_ptr<WritableFile>& file, std::uint64_t lsn,
-                    std::uint64_t segment, std::uint64_t end);
+                    std::uint64_t segment, std::uint64_t end, std::uint64_t bytes);
   // Owner thread: the next sync also syncs the directory.
   void note_dir_changed();
   // Owner thread: start a sync on the thread (or queue one behind the one running).
@@ -45,6 +53,8 @@ class Syncer {
   std::error_code failure() const;
   std::uint64_t syncs() const;
   std::uint64_t synced_records() const;
+  // Any thread, without a lock: the sync latency and batch size histograms.
+  LogSyncMetrics metrics() const;
 
  private:
   void run();
@@ -52,6 +62,7 @@ class Syncer {
   FileSystem* fs_;
   std::string dir_;
   std::function<void()> wakeup_;
+  Clock clock_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -65,11 +76,17 @@ class Syncer {
   std::uint64_t durable_end_ = 0;
   std::uint64_t syncs_ = 0;
   std::uint64_t synced_records_ = 0;
+  std::uint64_t written_bytes_ = 0;  // appended since the start, and covered by a sync
+  std::uint64_t durable_bytes_ = 0;
   std::error_code failure_;
   bool requested_ = false;
   bool stop_ = false;
 
   std::mutex sync_mu_;  // one sync at a time: the thread's and sync_now()'s
+  // Written under sync_mu_ (one writer at a time), read from any thread.
+  MetricsHistogram<kSyncSecondsBounds.size()> sync_seconds_{kSyncSecondsBounds};
+  MetricsHistogram<kSyncBatchRecordsBounds.size()> batch_records_{kSyncBatchRecordsBounds, 1};
+  MetricsHistogram<kSyncBatchBytesBounds.size()> batch_bytes_{kSyncBatchBytesBounds, 1};
   std::thread thread_;
 };
 

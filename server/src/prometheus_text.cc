@@ -121,8 +121,8 @@ void PrometheusText::series(std::string_view name, std::string_view type, std::s
 }
 
 void PrometheusText::histogram_samples(std::string_view name, std::span<const double> bounds,
-                                       std::span<const std::uint64_t> buckets,
-                                       std::uint64_t sum_ns) {
+                                       std::span<const std::uint64_t> buckets, std::uint64_t sum,
+                                       double base_per_unit) {
   assert(buckets.size() == bounds.size() + 1);
   const std::string bucket = std::string(name) + "_bucket";
   std::uint64_t cumulative = 0;
@@ -132,7 +132,7 @@ void PrometheusText::histogram_samples(std::string_view name, std::span<const do
     sample(bucket, {{"le", le}}, cumulative);
   }
   out_.append(name).append("_sum ");
-  out_.append(format_double(static_cast<double>(sum_ns) / 1e9)).append("\n");
+  out_.append(format_double(static_cast<double>(sum) / base_per_unit)).append("\n");
   sample(std::string(name) + "_count", {}, cumulative);
 }
 

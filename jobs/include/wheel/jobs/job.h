@@ -33,9 +33,12 @@ struct Job {
   Millis ttr{0};    // at least 1 ms; an integer TTR of 0 became 1 s
   std::string body;
   JobState state = JobState::kReady;
+  // kReady: it became ready when its delay ended, due at `deadline` (delivery lateness).
+  bool ready_by_delay = false;
   Millis created{0};
   // kDelayed: when it becomes ready; kReserved: when its TTR runs out; otherwise unused.
   Millis deadline{0};
+  Millis ready_since{0};   // kReady: when it became ready (the ready wait of queue_metrics.h)
   SessionId reserver = 0;  // kReserved only
   std::uint32_t reserves = 0, timeouts = 0, releases = 0, buries = 0, kicks = 0;
 

@@ -22,6 +22,7 @@
 // allocate_id() are never handed out again, whatever the policy.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +32,7 @@
 
 #include "wheel/jobs/file_system.h"
 #include "wheel/jobs/log_error.h"
+#include "wheel/jobs/log_metrics.h"
 #include "wheel/jobs/stored_job.h"
 
 namespace wheel::jobs {
@@ -60,6 +62,9 @@ struct JobLogOptions {
   // empty; it must not call into the JobLog.
   std::function<void()> wakeup;
   FileSystem* fs = nullptr;  // null: posix_file_system(); else not owned, must outlive the log
+  // Times the fdatasyncs for sync_metrics(), on the syncing thread (monotonic nanoseconds).
+  // Empty: std::chrono::steady_clock. Tests pass a clock they move by hand.
+  std::function<std::chrono::nanoseconds()> sync_clock;
 };
 
 // What open() found.
@@ -73,9 +78,17 @@ struct Recovered {
   std::uint64_t skipped_bytes = 0;  // corrupt stretches skipped (skip_corrupt)
 };
 
+// Live and dead bytes (beanstalkd#570 asks for them): live_bytes is what a fresh log of the
+// live jobs would hold (the framed put record of each job put and not deleted, as of the last
+// append); total_bytes is the size of every segment file; dead_bytes = total - live is what
+// compaction can give back (deleted jobs, superseded changes, bookkeeping records), never
+// negative. A put adds its record to both; a delete moves the job's put record from live to
+// dead and adds the delete record to dead; compaction removes dead bytes (and rewrites live
+// records, so live stays and total drops). Compaction keeps total <= 2 * live + 2 segments.
 struct JobLogStats {
   std::uint64_t live_bytes = 0;   // bytes of the records a fresh log would need
   std::uint64_t total_bytes = 0;  // bytes of all segment files
+  std::uint64_t dead_bytes = 0;   // total_bytes - live_bytes
   std::uint64_t segments = 0;
   std::uint64_t last_lsn = 0;
   std::uint64_t durable_lsn = 0;
@@ -131,7 +144,11 @@ class JobLog {
   // Makes everything appended so far durable before returning (shutdown, tests).
   std::error_code sync_now();
 
+  // Sizes and counters at this moment. Owner thread.
   JobLogStats stats() const;
+  // The sync latency and batch size histograms (log_metrics.h). Safe from any thread while
+  // the log lives: plain atomic reads, no lock, never blocks behind a running fdatasync.
+  LogSyncMetrics sync_metrics() const;
   bool disk_full() const;
 
   class Impl;

@@ -52,6 +52,7 @@
 #include "wheel/jobs/job_journal.h"
 #include "wheel/jobs/job_queue_limits.h"
 #include "wheel/jobs/job_session.h"
+#include "wheel/jobs/queue_metrics.h"
 #include "wheel/jobs/tube.h"
 
 namespace wheel::jobs {
@@ -181,6 +182,11 @@ class JobQueue {
   QueueCounters counters() const;
   std::vector<std::string_view> tube_names() const;  // sorted
   const Tube* find_tube(std::string_view name) const;
+  // Changes by kind, lateness and ready waits (queue_metrics.h).
+  const QueueMetrics& metrics() const { return metrics_; }
+  // The `limit` tubes holding the most jobs (ties: by name), most first; for metrics whose
+  // series per tube must stay bounded however many tubes exist. O(tubes * log(limit)).
+  std::vector<const Tube*> tubes_by_jobs(std::size_t limit) const;
 
   // Drain mode: puts are refused with kDraining; everything else goes on.
   void set_draining(bool on) { draining_ = on; }
@@ -245,6 +251,7 @@ class JobQueue {
   std::uint64_t producers_ = 0, workers_ = 0, waiting_ = 0;
   bool draining_ = false;
   bool delivering_ = false;
+  QueueMetrics metrics_;
 };
 
 }  // namespace wheel::jobs

@@ -46,6 +46,8 @@ class LogJournal final : public JobJournal {
   std::uint64_t next_poll_ms() const { return log_.next_poll_ms(); }
   // Callbacks still waiting for a sync.
   std::size_t waiting() const { return waiting_.size(); }
+  // The log it writes to (its stats and sync metrics).
+  const JobLog& log() const { return log_; }
 
   // Adds the recovered jobs to `queue` (REQUIRES: no session open) and moves its ids past the
   // log's. Delayed jobs keep their due time on the wall clock (due already: ready at once).

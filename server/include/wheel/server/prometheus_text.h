@@ -49,12 +49,13 @@ class PrometheusText {
   void series(std::string_view name, std::string_view type, std::string_view help,
               std::string_view label, Series series);
   // The samples of a histogram family already announced with family(name, "histogram", ...):
-  // bounds in seconds, counts as read from a MetricsHistogram.
+  // bounds in shown units, counts as read from a MetricsHistogram whose values are
+  // `base_per_unit` base units per shown unit (1e9: seconds from nanoseconds; 1: sizes).
   template <std::size_t N>
   void histogram(std::string_view name, const std::array<double, N>& bounds,
-                 const HistogramCounts<N>& counts) {
+                 const HistogramCounts<N>& counts, double base_per_unit = 1e9) {
     histogram_samples(name, std::span<const double>(bounds),
-                      std::span<const std::uint64_t>(counts.buckets), counts.sum_ns);
+                      std::span<const std::uint64_t>(counts.buckets), counts.sum, base_per_unit);
   }
 
   // The text so far.
@@ -70,7 +71,8 @@ class PrometheusText {
 
  private:
   void histogram_samples(std::string_view name, std::span<const double> bounds,
-                         std::span<const std::uint64_t> buckets, std::uint64_t sum_ns);
+                         std::span<const std::uint64_t> buckets, std::uint64_t sum,
+                         double base_per_unit);
   void write_labels(Labels labels);
   std::string out_;
 };

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+// wheel-jobs' /metrics end to end: the program (WHEEL_JOBS_PATH) with a durable log, driven over
+// beanstalkd's protocol, scraped over HTTP and parsed with the format's rules
+// (support/prometheus_parser.h): changes by kind, delivery lateness, the group commit's
+// histograms, live and dead log bytes, and per-tube series capped however many tubes exist.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/child_process.h"
+#include "support/prometheus_parser.h"
+
+namespace {
+
+using wheel::testing::Exposition;
+using wheel::testing::parse_exposition;
+using wheel_test::ServerProcess;
+
+// One blocking TCP client with a bounded read.
+class Conn {
+ public:
+  explicit Conn(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ok_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  }
+  ~Conn() { close(fd_); }
+  bool ok() const { return ok_; }
+  void send(const std::string& s) {
+    for (std::size_t sent = 0; sent < s.size();) {
+      const ssize_t n = ::send(fd_, s.data() + sent, s.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += static_cast<std::size_t>(n);
+    }
+  }
+  // Reads until `done(buffer)` or EOF or 20 s without a byte; returns what came.
+  template <typename Done>
+  std::string read_until(Done done) {
+    while (!done(buf_)) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 20'000) <= 0) break;
+      char chunk[65536];
+      const ssize_t n = read(fd_, chunk, sizeof chunk);
+      if (n <= 0) break;
+      buf_.append(chunk, static_cast<std::size_t>(n));
+    }
+    return std::move(buf_);
+  }
+  // Sends `request` and returns the reply's lines until `lines` "\r\n" arrived.
+  std::string ask(const std::string& request, std::size_t lines = 1) {
+    send(request);
+    return read_until([&](const std::string& b) { return count(b, "\r\n") >= lines; });
+  }
+  static std::size_t count(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  }
+
+ private:
+  int fd_ = -1;
+  bool ok_ = false;
+  std::string buf_;
+};
+
+std::uint16_t unused_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct Scrape {
+  Exposition e;
+  std::size_t bytes = 0;
+};
+
+Scrape scrape(std::uint16_t port) {
+  Conn c(port);
+  c.send("GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n");
+  const std::string reply = c.read_until([](const std::string&) { return false; });  // to EOF
+  if (reply.rfind("HTTP/1.1 200 OK\r\n", 0) != 0) throw std::runtime_error("bad reply: " + reply);
+  const std::string body = reply.substr(reply.find("\r\n\r\n") + 4);
+  return {parse_exposition(body), body.size()};
+}
+
+std::size_t series_of(const Exposition& e, const std::string& family) {
+  const auto it = e.families.find(family);
+  return it == e.families.end() ? 0 : it->second.samples.size();
+}
+
+class WheelJobsMetricsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("wheel-jobs-metrics-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void start(std::vector<std::string> extra) {
+    mport_ = unused_port();
+    std::vector<std::string> args{WHEEL_JOBS_PATH,        "--port",      "0",   "--metrics-port",
+                                  std::to_string(mport_), "--log-level", "warn"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_ = std::make_unique<ServerProcess>(args);
+    ASSERT_GT(server_->port(), 0) << "wheel-jobs did not start";
+  }
+  double changes(const Exposition& e, const char* kind) {
+    return e.value("wheel_jobs_changes_total", {{"kind", kind}});
+  }
+
+  std::filesystem::path dir_;
+  std::uint16_t mport_ = 0;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(WheelJobsMetricsTest, ChangesLatenessSyncsAndLogBytesWithADurableLog) {
+  start({"--dir", dir_.string(), "--metrics-tubes", "2"});
+  Conn producer(server_->port());
+  Conn worker(server_->port());
+  ASSERT_TRUE(producer.ok() && worker.ok());
+  ASSERT_EQ(worker.ask("watch later\r\nignore default\r\n", 2), "WATCHING 2\r\nWATCHING 1\r\n");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(producer.ask("put 0 0 60 3\r\nabc\r\n").rfind("INSERTED ", 0), 0u);
+  }
+  const Scrape before = scrape(mport_);
+  // A job delayed by 100 ms goes to the worker already waiting in reserve.
+  worker.send("reserve-with-timeout 10\r\n");
+  const std::string put = producer.ask("use later\r\nput 0 0.100 60 2\r\nhi\r\n", 2);
+  ASSERT_NE(put.find("\r\nINSERTED "), std::string::npos) << put;
+  const std::string reserved =
+      worker.read_until([](const std::string& b) { return Conn::count(b, "\r\n") >= 2; });
+  ASSERT_EQ(reserved.rfind("RESERVED ", 0), 0u) << reserved;
+  const std::string id = reserved.substr(9, reserved.find(' ', 9) - 9);
+  ASSERT_EQ(worker.ask("delete " + id + "\r\n"), "DELETED\r\n");
+  const Scrape after = scrape(mport_);
+  const Exposition& e = after.e;
+
+  EXPECT_EQ(changes(e, "put"), 6);
+  EXPECT_EQ(changes(e, "reserve"), 1);
+  EXPECT_EQ(changes(e, "delete"), 1);
+  EXPECT_EQ(changes(e, "delay_ended"), 1);
+  EXPECT_EQ(e.families.at("wheel_jobs_changes_total").type, "counter");
+  EXPECT_EQ(e.value("wheel_jobs_delivery_lateness_seconds_count"), 1);
+  EXPECT_EQ(e.value("wheel_jobs_delay_lateness_seconds_count"), 1);
+  EXPECT_EQ(e.value("wheel_jobs_ready_wait_seconds_count"), 1);
+  EXPECT_LT(e.value("wheel_jobs_delivery_lateness_seconds_sum"), 5.0) << "bounded, not exact";
+
+  // Group commit: every acknowledged change was in one of the batches.
+  const double batches = e.value("wheel_jobs_log_sync_seconds_count");
+  EXPECT_GE(batches, 1);
+  EXPECT_EQ(e.value("wheel_jobs_log_sync_batch_records_count"), batches);
+  EXPECT_EQ(e.value("wheel_jobs_log_sync_batch_bytes_count"), batches);
+  EXPECT_GE(e.value("wheel_jobs_log_sync_batch_records_sum"), 7) << "6 puts and a delete";
+  EXPECT_EQ(e.families.at("wheel_jobs_log_sync_seconds").type, "histogram");
+
+  // The delete moved the job's record from live to dead.
+  const double live0 = before.e.value("wheel_jobs_log_bytes", {{"state", "live"}});
+  const double dead0 = before.e.value("wheel_jobs_log_bytes", {{"state", "dead"}});
+  const double live1 = e.value("wheel_jobs_log_bytes", {{"state", "live"}});
+  const double dead1 = e.value("wheel_jobs_log_bytes", {{"state", "dead"}});
+  EXPECT_GT(live0, 0);
+  EXPECT_EQ(live1, live0) << "one put added, the same one deleted";
+  EXPECT_GT(dead1, dead0);
+  EXPECT_EQ(e.value("wheel_jobs_log_segments"), 1);
+  EXPECT_EQ(e.value("wheel_jobs_log_disk_full"), 0);
+
+  // Per tube: the cap of 2 tubes ("default" with 5 jobs, "later" with 0).
+  EXPECT_EQ(e.value("wheel_jobs_tube_jobs", {{"tube", "default"}, {"state", "ready"}}), 5);
+  EXPECT_EQ(series_of(e, "wheel_jobs_tube_jobs"), 8u);
+  EXPECT_EQ(e.value("wheel_jobs_tubes_unlisted"), 0);
+  EXPECT_EQ(e.value("wheel_jobs_jobs", {{"state", "ready"}}), 5);
+}
+
+TEST_F(WheelJobsMetricsTest, TenThousandTubesKeepTheScrapeBounded) {
+  start({});  // memory only: no log metrics at all
+  Conn producer(server_->port());
+  ASSERT_TRUE(producer.ok());
+  std::string batch;
+  for (int i = 0; i < 10'000; ++i)
+    batch += "use t" + std::to_string(i) + "\r\nput 0 0 60 1\r\nx\r\n";
+  producer.send(batch);
+  const std::string replies = producer.read_until(
+      [](const std::string& b) { return Conn::count(b, "INSERTED") >= 10'000; });
+  ASSERT_EQ(Conn::count(replies, "INSERTED"), 10'000u);
+  const Scrape s = scrape(mport_);
+  EXPECT_EQ(s.e.value("wheel_jobs_tubes"), 10'001);
+  EXPECT_EQ(series_of(s.e, "wheel_jobs_tube_jobs"), 4u * 100) << "the default cap: 100 tubes";
+  EXPECT_EQ(s.e.value("wheel_jobs_tubes_unlisted"), 10'001 - 100);
+  EXPECT_LT(s.bytes, 64u * 1024) << "one scrape stays small";
+  EXPECT_EQ(s.e.families.count("wheel_jobs_log_bytes"), 0u);
+  EXPECT_EQ(s.e.value("wheel_jobs_changes_total", {{"kind", "put"}}), 10'000);
+}
+
+TEST(WheelJobsMetricsOptionsTest, MetricsTubesIsRangeChecked) {
+  const std::string command = std::string(WHEEL_JOBS_PATH) + " --metrics-tubes 1001 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string err;
+  char buf[4096];
+  while (fgets(buf, sizeof buf, pipe) != nullptr) err.append(buf);
+  const int status = pclose(pipe);
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2);
+  EXPECT_NE(err.find("--metrics-tubes"), std::string::npos) << err;
+  EXPECT_NE(err.find("0 to 1000"), std::string::npos) << err;
+}
+
+}  // namespace
