@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "support/child_process.h"
+#include "support/wait_until.h"
 
 namespace wheel_load_test {
 
@@ -162,14 +163,9 @@ inline void expect_all_held(const LoadRun& run, int connections) {
   EXPECT_FALSE(r["idle"]["lateness_ms"]["max"].is_null());
 }
 
-// Calls `done` every 10 ms until it returns true or `limit` passes; returns its last answer.
+// Calls `done` every 10 ms (each try reads /proc) until it returns true or `limit` passes.
 inline bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
+  return wheel_test::wait_until(done, limit, std::chrono::milliseconds(10));
 }
 
 // The state letter of /proc/PID/stat ('R', 'S', 'Z', ...), or 0 when there is no such process.
