@@ -16,11 +16,11 @@ test_jobs=${TEST_JOBS:-$((2 * jobs))}
 # Seconds of CPU used by this script's finished children (clock ticks of /proc/PID/stat).
 child_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f", ($16 + $17) / hz}' /proc/$$/stat; }
 # ThreadSanitizer runs the components that share memory between threads: the timer (its
-# worker, queues, periodic and drain; its manual-clock tests have no second thread), the logger, the heap timer, in net/ the loop timer,
-# the idle detector and the in-process servers, in jobs/ the log with its sync thread, and the
-# fleet test's many client threads sharing one ledger (tests/wheel_jobs_fleet_test.cc). The
-# rest is single-threaded per process (libuv loops, forked workers) and runs in the other two
-# configurations. Test binaries are labelled with their own names (tests/CMakeLists.txt).
+# worker, queues, periodic and drain; its manual-clock tests have no second thread), the
+# logger, the heap timer, in net/ the loop timer, the idle detector and the in-process
+# servers, in jobs/ the log with its sync thread, and the fleet test's many client threads
+# sharing one ledger (tests/wheel_jobs_fleet_test.cc). The rest is single-threaded per process
+# (libuv loops, forked workers) and runs in the other two configurations. Test binaries are labelled with their own names (tests/CMakeLists.txt).
 tsan_tests=(timer_options_test timeout_test node_pool_test cycle_clock_test timer_worker_test
             timer_threads_test periodic_threads_test timer_drain_test timer_layout_test logger_test
             heap_timer_test

@@ -111,6 +111,24 @@ TEST(MetricsHistogram, CountsEachValueInTheFirstBucketAtOrAboveIt) {
   EXPECT_EQ(h.read().count(), 0u);
 }
 
+TEST(MetricsHistogram, CountsSizesInTheirOwnUnitAndWritesTheirSumUnscaled) {
+  wheel::MetricsHistogram<3> h({1, 4, 16}, 1);  // records: bounds and values in one unit
+  for (const std::uint64_t v : {0u, 1u, 2u, 4u, 5u, 17u}) h.observe_value(v);
+  const auto c = h.read();
+  EXPECT_EQ(c.buckets[0], 2u);
+  EXPECT_EQ(c.buckets[1], 2u);
+  EXPECT_EQ(c.buckets[2], 1u);
+  EXPECT_EQ(c.buckets[3], 1u);
+  EXPECT_EQ(c.sum, 29u);
+  PrometheusText t;
+  t.family("x_records", "histogram", "sizes");
+  t.histogram("x_records", std::array<double, 3>{1, 4, 16}, c, 1);
+  const auto e = parse_exposition(t.text());
+  EXPECT_EQ(e.value("x_records_sum"), 29);
+  EXPECT_EQ(e.value("x_records_bucket", {{"le", "4"}}), 4);
+  EXPECT_EQ(e.value("x_records_count"), 6);
+}
+
 TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
   ServerMetricsValues v;
   v.connections_open = 7;

@@ -134,6 +134,50 @@ TEST(WheelJobsFleetTest, DeadlineSoonAndTimedOutAsBeanstalkd) {
   EXPECT_EQ(c.call("bogus"), "UNKNOWN_COMMAND");
 }
 
+TEST(WheelJobsFleetTest, WaitingReservesEndAsBeanstalkdSays) {
+  RedisServer redis;
+  auto a = start_node(redis);
+  BeanstalkSession c(a->port()), p(a->port());
+  // reserve-with-timeout that finds nothing: TIMED_OUT after its timeout, not before.
+  auto start = Clock::now();
+  EXPECT_EQ(c.call("reserve-with-timeout 1"), "TIMED_OUT");
+  EXPECT_GE(Clock::now() - start, 1s);
+  // A waiting reserve whose client holds a job entering its last second: DEADLINE_SOON.
+  ASSERT_EQ(p.put(0, "0", "2.500", "held"), "INSERTED 1");
+  EXPECT_EQ(c.call("reserve"), "RESERVED 1 4");
+  start = Clock::now();
+  EXPECT_EQ(c.call("reserve"), "DEADLINE_SOON");
+  EXPECT_GE(Clock::now() - start, 1s);  // 2.5 s TTR: the last second began 1.5 s in
+  EXPECT_EQ(c.call("delete 1"), "DELETED");
+  // A paused tube holds its ready job back from a waiting reserve until the pause ends.
+  ASSERT_EQ(p.put(0, "0", "60", "later"), "INSERTED 2");
+  EXPECT_EQ(p.call("pause-tube default 1"), "PAUSED");
+  start = Clock::now();
+  std::string body;
+  EXPECT_EQ(c.call("reserve", nullptr, &body), "RESERVED 2 5");
+  EXPECT_GE(Clock::now() - start, 900ms);
+  EXPECT_EQ(a->stop(), 0);
+}
+
+TEST(WheelJobsFleetTest, AClientThatFloodsWhileItsRequestIsWithRedisIsClosed) {
+  RedisServer redis;
+  auto a = start_node(redis);
+  BeanstalkSession c(a->port());
+  ASSERT_EQ(c.put(0, "0", "60", "x"), "INSERTED 1");
+  redis.pause();  // the next request waits for Redis (up to its 3 s timeout)
+  ASSERT_TRUE(c.send_all("peek 1\r\n"));
+  // 1 MiB plus a job body (64 KiB) may wait behind it; past that the node hangs up.
+  const std::string flood(256 * 1024, 'x');
+  for (int i = 0; i < 6 && c.ok(); ++i) c.send_all(flood);
+  const std::string reply = c.read_reply();
+  redis.resume();
+  EXPECT_FALSE(c.ok()) << "still open, read '" << reply << "'";
+  // The node itself goes on.
+  BeanstalkSession d(a->port());
+  std::string body;
+  EXPECT_EQ(d.call("peek 1", nullptr, &body), "FOUND 1 1");
+}
+
 TEST(WheelJobsFleetTest, RedisDownAnswersInternalErrorAtOnceAndTheNodeComesBack) {
   RedisServer redis;
   auto a = start_node(redis);

@@ -210,6 +210,13 @@ TEST_F(WheelJobsMetricsTest, TenThousandTubesKeepTheScrapeBounded) {
   EXPECT_EQ(s.e.value("wheel_jobs_changes_total", {{"kind", "put"}}), 10'000);
 }
 
+TEST_F(WheelJobsMetricsTest, MetricsTubesZeroTurnsPerTubeSeriesOff) {
+  start({"--metrics-tubes", "0"});
+  const Scrape s = scrape(mport_);
+  EXPECT_EQ(s.e.families.count("wheel_jobs_tube_jobs"), 0u);
+  EXPECT_EQ(s.e.value("wheel_jobs_tubes_unlisted"), 1);  // "default"
+}
+
 TEST(WheelJobsMetricsOptionsTest, MetricsTubesIsRangeChecked) {
   const std::string command = std::string(WHEEL_JOBS_PATH) + " --metrics-tubes 1001 2>&1";
   FILE* pipe = popen(command.c_str(), "r");

@@ -39,8 +39,10 @@ void render_queue(server::PrometheusText& text, const jobs::JobQueue& queue,
 
   // Per tube, bounded: 10,000 tubes must not make 40,000 series per scrape.
   const std::vector<const jobs::Tube*> tubes = queue.tubes_by_jobs(tube_series);
-  text.family("wheel_jobs_tube_jobs", "gauge",
-              "Jobs by state in the tubes holding the most jobs (at most --metrics-tubes).");
+  if (!tubes.empty()) {
+    text.family("wheel_jobs_tube_jobs", "gauge",
+                "Jobs by state in the tubes holding the most jobs (at most --metrics-tubes).");
+  }
   for (const jobs::Tube* tube : tubes) {
     const std::pair<const char*, std::uint64_t> states[] = {{"ready", tube->ready.size()},
                                                             {"delayed", tube->delayed.size()},

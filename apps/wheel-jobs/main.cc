@@ -97,7 +97,7 @@ wheel::net::TcpServerOptions tcp_options(const ServeOptions& o) {
 // The server on `loop` with `journal` (and `log_journal` when durable) until SIGTERM/SIGINT:
 // 0, or 1 when it cannot start.
 int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::JobJournal& journal,
-             jobs::LogJournal* log_journal, const jobs::Recovered* recovered) {
+             jobs::LogJournal* log_journal, jobs::Recovered* recovered) {
   jobs::JobQueue queue(o.limits, &journal, jobs::Millis(static_cast<std::int64_t>(uv_now(loop))));
   if (recovered != nullptr) {
     jobs::LogJournal::restore_into(queue, *recovered,

@@ -32,6 +32,7 @@ async function main() {
   const start = performance.now();
   let issued = 0;
   let added = 0;
+  const errors = {};
   const one = async (c) => {
     while (issued < o.n) {
       issued++;
@@ -40,15 +41,22 @@ async function main() {
         if (wait > 0) await sleep(wait);
       }
       const delay = randomDelay(o['min-delay-ms'], o['max-delay-ms']);
-      const r = await c.put(makeBody(Date.now() + delay, o['body-bytes']),
-        { delaySecs: (delay / 1000).toFixed(3), ttr: o.ttr });
-      if (r.words[0] !== 'INSERTED') throw new Error(`put answered '${r.line}'`);
+      for (let attempt = 0; ; attempt++) {
+        const r = await c.put(makeBody(Date.now() + delay, o['body-bytes']),
+          { delaySecs: (delay / 1000).toFixed(3), ttr: o.ttr });
+        if (r.words[0] === 'INSERTED') break;
+        // INTERNAL_ERROR (wheel-jobs: Redis did not answer in time): counted, retried after 50 ms
+        if (r.words[0] !== 'INTERNAL_ERROR' || attempt >= 20) throw new Error(`put answered '${r.line}'`);
+        errors[r.line] = (errors[r.line] || 0) + 1;
+        await sleep(50);
+      }
       added++;
     }
   };
   await Promise.all(conns.flatMap((c) => Array.from({ length: o.window }, () => one(c))));
   const secs = (performance.now() - start) / 1000;
-  emit({ peer: 'wheel-jobs', role: 'producer', added, secs, added_per_s: Math.round(added / secs) });
+  emit({ peer: 'wheel-jobs', role: 'producer', added, secs, added_per_s: Math.round(added / secs),
+    errors });
   for (const c of conns) c.close();
 }
 

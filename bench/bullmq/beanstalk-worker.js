@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // wheel-jobs peer, worker side: --connections connections spread over the --addrs nodes, each
 // with --window reserves in flight (concurrency = connections x window; keep window 1 as
-// beanstalk clients do: a delete queued behind a blocked reserve waits for its timeout); a
-// no-op processor, then delete. Runs until --n jobs are deleted or --secs passed. Prints the same record as
+// beanstalk clients do: a delete queued behind a blocked reserve waits for it); a no-op
+// processor, then delete. Runs until --n jobs are deleted or --secs passed. Prints the same record as
 // bullmq-worker.js; lateness is processing start minus the due time in the body.
 'use strict';
 const { BeanstalkConnection, parseAddrs } = require('./beanstalk');
-const { parseArgs, dueOf, percentiles, emit, ready } = require('./lib');
+const { parseArgs, dueOf, percentiles, emit, ready, sleep } = require('./lib');
 
 const o = parseArgs({
   addrs: ['127.0.0.1:11300'],
@@ -15,7 +15,11 @@ const o = parseArgs({
   connections: [50, 1, 10000],
   window: [1, 1, 10000],
   secs: [600, 0.1, 86400],
+  'reserve-timeout': [0, 0, 86400],
 });
+// A plain `reserve` blocks until a job is ready, as beanstalkd clients wait; with a timeout the
+// server answers TIMED_OUT every that many seconds and the worker asks again.
+const reserveCmd = o['reserve-timeout'] > 0 ? `reserve-with-timeout ${o['reserve-timeout']}` : 'reserve';
 
 const noop = async () => {};
 
@@ -30,23 +34,47 @@ async function main() {
   let last = 0;
   ready();
   const start = performance.now();
+  // INTERNAL_ERROR (wheel-jobs: Redis did not answer in time) is counted and retried after
+  // 50 ms, as an application would; a delete retried after one may find the job gone (the first
+  // delete was applied, its answer lost), which counts as deleted.
+  const errors = {};
+  const retryable = async (r) => {
+    if (r.words[0] !== 'INTERNAL_ERROR') return false;
+    errors[r.line] = (errors[r.line] || 0) + 1;
+    await sleep(50);
+    return true;
+  };
   const one = async (c) => {
-    while (!stopping) {
-      const r = await c.send('reserve-with-timeout 1');
-      if (r.words[0] === 'TIMED_OUT' || r.words[0] === 'DEADLINE_SOON') continue;
-      if (r.words[0] !== 'RESERVED') throw new Error(`reserve answered '${r.line}'`);
-      lateness.push(Date.now() - dueOf(r.body));
-      await noop(r.body);
-      const d = await c.send(`delete ${r.words[1]}`);
-      if (d.words[0] !== 'DELETED') throw new Error(`delete ${r.words[1]} answered '${d.line}'`);
-      last = performance.now();
-      if (++delivered === o.n) stopping = true;
+    try {
+      while (!stopping) await reserveAndDelete(c);
+    } catch (e) {
+      if (!stopping) throw e; // else closed while waiting: the run is over
     }
   };
-  const timer = setTimeout(() => (stopping = true), o.secs * 1000);
-  const loops = Promise.all(conns.flatMap((c) => Array.from({ length: o.window }, () => one(c))));
-  // Once stopping, loops still blocked in a reserve finish within its 1 s timeout.
-  await loops;
+  const reserveAndDelete = async (c) => {
+    const r = await c.send(reserveCmd);
+    if (r.words[0] === 'TIMED_OUT' || r.words[0] === 'DEADLINE_SOON' || await retryable(r)) return;
+    if (r.words[0] !== 'RESERVED') throw new Error(`reserve answered '${r.line}'`);
+    lateness.push(Date.now() - dueOf(r.body));
+    await noop(r.body);
+    for (let attempt = 0; ; attempt++) {
+      const d = await c.send(`delete ${r.words[1]}`);
+      if (d.words[0] === 'DELETED' || (attempt > 0 && d.words[0] === 'NOT_FOUND')) break;
+      if (attempt >= 20 || !await retryable(d)) {
+        throw new Error(`delete ${r.words[1]} answered '${d.line}'`);
+      }
+    }
+    last = performance.now();
+    if (++delivered === o.n) stop();
+  };
+  // Stopping closes the connections: reserves still waiting end (their jobs, none, stay ready).
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    for (const c of conns) c.close();
+  };
+  const timer = setTimeout(stop, o.secs * 1000);
+  await Promise.all(conns.flatMap((c) => Array.from({ length: o.window }, () => one(c))));
   clearTimeout(timer);
   const end = o.n > 0 && delivered >= o.n ? last : performance.now();
   const secs = (end - start) / 1000;
@@ -58,8 +86,8 @@ async function main() {
     secs,
     delivered_per_s: Math.round(delivered / secs),
     lateness_ms: percentiles(lateness),
+    errors,
   });
-  for (const c of conns) c.close();
 }
 
 main().catch((e) => {

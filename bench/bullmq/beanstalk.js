@@ -65,8 +65,10 @@ class BeanstalkConnection {
     for (const w of this.waiting.splice(0)) w.reject(e);
   }
 
+  // Closes the connection; commands still waiting for a reply are rejected.
   close() {
     this.socket.destroy();
+    this.fail(new Error('connection closed'));
   }
 }
 

@@ -100,7 +100,7 @@ async function main() {
     // add
     const add = await measured(env, () => run(env, 'producer', ['--n', String(o.n), ...delays]));
     const addEnd = Date.now();
-    out('added_per_s', add.result.added_per_s, { secs: add.result.secs,
+    out('added_per_s', add.result.added_per_s, { secs: add.result.secs, errors: add.result.errors,
       redis_cpu_pct: pct(add.redisCpu, add.wall), client_cpu_pct: pct(add.result.cpu_secs, add.wall),
       node_cpu_pct: add.nodeCpu.map((c) => pct(c, add.wall)) });
     out('add_commands_per_job', add.commands.total / o.n, { by: add.commands.by });
@@ -111,6 +111,7 @@ async function main() {
       ['--n', String(o.n), '--secs', String(o['timeout-secs'] - 10)]));
     if (!del.result.complete) throw new Error(`deliver: only ${del.result.delivered} of ${o.n}`);
     out('delivered_per_s', del.result.delivered_per_s, { secs: del.result.secs,
+      errors: del.result.errors,
       redis_cpu_pct: pct(del.redisCpu, del.wall), client_cpu_pct: pct(del.result.cpu_secs, del.wall),
       node_cpu_pct: del.nodeCpu.map((c) => pct(c, del.wall)) });
     out('deliver_commands_per_job', del.commands.total / o.n, { by: del.commands.by });
@@ -129,7 +130,8 @@ async function main() {
       throw new Error(`lateness: only ${lat.result.w.delivered} of ${o['lat-n']}`);
     }
     const l = lat.result.w.lateness_ms;
-    const at = { lat_n: o['lat-n'], lat_rate: o['lat-rate'], added_per_s: lat.result.p.added_per_s };
+    const at = { lat_n: o['lat-n'], lat_rate: o['lat-rate'], added_per_s: lat.result.p.added_per_s,
+      errors: lat.result.w.errors, put_errors: lat.result.p.errors };
     out('lateness_p50_ms', l.p50, at);
     out('lateness_p99_ms', l.p99, at);
     out('lateness_max_ms', l.max, at);

@@ -60,7 +60,11 @@ for (const [label, metric, goal, check] of ROWS) {
   const w = med('wheel-jobs', metric);
   const ratio = w !== null && b ? `${fmt(w / b)}×` : '—';
   let met = '';
-  if (check) met = w === null || b === null ? 'not measured' : check(w, b) ? 'met' : 'not met';
+  if (check && (w === null || b === null)) {
+    met = w === null && rounds('wheel-jobs', 'added_per_s') ? 'failed (its .err file says why)' : 'not measured';
+  } else if (check) {
+    met = check(w, b) ? 'met' : 'not met';
+  }
   lines.push(`| ${label} | ${goal || '—'} | ${fmt(b)} | ${fmt(p)} | ${fmt(w)} | ${ratio} | ${met} |`);
 }
 
@@ -78,6 +82,18 @@ if (fleet.length) {
       `${fmt(med('wheel-jobs', 'delivered_per_s', k))} | ` +
       `${fmt(med('wheel-jobs', 'delivered_per_s', k, 'redis_cpu_pct'))}% | ${nodeCpu.join(' + ')} | ` +
       `${fmt(med('wheel-jobs', 'delivered_per_s', k, 'client_cpu_pct'))}% |`);
+  }
+}
+
+// Error replies the drivers counted and retried (wheel-jobs' INTERNAL_ERROR when Redis did not
+// answer in time), and rounds that failed (no record of a metric).
+const errs = recs.filter((r) => r.errors && Object.keys(r.errors).length);
+if (errs.length) {
+  lines.push('', 'Error replies, counted and retried after 50 ms by the drivers:');
+  for (const r of errs) {
+    const what = Object.entries(r.errors).map(([k, v]) => `${v}× ${k}`).join(', ');
+    lines.push(`- ${r.peer}${r.nodes ? ` (${r.nodes} node${r.nodes > 1 ? 's' : ''})` : ''}, ` +
+      `round ${r.round}, ${r.metric}: ${what}`);
   }
 }
 

@@ -13,7 +13,7 @@ Job* JobQueue::best_ready(const Session* session) const {
   Job* best = nullptr;
   for (Tube* tube : session->watched) {
     if (tube->ready.empty() || tube->paused(now_)) continue;
-    Job* top = *tube->ready.begin();
+    Job* top = tube->ready.top();
     if (best == nullptr || ReadyOrder{}(top, best)) best = top;
   }
   return best;
@@ -97,7 +97,7 @@ void JobQueue::serve_waiters() {
     Job* best = nullptr;
     for (Tube* tube : tubes_with_waiters_) {
       if (tube->ready.empty() || tube->paused(now_)) continue;
-      Job* top = *tube->ready.begin();
+      Job* top = tube->ready.top();
       if (best == nullptr || ReadyOrder{}(top, best)) best = top;
     }
     if (best == nullptr) return;
@@ -230,7 +230,7 @@ std::uint64_t JobQueue::kick(SessionId id, std::uint64_t bound) {
   std::uint64_t kicked = 0;
   while (kicked < bound) {
     Job* job = buried ? (tube->buried.empty() ? nullptr : tube->buried.front())
-                      : (tube->delayed.empty() ? nullptr : *tube->delayed.begin());
+                      : (tube->delayed.empty() ? nullptr : tube->delayed.top());
     if (job == nullptr) break;
     if (!journal({ChangeKind::kKick, job->id, {}, job->priority, {}, {}, {}, now_})) break;
     take_out(job);

@@ -2,6 +2,9 @@
 #include "wheel/jobs/log_journal.h"
 
 #include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace wheel::jobs {
 
@@ -94,15 +97,18 @@ void LogJournal::poll(std::uint64_t now_ms) {
   run_durable();
 }
 
-void LogJournal::restore_into(JobQueue& queue, const Recovered& recovered,
-                              std::int64_t wall_now_ms) {
-  for (const StoredJob& stored : recovered.jobs) {
-    RestoredJob job;
+void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms) {
+  RestoredJob job;
+  for (StoredJob& stored : recovered.jobs) {
     job.id = stored.id;
+    // The tube name is copied (usually into the same short buffer); the body moves.
     job.tube = stored.tube;
     job.priority = stored.priority;
     job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
-    job.body = stored.body;
+    job.body = std::move(stored.body);
+    job.state = JobState::kReady;
+    job.ready_in = Millis{0};
+    job.delay = Millis{0};
     switch (stored.state) {
       case StoredState::kReady:
         job.state = JobState::kReady;
@@ -116,8 +122,10 @@ void LogJournal::restore_into(JobQueue& queue, const Recovered& recovered,
         job.delay = Millis(stored.due_unix_ms - stored.created_unix_ms);
         break;
     }
-    queue.restore(job);
+    queue.restore(std::move(job));
+    stored.body = std::string();  // what restore() left behind: free it now, job by job
   }
+  std::vector<StoredJob>().swap(recovered.jobs);
   queue.reserve_ids_below(recovered.next_id);
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <list>
 #include <string>
@@ -42,8 +43,10 @@ struct Job {
   SessionId reserver = 0;  // kReserved only
   std::uint32_t reserves = 0, timeouts = 0, releases = 0, buries = 0, kicks = 0;
 
-  // Where the queue keeps it (internal): the tube's buried list position while kBuried, and its
-  // pending delay or TTR timeout on the queue's wheel.
+  // Where the queue keeps it (internal): its slot in the tube's ready or delayed heap
+  // (job_heap.h), the tube's buried list position while kBuried, and its pending delay or TTR
+  // timeout on the queue's wheel.
+  std::size_t heap_pos = 0;
   std::list<Job*>::iterator buried_pos{};
   LoopWheel::Handle timeout;
 };

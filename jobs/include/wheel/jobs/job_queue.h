@@ -195,7 +195,8 @@ class JobQueue {
   // --- replay (REQUIRES: no session open yet) ---
   // Adds a job read back from a log, with its id. Throws std::invalid_argument for an id already
   // present or 0, an invalid tube name, or a reserved state. Not journalled. Bypasses limits.
-  void restore(const RestoredJob& job);
+  // The body is moved from an rvalue `job`.
+  void restore(RestoredJob job);
   // Ids below `next` are never handed out (a log remembers the highest id ever used).
   void reserve_ids_below(std::uint64_t next);
   std::uint64_t next_id() const { return next_id_; }

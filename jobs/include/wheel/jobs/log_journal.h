@@ -51,7 +51,9 @@ class LogJournal final : public JobJournal {
 
   // Adds the recovered jobs to `queue` (REQUIRES: no session open) and moves its ids past the
   // log's. Delayed jobs keep their due time on the wall clock (due already: ready at once).
-  static void restore_into(JobQueue& queue, const Recovered& recovered, std::int64_t wall_now_ms);
+  // Takes the jobs' tubes and bodies out of recovered.jobs (left empty, its memory freed), so
+  // a restart never holds a body twice.
+  static void restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms);
 
  private:
   std::int64_t wall_now() const;

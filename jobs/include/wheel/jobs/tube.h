@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "wheel/jobs/job.h"
+#include "wheel/jobs/job_heap.h"
 
 namespace wheel::jobs {
 
@@ -39,9 +40,9 @@ class Tube {
 
   const std::string& name() const { return name_; }
   // The best ready job (lowest priority, then oldest id), or nullptr.
-  const Job* top_ready() const { return ready.empty() ? nullptr : *ready.begin(); }
+  const Job* top_ready() const { return ready.empty() ? nullptr : ready.top(); }
   // The delayed job that becomes ready first, or nullptr.
-  const Job* next_delayed() const { return delayed.empty() ? nullptr : *delayed.begin(); }
+  const Job* next_delayed() const { return delayed.empty() ? nullptr : delayed.top(); }
   // The job buried longest ago, or nullptr.
   const Job* first_buried() const { return buried.empty() ? nullptr : buried.front(); }
   // True while a pause-tube is in force: reserves do not take its jobs.
@@ -52,8 +53,8 @@ class Tube {
   }
 
   // Maintained by the JobQueue (internal state, read-only to others).
-  std::set<Job*, ReadyOrder> ready;
-  std::set<Job*, DelayedOrder> delayed;
+  JobHeap<ReadyOrder> ready;
+  JobHeap<DelayedOrder> delayed;
   std::list<Job*> buried;
   std::uint64_t reserved = 0;
   std::uint64_t urgent = 0;  // ready jobs with priority < 1024
