@@ -72,7 +72,7 @@ TEST_F(CompactionTest, RandomWorkloadsStayUnderTheBoundAndReplayTheSame) {
               it->second.state = StoredState::kDelayed;
               it->second.due_unix_ms = static_cast<std::int64_t>(rng() % 100000);
               ASSERT_FALSE(log->change(
-                  {it->first, it->second.state, it->second.priority, it->second.due_unix_ms},
+                  {it->first, it->second.state, it->second.priority, it->second.due_unix_ms, {}},
                   &lsn));
             } else {
               ASSERT_FALSE(log->remove(it->first, &lsn));
@@ -104,7 +104,7 @@ TEST_F(CompactionTest, OneJobReleasedWithDelayForeverStaysBounded) {
   JobLog::Lsn lsn = 0;
   ASSERT_FALSE(log->put(job, &lsn));
   for (int i = 0; i < 100000; ++i) {
-    ASSERT_FALSE(log->change({job.id, StoredState::kDelayed, 1, i}, &lsn));
+    ASSERT_FALSE(log->change({job.id, StoredState::kDelayed, 1, i, {}}, &lsn));
     log->commit();
     log->poll(static_cast<std::uint64_t>(i));
     if (i % 100 == 0) check_bound(*log);

@@ -55,7 +55,7 @@ TEST_F(DiskFullTest, RefusesChangesKeepsDeletesAndResumes) {
   if (!log->allocate_id(&extra.id)) {
     EXPECT_EQ(log->put(extra, &lsn), LogError::kDiskFull);
   }
-  EXPECT_EQ(log->change({acked.begin()->first, StoredState::kBuried, 1, 0}, &lsn),
+  EXPECT_EQ(log->change({acked.begin()->first, StoredState::kBuried, 1, 0, {}}, &lsn),
             LogError::kDiskFull);
   for (int i = 0; i < 20; ++i) {
     const auto id = acked.begin()->first;
@@ -75,7 +75,7 @@ TEST_F(DiskFullTest, RefusesChangesKeepsDeletesAndResumes) {
   ASSERT_FALSE(log->put(after, &lsn));
   log->commit();
   acked[after.id] = after.body;
-  ASSERT_FALSE(log->change({after.id, StoredState::kBuried, 1, 0}, &lsn));
+  ASSERT_FALSE(log->change({after.id, StoredState::kBuried, 1, 0, {}}, &lsn));
   log->commit();
   log.reset();
 

@@ -86,9 +86,9 @@ TEST_F(JobLogTest, PutChangeRemoveSurviveRestart) {
     b = make(*log, std::string(3000, 'b'));
     c = make(*log, "third");
     JobLog::Lsn lsn = 0;
-    ASSERT_FALSE(log->change({b.id, StoredState::kDelayed, 3, 1'700'000'100'000}, &lsn));
+    ASSERT_FALSE(log->change({b.id, StoredState::kDelayed, 3, 1'700'000'100'000, {}}, &lsn));
     ASSERT_FALSE(log->remove(a.id, &lsn));
-    ASSERT_FALSE(log->change({c.id, StoredState::kBuried, 20, 0}, &lsn));
+    ASSERT_FALSE(log->change({c.id, StoredState::kBuried, 20, 0, {}}, &lsn));
     log->commit();
     ASSERT_FALSE(log->sync_now());
     EXPECT_EQ(log->durable_lsn(), log->last_lsn());
@@ -105,6 +105,35 @@ TEST_F(JobLogTest, PutChangeRemoveSurviveRestart) {
   EXPECT_EQ(r.jobs[1], c);
   EXPECT_EQ(r.torn_bytes, 0u);
   EXPECT_GT(r.next_id, c.id);
+}
+
+TEST_F(JobLogTest, CountersOfAChangeSurviveCompactionAndRestart) {
+  auto o = options(SyncPolicy::kNever);
+  o.segment_bytes = 4096;
+  Recovered r;
+  StoredCounters counters;
+  std::uint64_t id = 0;
+  {
+    auto log = open(o, &r);
+    StoredJob job = make(*log, "keep");
+    id = job.id;
+    counters = {12'000, 3, 1, 2, 1, 1};
+    JobLog::Lsn lsn = 0;
+    ASSERT_FALSE(log->change({id, StoredState::kBuried, 4, 0, counters}, &lsn));
+    // Churn until the segments holding the job's put and change are compacted away.
+    for (int i = 0; i < 2000 && log->stats().compacted_segments < 4; ++i) {
+      StoredJob filler = make(*log, std::string(300, 'f'));
+      ASSERT_FALSE(log->remove(filler.id, &lsn));
+      log->poll(static_cast<std::uint64_t>(i));
+    }
+    ASSERT_GE(log->stats().compacted_segments, 4u);
+  }
+  auto log = open(o, &r);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_EQ(r.jobs[0].id, id);
+  EXPECT_EQ(r.jobs[0].state, StoredState::kBuried);
+  EXPECT_EQ(r.jobs[0].counters, counters);
+  EXPECT_EQ(r.jobs[0].created_unix_ms, 1'700'000'000'000);
 }
 
 TEST_F(JobLogTest, IdsNeverReusedAcrossRestartsEvenUnsynced) {
@@ -250,7 +279,7 @@ TEST_F(JobLogTest, ChangesOfUnknownJobsAreMisuse) {
   auto log = open(options(), &r);
   JobLog::Lsn lsn = 0;
   EXPECT_THROW(log->remove(12345, &lsn), std::invalid_argument);
-  EXPECT_THROW(log->change({12345, StoredState::kReady, 0, 0}, &lsn), std::invalid_argument);
+  EXPECT_THROW(log->change({12345, StoredState::kReady, 0, 0, {}}, &lsn), std::invalid_argument);
   StoredJob never_allocated;
   never_allocated.id = 999;
   EXPECT_THROW(log->put(never_allocated, &lsn), std::invalid_argument);

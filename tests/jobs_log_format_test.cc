@@ -103,7 +103,8 @@ TEST(LogReaderTest, FindValidSkipsGarbageAndZeros) {
 
 TEST(RecordCodecTest, PutRoundTripsAndRejectsWrongShapes) {
   StoredJob job{42,     StoredState::kDelayed, 7,        1'700'000'000'123,
-                60'000, 1'699'999'999'000,     "emails", std::string("body\0with nul", 13)};
+                60'000, 1'699'999'999'000,     "emails", std::string("body\0with nul", 13),
+                {}};
   const std::string payload = codec::encode_put(job);
   StoredJob back;
   ASSERT_TRUE(codec::decode_put(payload, &back));
@@ -116,8 +117,41 @@ TEST(RecordCodecTest, PutRoundTripsAndRejectsWrongShapes) {
   EXPECT_FALSE(codec::decode_put(bad_state, &back));
 }
 
+// Version 2 carries a job's counters (stats-job after a restart); a new job's put leaves them
+// out (they follow from its due and created times), and version-1 records still read.
+TEST(RecordCodecTest, CountersRideWithChangesAndWithPutsThatNeedThem) {
+  StoredJob fresh{7, StoredState::kDelayed, 1, 1'700'000'030'000, 1000, 1'700'000'000'000, "t", "b",
+                  {}};
+  fresh.counters.delay_ms = 30'000;  // what the put's due time says: nothing to add
+  EXPECT_FALSE(codec::put_needs_counters(fresh));
+  StoredJob back;
+  ASSERT_TRUE(codec::decode_put(codec::encode_put(fresh), &back));
+  EXPECT_EQ(back, fresh);
+  StoredJob changed = fresh;
+  changed.counters = {10'000, 3, 1, 1, 0, 2};
+  EXPECT_TRUE(codec::put_needs_counters(changed));
+  const std::string with = codec::encode_put(changed);
+  EXPECT_EQ(with.size(), codec::encode_put(fresh).size() + codec::kCountersSize);
+  EXPECT_EQ(codec::put_record_size(changed), log::kHeaderSize + with.size());
+  ASSERT_TRUE(codec::decode_put(with, &back));
+  EXPECT_EQ(back, changed);
+
+  StoredChange c{5, StoredState::kBuried, 100, 0, {0, 4, 2, 1, 1, 0}};
+  StoredChange cb;
+  bool with_counters = false;
+  ASSERT_TRUE(codec::decode_change(codec::encode_change(c), &cb, &with_counters));
+  EXPECT_TRUE(with_counters);
+  EXPECT_EQ(cb.counters, c.counters);
+  // A version-1 change: id, state, priority, due and nothing else.
+  const std::string v1 = codec::encode_change(c).substr(0, 21);
+  ASSERT_TRUE(codec::decode_change(v1, &cb, &with_counters));
+  EXPECT_FALSE(with_counters);
+  EXPECT_EQ(cb.priority, 100u);
+  EXPECT_FALSE(codec::decode_change(v1 + "x", &cb));
+}
+
 TEST(RecordCodecTest, ChangeAndSegmentStartRoundTrip) {
-  StoredChange c{5, StoredState::kBuried, 100, 0};
+  StoredChange c{5, StoredState::kBuried, 100, 0, {}};
   StoredChange back;
   ASSERT_TRUE(codec::decode_change(codec::encode_change(c), &back));
   EXPECT_EQ(back.id, 5u);

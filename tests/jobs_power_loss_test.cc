@@ -88,7 +88,7 @@ Outcome run_workload(FaultInjectionFs& fs, SyncPolicy policy, std::uint64_t seed
           job.state = static_cast<StoredState>(rng() % 3);
           job.priority = static_cast<std::uint32_t>(rng() % 1000);
           job.due_unix_ms = job.state == StoredState::kDelayed ? static_cast<std::int64_t>(now) : 0;
-          if (log->change({id, job.state, job.priority, job.due_unix_ms}, &lsn)) break;
+          if (log->change({id, job.state, job.priority, job.due_unix_ms, {}}, &lsn)) break;
           h.versions.push_back(job);
         } else {
           if (log->remove(id, &lsn)) break;

@@ -95,6 +95,62 @@ TEST_F(LogJournalTest, EveryDurableChangeSurvivesAReopen) {
   EXPECT_GE(queue.next_id(), 7u);
 }
 
+// beanstalkd writes a job's whole record (created_at, delay, deadline_at, the five counters)
+// with each binlog change and reads it back on replay; reserves and TTR timeouts are not
+// written, so they count as of the job's last change. stats-job after a restart reads the same.
+TEST_F(LogJournalTest, StatsJobAfterARestartReadsAsBeanstalkdsAfterABinlogReplay) {
+  std::uint64_t id = 0;
+  std::uint64_t quiet = 0;
+  {
+    Recovered r;
+    auto log = open(&r);
+    LogJournal journal(*log, SyncPolicy::kNever, clock);
+    JobQueue queue({}, &journal, 0ms);
+    SessionId s = queue.open_session();
+    id = queue.put(s, 5, 0ms, 2s, "a").id;
+    quiet = queue.put(s, 5, 30s, 2s, "b").id;  // nothing happens to it after its put
+    ASSERT_EQ(queue.reserve(s, 0ms).job->id, id);
+    queue.advance(2000ms);  // the TTR runs out: timeouts 1 (not durable by itself)
+    wall += 2000;
+    ASSERT_EQ(queue.reserve(s, 0ms).job->id, id);
+    ASSERT_EQ(queue.release(s, id, 7, 10s), Outcome::kOk);  // releases 1, delay 10 s
+    queue.advance(12'000ms);
+    wall += 10'000;
+    ASSERT_EQ(queue.reserve(s, 0ms).job->id, id);
+    ASSERT_EQ(queue.bury(s, id, 8), Outcome::kOk);
+    ASSERT_EQ(queue.kick_job(id), Outcome::kOk);   // the last durable change: kicks 1
+    ASSERT_EQ(queue.reserve(s, 0ms).job->id, id);  // reserves 4, not durable
+    EXPECT_EQ(queue.job_stats(id)->reserves, 4u);
+  }
+  wall += 8000;  // down for 8 s: 20 s after both puts
+  Recovered r;
+  auto log = open(&r);
+  JobQueue queue({}, nullptr, 500ms);
+  LogJournal::restore_into(queue, r, wall);
+  const auto job = queue.job_stats(id);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->state, JobState::kReady);  // reserved before: ready again
+  EXPECT_EQ(job->age, 20'000ms);            // from its put, on the wall clock
+  EXPECT_EQ(job->delay, 10s);               // its last release's
+  EXPECT_EQ(job->priority, 8u);             // the bury's, kept by the kick
+  EXPECT_EQ(job->reserves, 3u);             // as of the kick
+  EXPECT_EQ(job->timeouts, 1u);
+  EXPECT_EQ(job->releases, 1u);
+  EXPECT_EQ(job->buries, 1u);
+  EXPECT_EQ(job->kicks, 1u);
+  const auto delayed = queue.job_stats(quiet);
+  ASSERT_TRUE(delayed.has_value());
+  EXPECT_EQ(delayed->state, JobState::kDelayed);
+  EXPECT_EQ(delayed->age, 20'000ms);
+  EXPECT_EQ(delayed->delay, 30s);
+  EXPECT_EQ(delayed->time_left, 10s);  // due 30 s after its put, 20 s of which went by
+  EXPECT_EQ(
+      delayed->reserves + delayed->timeouts + delayed->releases + delayed->buries + delayed->kicks,
+      0u);
+  queue.advance(500ms + 20'000ms);
+  EXPECT_EQ(queue.job_stats(id)->age, 40'000ms);  // and it goes on
+}
+
 TEST_F(LogJournalTest, KickedJobsComeBackReady) {
   {
     Journaled j(*this, SyncPolicy::kAlways);

@@ -358,8 +358,10 @@ TEST(ServerMetricsEndToEnd, ProcessMetricsCoverTheWorkersAndBuildInfoNamesTheVer
     ASSERT_EQ(clients.back().read_line(10s), "PONG") << i;
   }
   const Exposition during = scrape(mport);
-  // Every accepted socket is a descriptor of a worker: the sum sees them all.
-  EXPECT_GE(during.value("process_open_fds"), before.value("process_open_fds") + kClients);
+  // Every accepted socket is a descriptor of a worker: the sum sees them all. Two descriptors
+  // of slack: a process may hold one for a moment at either scrape (seen: 77 vs 58 + 20, 1 run
+  // in 6), while a worker left out of the sum would lose about half the clients' sockets.
+  EXPECT_GE(during.value("process_open_fds") + 2, before.value("process_open_fds") + kClients);
   EXPECT_GE(during.value("process_cpu_seconds_total"), before.value("process_cpu_seconds_total"));
   expect_clean_exit(server);
 }

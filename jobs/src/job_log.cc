@@ -265,7 +265,22 @@ std::error_code JobLog::put(const StoredJob& job, Lsn* lsn) {
   if (!inserted) impl_->live_bytes -= it->second.put_size;
   it->second = {seg, off, size, job.state, job.priority, job.due_unix_ms};
   impl_->live_bytes += size;
+  if (codec::put_needs_counters(job)) {
+    impl_->counters[job.id] = job.counters;
+  } else {
+    impl_->counters.erase(job.id);
+  }
   return {};
+}
+
+void JobLog::Impl::set_counters(std::uint64_t id, const StoredCounters& c) {
+  auto [it, fresh] = counters.insert_or_assign(id, c);
+  if (!fresh) return;
+  // The job's next put (compaction) carries them: count them live now (compaction recounts).
+  auto entry = index.find(id);
+  if (entry == index.end()) return;
+  entry->second.put_size += codec::kCountersSize;
+  live_bytes += codec::kCountersSize;
 }
 
 std::error_code JobLog::change(const StoredChange& change, Lsn* lsn) {
@@ -280,6 +295,7 @@ std::error_code JobLog::change(const StoredChange& change, Lsn* lsn) {
   it->second.state = change.state;
   it->second.priority = change.priority;
   it->second.due_unix_ms = change.due_unix_ms;
+  impl_->set_counters(change.id, change.counters);
   return {};
 }
 
@@ -294,6 +310,7 @@ std::error_code JobLog::remove(std::uint64_t id, Lsn* lsn) {
   }
   impl_->live_bytes -= it->second.put_size;
   impl_->index.erase(it);
+  impl_->counters.erase(id);
   return {};
 }
 
@@ -319,10 +336,10 @@ void JobLog::poll(std::uint64_t now_ms) {
   if (auto ec = d.syncer->failure()) d.note_failure("fdatasync", ec);
   if (d.failed) return;
   if (d.opt.sync == SyncPolicy::kInterval) {
-    if (!d.interval_started) {
+    // The first poll syncs too: what was appended before it (the log has no clock of its own)
+    // must not wait a whole interval more than what comes after.
+    if (!d.interval_started || now_ms >= d.last_interval_sync_ms + d.opt.sync_interval_ms) {
       d.interval_started = true;
-      d.last_interval_sync_ms = now_ms;
-    } else if (now_ms >= d.last_interval_sync_ms + d.opt.sync_interval_ms) {
       d.last_interval_sync_ms = now_ms;
       if (d.syncer->durable_lsn() < d.last_lsn) {
         if (d.opt.sync_thread) {

@@ -83,6 +83,8 @@ bool JobLog::Impl::compact_oldest() {
     job.state = it->second.state;
     job.priority = it->second.priority;
     job.due_unix_ms = it->second.due_unix_ms;
+    // Changed since its put: the counters of its last change (else the put's own still hold).
+    if (auto c = counters.find(id); c != counters.end()) job.counters = c->second;
     JobLog::Lsn lsn = 0;
     std::uint64_t seg = 0;
     std::uint64_t off = 0;
@@ -91,6 +93,9 @@ bool JobLog::Impl::compact_oldest() {
     }
     it->second.segment = seg;
     it->second.offset = off;
+    const std::uint64_t size = codec::put_record_size(job);
+    live_bytes = live_bytes - it->second.put_size + size;
+    it->second.put_size = size;
     rewritten += rec.size();
   }
   // The copies must be on disk before the originals go.

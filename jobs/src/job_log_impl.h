@@ -70,6 +70,11 @@ class JobLog::Impl {
   std::uint64_t head_nonce = 0;
   std::uint64_t marked_end = 0;  // the head's last kSynced offset
   std::unordered_map<std::uint64_t, IndexEntry> index;
+  // The counters of the live jobs that changed since their put (the others' are a new job's):
+  // most pending jobs never change, so they cost nothing here.
+  std::unordered_map<std::uint64_t, StoredCounters> counters;
+  // Records `c` as job `id`'s counters; its put grows by them the first time (live bytes).
+  void set_counters(std::uint64_t id, const StoredCounters& c);
   std::uint64_t live_bytes = 0;
   std::uint64_t total_bytes = 0;
   std::uint64_t next_id = 1;

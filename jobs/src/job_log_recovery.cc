@@ -67,12 +67,18 @@ struct Replay {
         if (!inserted) d->live_bytes -= it->second.put_size;
         it->second = {segment, r.offset, size, job.state, job.priority, job.due_unix_ms};
         d->live_bytes += size;
+        if (codec::put_needs_counters(job)) {
+          d->counters[job.id] = job.counters;
+        } else {
+          d->counters.erase(job.id);
+        }
         jobs[job.id] = std::move(job);
         return true;
       }
       case log::RecordType::kUpdate: {
         StoredChange c;
-        if (!codec::decode_change(r.payload, &c)) break;
+        bool with_counters = false;
+        if (!codec::decode_change(r.payload, &c, &with_counters)) break;
         // A change of a job whose put was compacted into a later segment: that put has it.
         auto it = jobs.find(c.id);
         if (it == jobs.end()) return true;
@@ -83,6 +89,10 @@ struct Replay {
         e.state = c.state;
         e.priority = c.priority;
         e.due_unix_ms = c.due_unix_ms;
+        if (with_counters) {
+          it->second.counters = c.counters;
+          d->set_counters(c.id, c.counters);
+        }
         return true;
       }
       case log::RecordType::kDelete: {
@@ -92,6 +102,7 @@ struct Replay {
         if (jobs.erase(id) > 0) {
           d->live_bytes -= d->index[id].put_size;
           d->index.erase(id);
+          d->counters.erase(id);
         }
         return true;
       }

@@ -3,6 +3,7 @@
 // commands on existing jobs are in job_queue_commands.cc.
 #include "wheel/jobs/job_queue.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <stdexcept>
@@ -270,6 +271,10 @@ bool JobQueue::journal(const JobChange& change) {
   return true;
 }
 
+JobCounters JobQueue::counters_of(const Job* job) {
+  return {job->reserves, job->timeouts, job->releases, job->buries, job->kicks};
+}
+
 Outcome JobQueue::refusal() const {
   return journal_ != nullptr && journal_->last_refusal() == Refusal::kFull
              ? Outcome::kOutOfMemory
@@ -395,7 +400,12 @@ void JobQueue::restore(RestoredJob restored) {
   job->delay = restored.delay;
   job->ttr = restored.ttr.count() <= 0 ? kMinTtr : restored.ttr;
   job->body = std::move(restored.body);
-  job->created = now_;
+  job->created = now_ - std::max(restored.age, Millis{0});
+  job->reserves = restored.counters.reserves;
+  job->timeouts = restored.counters.timeouts;
+  job->releases = restored.counters.releases;
+  job->buries = restored.counters.buries;
+  job->kicks = restored.counters.kicks;
   body_bytes_ += job->body.size();
   Job* raw = job.get();
   jobs_.emplace(raw->id, std::move(job));

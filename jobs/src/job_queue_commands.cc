@@ -163,7 +163,9 @@ Outcome JobQueue::release(SessionId id, std::uint64_t job_id, std::uint32_t prio
     return Outcome::kNotFound;
   }
   if (delay.count() < 0) delay = Millis{0};
-  if (!journal({ChangeKind::kRelease, job_id, {}, priority, delay, {}, {}, now_})) {
+  JobCounters after = counters_of(job);
+  after.releases++;
+  if (!journal({ChangeKind::kRelease, job_id, {}, priority, delay, {}, {}, now_, after})) {
     return refusal();
   }
   take_out(job);
@@ -185,7 +187,9 @@ Outcome JobQueue::bury(SessionId id, std::uint64_t job_id, std::uint32_t priorit
   if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
     return Outcome::kNotFound;
   }
-  if (!journal({ChangeKind::kBury, job_id, {}, priority, {}, {}, {}, now_})) {
+  JobCounters after = counters_of(job);
+  after.buries++;
+  if (!journal({ChangeKind::kBury, job_id, {}, priority, job->delay, {}, {}, now_, after})) {
     return refusal();
   }
   take_out(job);
@@ -213,7 +217,9 @@ Outcome JobQueue::kick_job(std::uint64_t job_id) {
   if (job == nullptr || (job->state != JobState::kBuried && job->state != JobState::kDelayed)) {
     return Outcome::kNotFound;
   }
-  if (!journal({ChangeKind::kKick, job_id, {}, job->priority, {}, {}, {}, now_})) {
+  JobCounters after = counters_of(job);
+  after.kicks++;
+  if (!journal({ChangeKind::kKick, job_id, {}, job->priority, job->delay, {}, {}, now_, after})) {
     return refusal();
   }
   take_out(job);
@@ -232,7 +238,12 @@ std::uint64_t JobQueue::kick(SessionId id, std::uint64_t bound) {
     Job* job = buried ? (tube->buried.empty() ? nullptr : tube->buried.front())
                       : (tube->delayed.empty() ? nullptr : tube->delayed.top());
     if (job == nullptr) break;
-    if (!journal({ChangeKind::kKick, job->id, {}, job->priority, {}, {}, {}, now_})) break;
+    JobCounters after = counters_of(job);
+    after.kicks++;
+    if (!journal(
+            {ChangeKind::kKick, job->id, {}, job->priority, job->delay, {}, {}, now_, after})) {
+      break;
+    }
     take_out(job);
     job->kicks++;
     make_ready(job);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "wheel/jobs/log_journal.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -12,6 +13,17 @@ namespace {
 
 StoredState stored_state(Millis delay) {
   return delay.count() > 0 ? StoredState::kDelayed : StoredState::kReady;
+}
+
+StoredCounters stored_counters(const JobChange& c) {
+  StoredCounters out;
+  out.delay_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(c.delay.count(), 0));
+  out.reserves = c.counters.reserves;
+  out.timeouts = c.counters.timeouts;
+  out.releases = c.counters.releases;
+  out.buries = c.counters.buries;
+  out.kicks = c.counters.kicks;
+  return out;
 }
 
 }  // namespace
@@ -54,16 +66,20 @@ bool LogJournal::record(const JobChange& change) {
       job.created_unix_ms = now;
       job.tube = std::string(change.tube);
       job.body = std::string(change.body);
+      job.counters = stored_counters(change);
       return !refused(log_.put(job, &lsn));
     }
     case ChangeKind::kRelease:
-      return !refused(log_.change({change.id, stored_state(change.delay), change.priority,
-                                   change.delay.count() > 0 ? now + change.delay.count() : 0},
-                                  &lsn));
+      return !refused(log_.change(
+          {change.id, stored_state(change.delay), change.priority,
+           change.delay.count() > 0 ? now + change.delay.count() : 0, stored_counters(change)},
+          &lsn));
     case ChangeKind::kBury:
-      return !refused(log_.change({change.id, StoredState::kBuried, change.priority, 0}, &lsn));
+      return !refused(log_.change(
+          {change.id, StoredState::kBuried, change.priority, 0, stored_counters(change)}, &lsn));
     case ChangeKind::kKick:
-      return !refused(log_.change({change.id, StoredState::kReady, change.priority, 0}, &lsn));
+      return !refused(log_.change(
+          {change.id, StoredState::kReady, change.priority, 0, stored_counters(change)}, &lsn));
     case ChangeKind::kDelete:
       return !refused(log_.remove(change.id, &lsn));
   }
@@ -108,7 +124,12 @@ void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_
     job.body = std::move(stored.body);
     job.state = JobState::kReady;
     job.ready_in = Millis{0};
-    job.delay = Millis{0};
+    // As beanstalkd after a binlog replay: age goes on from the put (wall clock), the delay is
+    // the last put or release's, the counters those of the last durable change.
+    job.age = Millis(std::max<std::int64_t>(wall_now_ms - stored.created_unix_ms, 0));
+    job.delay = Millis(static_cast<std::int64_t>(stored.counters.delay_ms));
+    job.counters = {stored.counters.reserves, stored.counters.timeouts, stored.counters.releases,
+                    stored.counters.buries, stored.counters.kicks};
     switch (stored.state) {
       case StoredState::kReady:
         job.state = JobState::kReady;
@@ -119,7 +140,6 @@ void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_
       case StoredState::kDelayed:
         job.state = JobState::kDelayed;
         job.ready_in = Millis(stored.due_unix_ms - wall_now_ms);
-        job.delay = Millis(stored.due_unix_ms - stored.created_unix_ms);
         break;
     }
     queue.restore(std::move(job));

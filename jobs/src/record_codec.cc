@@ -14,19 +14,48 @@ using log::put_u32;
 using log::put_u64;
 
 // Put payload: id u64, state u8, priority u32, due i64, ttr u64, created i64, tube length u8,
-// tube, body length u32, body.
+// tube, body length u32, body, then (version 2, when not a new job's) the counters.
 constexpr std::size_t kPutFixed = 8 + 1 + 4 + 8 + 8 + 8 + 1;
+// Change payload: id u64, state u8, priority u32, due i64, then (version 2) the counters.
 constexpr std::size_t kChangeSize = 8 + 1 + 4 + 8;
 
 bool valid_state(std::uint8_t s) {
   return s <= static_cast<std::uint8_t>(StoredState::kBuried);
 }
 
+// The delay of a job as put: what a put record without counters means.
+std::uint64_t put_delay(const StoredJob& job) {
+  if (job.state != StoredState::kDelayed || job.due_unix_ms <= job.created_unix_ms) return 0;
+  return static_cast<std::uint64_t>(job.due_unix_ms - job.created_unix_ms);
+}
+
+void put_counters(std::string* out, const StoredCounters& c) {
+  put_u64(out, c.delay_ms);
+  for (std::uint32_t v : {c.reserves, c.timeouts, c.releases, c.buries, c.kicks}) put_u32(out, v);
+}
+
+StoredCounters get_counters(const char* p) {
+  StoredCounters c;
+  c.delay_ms = get_u64(p);
+  c.reserves = get_u32(p + 8);
+  c.timeouts = get_u32(p + 12);
+  c.releases = get_u32(p + 16);
+  c.buries = get_u32(p + 20);
+  c.kicks = get_u32(p + 24);
+  return c;
+}
+
 }  // namespace
+
+bool put_needs_counters(const StoredJob& job) {
+  const StoredCounters& c = job.counters;
+  return c.reserves != 0 || c.timeouts != 0 || c.releases != 0 || c.buries != 0 || c.kicks != 0 ||
+         c.delay_ms != put_delay(job);
+}
 
 std::string encode_put(const StoredJob& job) {
   std::string out;
-  out.reserve(kPutFixed + job.tube.size() + 4 + job.body.size());
+  out.reserve(kPutFixed + job.tube.size() + 4 + job.body.size() + kCountersSize);
   put_u64(&out, job.id);
   out.push_back(static_cast<char>(job.state));
   put_u32(&out, job.priority);
@@ -37,6 +66,7 @@ std::string encode_put(const StoredJob& job) {
   out.append(job.tube);
   put_u32(&out, static_cast<std::uint32_t>(job.body.size()));
   out.append(job.body);
+  if (put_needs_counters(job)) put_counters(&out, job.counters);
   return out;
 }
 
@@ -54,7 +84,8 @@ bool decode_put(std::string_view p, StoredJob* job) {
   const std::size_t tube_len = static_cast<unsigned char>(d[kPutFixed - 1]);
   if (p.size() < kPutFixed + tube_len + 4) return false;
   const std::uint32_t body_len = get_u32(d + kPutFixed + tube_len);
-  if (p.size() != kPutFixed + tube_len + 4 + std::size_t{body_len}) return false;
+  const std::size_t base = kPutFixed + tube_len + 4 + std::size_t{body_len};
+  if (p.size() != base && p.size() != base + kCountersSize) return false;
   job->id = get_u64(d);
   job->state = static_cast<StoredState>(state);
   job->priority = get_u32(d + 9);
@@ -63,11 +94,18 @@ bool decode_put(std::string_view p, StoredJob* job) {
   job->created_unix_ms = static_cast<std::int64_t>(get_u64(d + 29));
   job->tube.assign(d + kPutFixed, tube_len);
   job->body.assign(d + kPutFixed + tube_len + 4, body_len);
+  if (p.size() == base) {
+    job->counters = StoredCounters{};
+    job->counters.delay_ms = put_delay(*job);
+  } else {
+    job->counters = get_counters(d + base);
+  }
   return true;
 }
 
 std::uint64_t put_record_size(const StoredJob& job) {
-  return log::kHeaderSize + kPutFixed + job.tube.size() + 4 + job.body.size();
+  return log::kHeaderSize + kPutFixed + job.tube.size() + 4 + job.body.size() +
+         (put_needs_counters(job) ? kCountersSize : 0);
 }
 
 std::string encode_change(const StoredChange& c) {
@@ -76,17 +114,21 @@ std::string encode_change(const StoredChange& c) {
   out.push_back(static_cast<char>(c.state));
   put_u32(&out, c.priority);
   put_u64(&out, static_cast<std::uint64_t>(c.due_unix_ms));
+  put_counters(&out, c.counters);
   return out;
 }
 
-bool decode_change(std::string_view p, StoredChange* c) {
-  if (p.size() != kChangeSize) return false;
+bool decode_change(std::string_view p, StoredChange* c, bool* with_counters) {
+  if (p.size() != kChangeSize && p.size() != kChangeSize + kCountersSize) return false;
   const auto state = static_cast<std::uint8_t>(p[8]);
   if (!valid_state(state)) return false;
   c->id = get_u64(p.data());
   c->state = static_cast<StoredState>(state);
   c->priority = get_u32(p.data() + 9);
   c->due_unix_ms = static_cast<std::int64_t>(get_u64(p.data() + 13));
+  // Version 1: no counters; the job keeps those it had (see recovery's apply).
+  c->counters = p.size() == kChangeSize ? StoredCounters{} : get_counters(p.data() + kChangeSize);
+  if (with_counters != nullptr) *with_counters = p.size() != kChangeSize;
   return true;
 }
 
@@ -113,7 +155,8 @@ std::string encode_segment_start(const SegmentStart& s) {
 
 bool decode_segment_start(std::string_view p, SegmentStart* s) {
   if (p.size() != 32 || std::memcmp(p.data(), kMagic, 4) != 0) return false;
-  if (get_u32(p.data() + 4) != kFormatVersion) return false;
+  const std::uint32_t version = get_u32(p.data() + 4);
+  if (version < kOldestFormatVersion || version > kFormatVersion) return false;
   s->number = get_u64(p.data() + 8);
   s->id_limit = get_u64(p.data() + 16);
   s->nonce = get_u64(p.data() + 24);

@@ -12,7 +12,12 @@
 namespace wheel::jobs::codec {
 
 inline constexpr char kMagic[4] = {'W', 'J', 'O', 'B'};
-inline constexpr std::uint32_t kFormatVersion = 1;
+// Version 2 added the counters (StoredCounters) to put and change records; version 1 logs are
+// read as ever (counters zero, delay from the due time).
+inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kOldestFormatVersion = 1;
+// The counters as a put or change record carries them: u64 delay ms, u32 x 5.
+inline constexpr std::size_t kCountersSize = 8 + 5 * 4;
 
 struct SegmentStart {
   std::uint64_t number = 0;
@@ -30,6 +35,8 @@ struct SyncedMark {
 std::string encode_synced(const SyncedMark& mark);
 bool decode_synced(std::string_view payload, SyncedMark* mark);
 
+// A put record leaves the counters out when they are a new job's (see StoredJob::counters).
+bool put_needs_counters(const StoredJob& job);
 std::string encode_put(const StoredJob& job);
 bool decode_put(std::string_view payload, StoredJob* job);
 // The id of a put payload without copying the body (compaction, fuzzing).
@@ -38,7 +45,8 @@ bool peek_put_id(std::string_view payload, std::uint64_t* id);
 std::uint64_t put_record_size(const StoredJob& job);
 
 std::string encode_change(const StoredChange& change);
-bool decode_change(std::string_view payload, StoredChange* change);
+// `with_counters` (may be null): false for a version-1 record, which carries none.
+bool decode_change(std::string_view payload, StoredChange* change, bool* with_counters = nullptr);
 
 std::string encode_u64(std::uint64_t v);  // delete (id) and id limit
 bool decode_u64(std::string_view payload, std::uint64_t* v);

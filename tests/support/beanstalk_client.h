@@ -28,6 +28,7 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
   void close_now() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

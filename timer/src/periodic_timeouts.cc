@@ -11,8 +11,8 @@ namespace wheel::detail {
 
 bool TimerCore::rearm_periodic(Timeout* node) noexcept {
   auto* periodic = static_cast<PeriodicTimeout*>(node);
-  periodic->deadline_ns_ =
-      next_periodic_deadline(periodic->deadline_ns_, periodic->period_ns_, elapsed_ns());
+  periodic->deadline_ns_ = next_periodic_deadline(periodic->deadline_ns_, periodic->period_ns_,
+                                                  tick_.count(), elapsed_ns());
   // RUNNING: no cancel() can put its link here now.
   node->deadline_or_link_.store(std::max<std::int64_t>(periodic->deadline_ns_, 0),
                                 std::memory_order_relaxed);

@@ -141,10 +141,12 @@ class HashedWheelTimer {
   // pending timeout from now until it ends, including while a run is handed to the executor.
   //   * Runs never overlap: the next run is armed only when the previous one has returned,
   //     with or without an executor.
-  //   * Missed periods coalesce, they do not burst: when a run returns after later deadlines
-  //     have passed (a slow run, a worker blocked by another task, a busy executor), those
-  //     periods are skipped and the next run is at the first deadline still ahead. The run that
-  //     was late happens once, as soon as it can.
+  //   * One run per period for any `period` >= the tick: a run returning during the tick after
+  //     its deadline (as runs do) misses nothing.
+  //   * Missed periods coalesce, they do not burst: when a run returns after the tick of a
+  //     later deadline has ended (a slow run, a worker blocked by another task, a busy
+  //     executor), those periods are skipped and the next run is at the first deadline whose
+  //     tick has not ended. The run that was late happens once, as soon as it can.
   //   * `period` shorter than the tick: at most one run per tick.
   //   * With an executor, each run is a TimerJob; dropping it unrun (or the executor throwing)
   //     ends the periodic timeout, cancelled. A job still out when stop() runs is not among

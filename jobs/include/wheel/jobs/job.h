@@ -26,6 +26,12 @@ using SessionId = std::uint64_t;
 
 class Tube;
 
+// A job's counters, as stats-job shows them (reserves, timeouts, releases, buries, kicks).
+struct JobCounters {
+  std::uint32_t reserves = 0, timeouts = 0, releases = 0, buries = 0, kicks = 0;
+  friend bool operator==(const JobCounters&, const JobCounters&) = default;
+};
+
 struct Job {
   std::uint64_t id = 0;
   Tube* tube = nullptr;

@@ -44,10 +44,15 @@ struct JobChange {
   std::uint64_t id = 0;
   std::string_view tube;  // kPut
   std::uint32_t priority = 0;
-  Millis delay{0};        // kPut, kRelease: from `now`
+  // kPut, kRelease: from `now`; kBury, kKick: the delay the job was last put or released with.
+  Millis delay{0};
   Millis ttr{0};          // kPut
   std::string_view body;  // kPut
   Millis now{0};  // the queue's clock when the change was made (a log stamps its own wall time)
+  // kRelease, kBury, kKick: the job's counters after the change (those made since the last
+  // change by reserves and TTR timeouts, which are not durable, included), as beanstalkd
+  // writes its whole job record with each change.
+  JobCounters counters{};
 };
 
 // Why a journal refused (see last_refusal()).
@@ -90,6 +95,8 @@ struct RestoredJob {
   Millis delay{0};                    // the delay it was put or released with (stats-job)
   Millis ttr{1000};
   std::string body;
+  Millis age{0};           // how long ago it was put (stats-job's age goes on from there)
+  JobCounters counters{};  // as of its last durable change
 };
 
 }  // namespace wheel::jobs

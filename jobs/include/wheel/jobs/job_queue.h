@@ -227,6 +227,7 @@ class JobQueue {
   void pause_due(std::uint64_t tube_address);
   bool journal(const JobChange& change);
   Outcome refusal() const;  // the outcome of the journal's last refusal
+  static JobCounters counters_of(const Job* job);
   void erase_job(Job* job);
 
   JobQueueLimits limits_;

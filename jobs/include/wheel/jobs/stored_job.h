@@ -10,6 +10,17 @@ namespace wheel::jobs {
 
 enum class StoredState : std::uint8_t { kReady = 0, kDelayed = 1, kBuried = 2 };
 
+// What beanstalkd's binlog keeps of a job besides its state (its job record): the delay it was
+// last put or released with and its counters, as of the job's last durable change (counts made
+// since, by reserves and TTR timeouts, which are not durable, ride with the next change). They
+// make stats-job read after a restart as beanstalkd's does after a binlog replay.
+struct StoredCounters {
+  std::uint64_t delay_ms = 0;
+  std::uint32_t reserves = 0, timeouts = 0, releases = 0, buries = 0, kicks = 0;
+
+  friend bool operator==(const StoredCounters&, const StoredCounters&) = default;
+};
+
 struct StoredJob {
   std::uint64_t id = 0;
   StoredState state = StoredState::kReady;
@@ -19,17 +30,21 @@ struct StoredJob {
   std::int64_t created_unix_ms = 0;
   std::string tube;  // at most 255 bytes (the queue allows 200)
   std::string body;  // at most 1 GiB
+  // A new job: zero counts and delay_ms = due - created when delayed, else 0 (the record then
+  // leaves them out).
+  StoredCounters counters;
 
   friend bool operator==(const StoredJob&, const StoredJob&) = default;
 };
 
 // A change of a live job's state that keeps its tube and body: release (new priority and
-// delay), bury, kick, kick-job.
+// delay), bury, kick, kick-job; with the job's counters after the change.
 struct StoredChange {
   std::uint64_t id = 0;
   StoredState state = StoredState::kReady;
   std::uint32_t priority = 0;
   std::int64_t due_unix_ms = 0;
+  StoredCounters counters;
 };
 
 }  // namespace wheel::jobs
