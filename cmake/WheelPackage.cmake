@@ -18,7 +18,7 @@ set(CPACK_DEBIAN_PACKAGE_LICENSE "Apache-2.0")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(wheel_deb_depends libspdlog-dev)
 if(WHEEL_BUILD_NET)
-  list(APPEND wheel_deb_depends libuv1-dev)
+  list(APPEND wheel_deb_depends libuv1-dev libhiredis-dev)  # libhiredis-dev: wheel::jobs_redis
 endif()
 list(JOIN wheel_deb_depends ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS pkg-config)

@@ -14,6 +14,11 @@ if ((${#unlicensed[@]})); then
   echo "lint: no SPDX-License-Identifier line in: ${unlicensed[*]}" >&2
   exit 1
 fi
+# No merge-conflict markers left in any tracked text file (a merge committed with them once).
+if git grep -nI -E '^(<<<<<<<|>>>>>>>) ' -- . ':!*.jsonl' >&2; then
+  echo "lint: merge-conflict markers above" >&2
+  exit 1
+fi
 # No two files of the timer, net and server libraries, wheel-server and the examples include each
 # other (load/ still has such pairs: issue 18 part 4).
 python3 scripts/check-include-cycles.py timer net server apps/wheel-server examples

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // TimerOptions validation (behaviour 7) and what the constructor logs (behaviour 13).
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -96,15 +97,24 @@ TEST_P(TimerOptionsTest, TickBelowOneMillisecondIsRaisedWithWarning) {
   EXPECT_EQ(log.count("below 1ms", spdlog::level::warn), 1);
 }
 
+// The warning is once per process (as Netty's is once per JVM), so each layout checks it in a
+// fresh child: run in one process, the first layout would use it up for the second.
 TEST_P(TimerOptionsTest, WarnsOnceWhenMoreThan64TimersAreAlive) {
-  wheel::testing::LogCapture log;
-  std::vector<std::unique_ptr<HashedWheelTimer>> timers;
-  for (int i = 0; i < 64; ++i)
-    timers.push_back(std::make_unique<HashedWheelTimer>(layout_options()));
-  EXPECT_EQ(log.count("HashedWheelTimer instances", spdlog::level::warn), 0);
-  for (int i = 0; i < 10; ++i)
-    timers.push_back(std::make_unique<HashedWheelTimer>(layout_options()));
-  EXPECT_EQ(log.count("HashedWheelTimer instances", spdlog::level::warn), 1);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        wheel::testing::LogCapture log;
+        std::vector<std::unique_ptr<HashedWheelTimer>> timers;
+        for (int i = 0; i < 64; ++i)
+          timers.push_back(std::make_unique<HashedWheelTimer>(layout_options()));
+        const int at_64 = log.count("HashedWheelTimer instances", spdlog::level::warn);
+        for (int i = 0; i < 10; ++i)
+          timers.push_back(std::make_unique<HashedWheelTimer>(layout_options()));
+        const int at_74 = log.count("HashedWheelTimer instances", spdlog::level::warn);
+        std::fprintf(stderr, "warnings at 64 timers: %d, at 74: %d\n", at_64, at_74);
+        std::_Exit(at_64 == 0 && at_74 == 1 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "warnings at 64 timers: 0, at 74: 1");
 }
 
 TEST_P(TimerOptionsTest, OneBucketIsAHashedWheelOnlyTheHierarchicalLayoutNeedsTwo) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "job_log_impl.h"
 #include "log_reader.h"
@@ -243,10 +244,15 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
   d->next_id = std::max(replay.id_limit, replay.max_id + 1);
   d->id_limit = d->next_id;
   out->next_id = d->next_id;
-  out->jobs.reserve(replay.jobs.size());
-  for (auto& [id, job] : replay.jobs) out->jobs.push_back(std::move(job));
-  std::sort(out->jobs.begin(), out->jobs.end(),
-            [](const StoredJob& a, const StoredJob& b) { return a.id < b.id; });
+  // By id: sort the ids, not the jobs (moving 100-byte StoredJobs through a sort cost more than
+  // the replay itself), then take each job out of the map, freeing its node as it goes.
+  std::vector<std::uint64_t> ids;
+  ids.reserve(replay.jobs.size());
+  for (const auto& entry : replay.jobs) ids.push_back(entry.first);
+  std::sort(ids.begin(), ids.end());
+  out->jobs.reserve(ids.size());
+  for (std::uint64_t id : ids) out->jobs.push_back(std::move(replay.jobs.extract(id).mapped()));
+  replay.jobs = {};
 
   d->syncer = std::make_unique<Syncer>(fs, options.dir, options.sync_thread, options.wakeup,
                                        options.sync_clock);

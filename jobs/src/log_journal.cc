@@ -114,16 +114,14 @@ void LogJournal::poll(std::uint64_t now_ms) {
 }
 
 void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms) {
-  RestoredJob job;
   for (StoredJob& stored : recovered.jobs) {
+    RestoredJob job;
     job.id = stored.id;
-    // The tube name is copied (usually into the same short buffer); the body moves.
-    job.tube = stored.tube;
+    // Tube and body move: a restart never holds a body twice.
+    job.tube = std::move(stored.tube);
     job.priority = stored.priority;
     job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
     job.body = std::move(stored.body);
-    job.state = JobState::kReady;
-    job.ready_in = Millis{0};
     // As beanstalkd after a binlog replay: age goes on from the put (wall clock), the delay is
     // the last put or release's, the counters those of the last durable change.
     job.age = Millis(std::max<std::int64_t>(wall_now_ms - stored.created_unix_ms, 0));
@@ -143,7 +141,6 @@ void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_
         break;
     }
     queue.restore(std::move(job));
-    stored.body = std::string();  // what restore() left behind: free it now, job by job
   }
   std::vector<StoredJob>().swap(recovered.jobs);
   queue.reserve_ids_below(recovered.next_id);

@@ -21,7 +21,8 @@ echo "package: $(basename "$deb")"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
 names=$(tr ',' '\n' <<<"$depends" | sed 's/^ *//; s/ .*//')
-for dep in libc6 'libstdc++6' libuv1 'libspdlog1\..*' libuv1-dev libspdlog-dev; do
+for dep in libc6 'libstdc++6' libuv1 'libspdlog1\..*' libuv1-dev libspdlog-dev \
+           libhiredis-dev; do
   grep -qx "$dep" <<<"$names" || fail "Depends does not name $dep"
 done
 contents=$(dpkg-deb -c "$deb" | awk '{print $NF}')

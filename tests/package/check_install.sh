@@ -28,3 +28,9 @@ for f in include/wheel/hashed_wheel_timer.h include/wheel/version.h \
          lib*/pkgconfig/wheeltimer.pc; do
   compgen -G "$prefix/$f" >/dev/null || fail "$f is not installed"
 done
+if [[ -d $prefix/include/wheel/net ]]; then  # built with wheel::net: wheel::jobs_redis too
+  for f in include/wheel/jobs/redis_store.h lib*/libwheeljobsredis.* \
+           lib*/pkgconfig/wheeljobsredis.pc; do
+    compgen -G "$prefix/$f" >/dev/null || fail "$f is not installed"
+  done
+fi

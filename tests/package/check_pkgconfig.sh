@@ -14,6 +14,7 @@ declare -A consumer=(
   [wheeltimer]=pkgconfig_consumer.cc  # the timer, prints version.h's version
   [wheelnet]=net_consumer.cc          # a TCP server on libuv answering one PING
   [wheeljobs]=pkgconfig_jobs_consumer.cc  # a job log written, reopened and read back
+  [wheeljobsredis]=jobs_redis_consumer.cc  # endpoint URLs; hiredis client refused, no server
 )
 pcdir=$(dirname "$(find "$prefix" -name wheeltimer.pc -print -quit)")
 [[ -d $pcdir ]] || fail "no wheeltimer.pc under $prefix"
