@@ -27,6 +27,7 @@
 #include "wheel/jobs/log_journal.h"
 #include "wheel/jobs/redis_endpoint.h"
 #include "wheel/jobs/redis_jobs_handler.h"
+#include "wheel/logger.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
 #include "wheel/server/metrics_http_server.h"
@@ -114,8 +115,8 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
   try {
     bound = server.listen();
   } catch (const std::exception& e) {
-    spdlog::error("wheel-jobs: cannot listen on {}: {}",
-                  wheel::net::format_host_port(o.host, o.port), e.what());
+    wheel::logger()->error("wheel-jobs: cannot listen on {}: {}",
+                           wheel::net::format_host_port(o.host, o.port), e.what());
     server.shutdown();
     uv_run(loop, UV_RUN_DEFAULT);
     return 1;
@@ -139,8 +140,9 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
     try {
       metrics->listen();
     } catch (const std::exception& e) {
-      spdlog::error("wheel-jobs: cannot serve metrics on {}: {}",
-                    wheel::net::format_host_port(o.metrics_host, o.metrics_port), e.what());
+      wheel::logger()->error("wheel-jobs: cannot serve metrics on {}: {}",
+                             wheel::net::format_host_port(o.metrics_host, o.metrics_port),
+                             e.what());
       server.shutdown();
       uv_run(loop, UV_RUN_DEFAULT);
       wake->data = nullptr;
@@ -152,7 +154,7 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
   std::fflush(stdout);
   uv_run(loop, UV_RUN_DEFAULT);
   wake->data = nullptr;
-  spdlog::info("wheel-jobs: stopped");
+  wheel::logger()->info("wheel-jobs: stopped");
   return 0;
 }
 
@@ -184,20 +186,20 @@ int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint) {
       events.start();
       handler.attach(server);
       server.handle_signals();
-      spdlog::info("wheel-jobs: jobs in {}", jobs::format_redis_url(endpoint));
+      wheel::logger()->info("wheel-jobs: jobs in {}", jobs::format_redis_url(endpoint));
       std::printf("listening on %s\n", wheel::net::format_host_port(o.host, bound).c_str());
       std::fflush(stdout);
       status = 0;
     } catch (const std::exception& e) {
-      spdlog::error("wheel-jobs: cannot listen on {}: {}",
-                    wheel::net::format_host_port(o.host, o.port), e.what());
+      wheel::logger()->error("wheel-jobs: cannot listen on {}: {}",
+                             wheel::net::format_host_port(o.host, o.port), e.what());
       server.shutdown();
     }
     uv_run(&loop, UV_RUN_DEFAULT);
     client.stop();
     events.stop();
     uv_run(&loop, UV_RUN_DEFAULT);
-    if (status == 0) spdlog::info("wheel-jobs: stopped");
+    if (status == 0) wheel::logger()->info("wheel-jobs: stopped");
   }
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
@@ -227,9 +229,10 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
       std::string error;
       std::unique_ptr<jobs::JobLog> log = jobs::JobLog::open(*log_options, &recovered, &error);
       if (!log) {
-        spdlog::error("wheel-jobs: cannot open the job log in {}: {}", log_options->dir, error);
+        wheel::logger()->error("wheel-jobs: cannot open the job log in {}: {}", log_options->dir,
+                               error);
       } else {
-        spdlog::info(
+        wheel::logger()->info(
             "wheel-jobs: {} jobs recovered from {} ({} segments, {} bytes; {} torn bytes "
             "cut off)",
             recovered.jobs.size(), log_options->dir, recovered.segments, recovered.bytes,
@@ -237,13 +240,14 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
         jobs::LogJournal journal(*log, log_options->sync);
         status = serve_on(&loop, &wake, o, journal, &journal, &recovered);
         if (std::error_code e = log->sync_now()) {
-          spdlog::error("wheel-jobs: the last sync of the job log failed: {}", e.message());
+          wheel::logger()->error("wheel-jobs: the last sync of the job log failed: {}",
+                                 e.message());
           status = 1;
         }
       }  // the log stops its sync thread here, before `wake` closes
     }
   } catch (const std::exception& e) {
-    spdlog::error("wheel-jobs: {}", e.what());
+    wheel::logger()->error("wheel-jobs: {}", e.what());
     status = 1;
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
