@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "support/child_process.h"
+#include "support/free_port.h"
 #include "support/wait_until.h"
 
 namespace wheel_load_test {
@@ -113,15 +114,7 @@ inline int established_to(int port) {
 
 // A loopback port with nothing listening on it (bound then released).
 inline int unused_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
+  return wheel_test::free_port();
 }
 
 inline std::vector<std::string> load_args(int port, const char* connections, const char* expect,
