@@ -16,18 +16,13 @@
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::ManualClock;
-using wheel::Timeout;
-using wheel::TimeoutHandle;
-using wheel::TimerJob;
-using wheel::TimerOptions;
-using wheel::testing::Tracked;
 
-class PeriodicCancelTest : public wheel::testing::TimerTest {};
+class PeriodicCancelTest : public TimerTest {};
 
 TEST_P(PeriodicCancelTest, CancelBetweenRunsStopsEveryLaterRun) {
   // Period 10 ms from 10 ms: runs at 11, 21, 31 ... ms. cancel() when the clock reads
@@ -232,7 +227,7 @@ TEST_P(PeriodicCancelTest, AJobStillAtTheExecutorWhenTheTimerStopsEndsCancelled)
   EXPECT_EQ(live, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicCancelTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicCancelTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing

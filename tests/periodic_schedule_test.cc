@@ -16,18 +16,14 @@
 #include "periodic_deadline.h"
 #include "support/timer_fixture.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::ManualClock;
-using wheel::TimeoutHandle;
-using wheel::TimerJob;
-using wheel::TimerOptions;
-using wheel::testing::ms_of;
 using Ns = std::chrono::nanoseconds;
 
-class PeriodicScheduleTest : public wheel::testing::TimerTest {};
+class PeriodicScheduleTest : public TimerTest {};
 
 // ---------------------------------------------------------------- the arithmetic alone
 
@@ -278,7 +274,7 @@ TEST_P(PeriodicScheduleTest, WithAnExecutorStaysOnItsFixedRateGrid) {
   EXPECT_TRUE(handle->cancel());
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicScheduleTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicScheduleTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing
