@@ -183,9 +183,7 @@ TEST_P(PeriodicCancelTest, CancelWhileTheJobIsAtTheExecutorEndsItWithoutARun) {
   // job's return retires the timeout.
   ManualClock clock;
   std::vector<TimerJob> held;
-  TimerOptions o = options_with();
-  o.executor = [&](TimerJob job) { held.push_back(std::move(job)); };
-  HashedWheelTimer timer(o, clock);
+  HashedWheelTimer timer(options_holding_jobs(held), clock);
   std::atomic<int> live{0};
   int runs = 0;
   TimeoutHandle handle = timer.new_periodic([&, t = Tracked(&live)] { ++runs; }, 1ms, 1ms);
@@ -205,8 +203,7 @@ TEST_P(PeriodicCancelTest, AJobStillAtTheExecutorWhenTheTimerStopsEndsCancelled)
   // The executor keeps the job; the timer stops and is destroyed; then the job runs: it runs
   // its task once (it was handed over before the stop) and does not re-arm.
   std::vector<TimerJob> held;
-  TimerOptions o = options_with();
-  o.executor = [&](TimerJob job) { held.push_back(std::move(job)); };
+  TimerOptions o = options_holding_jobs(held);
   int runs = 0;
   std::atomic<int> live{0};
   TimeoutHandle handle;

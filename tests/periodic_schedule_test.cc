@@ -220,9 +220,7 @@ TEST_P(PeriodicScheduleTest, ARunSlowerThanItsPeriodKeepsTheFixedRateGrid) {
   for (const Row& r : rows) {
     ManualClock clock;
     std::vector<TimerJob> held;
-    TimerOptions o = options_with();
-    o.executor = [&](TimerJob job) { held.push_back(std::move(job)); };
-    HashedWheelTimer timer(o, clock);
+    HashedWheelTimer timer(options_holding_jobs(held), clock);
     std::vector<long long> runs;
     TimeoutHandle handle =
         timer.new_periodic([&] { runs.push_back(ms_of(clock.now())); }, 20ms, 20ms);
@@ -248,9 +246,7 @@ TEST_P(PeriodicScheduleTest, WithAnExecutorStaysOnItsFixedRateGrid) {
   // move, run i is still due at 20 ms + i x 7 ms.
   ManualClock clock;
   std::vector<TimerJob> held;
-  TimerOptions o = options_with();
-  o.executor = [&](TimerJob job) { held.push_back(std::move(job)); };
-  HashedWheelTimer timer(o, clock);
+  HashedWheelTimer timer(options_holding_jobs(held), clock);
   std::vector<Ns> handed;
   constexpr Ns kPeriod = 7ms;
   TimeoutHandle handle = timer.new_periodic([] {}, 20ms, kPeriod);
