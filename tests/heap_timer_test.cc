@@ -2,6 +2,7 @@
 // Tests of wheel::bench::HeapTimer, the binary-heap baseline of wheel-bench: a benchmark against
 // a broken baseline would be worthless, so it gets the same kind of checks as the wheel.
 #include "heap_timer.h"
+#include "support/wait_until.h"
 
 #include <atomic>
 #include <chrono>
@@ -17,16 +18,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
-  const auto end = Clock::now() + limit;
-  while (Clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return pred();
-}
 
 // Scheduled out of order; must run in deadline order and never before the deadline. The test
 // does not assume the scheduler is prompt: each deadline is known only to lie between the clock
@@ -55,7 +46,7 @@ TEST(HeapTimerTest, RunsTasksInDeadlineOrderNeverEarly) {
         delay);
     records[i].latest = Clock::now() + delay;
   }
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wheel_test::wait_until([&] {
     std::lock_guard lock(mutex);
     return order.size() == 5;
   }));
@@ -87,7 +78,7 @@ TEST(HeapTimerTest, CancelAfterExpiryFails) {
   HeapTimer timer;
   std::atomic<int> runs{0};
   auto handle = timer.new_timeout([&] { ++runs; }, 1ms);
-  ASSERT_TRUE(eventually([&] { return runs.load() == 1; }));
+  ASSERT_TRUE(wheel_test::wait_until([&] { return runs.load() == 1; }));
   EXPECT_TRUE(handle->is_expired());
   EXPECT_FALSE(handle->cancel());
 }
@@ -112,8 +103,8 @@ TEST(HeapTimerTest, CancelFromTheMiddleKeepsHeapOrder) {
   }
   for (int i = 0; i < 200; i += 2) EXPECT_TRUE(handles[i]->cancel());
   EXPECT_EQ(timer.pending_timeouts(), 100u);
-  ASSERT_TRUE(eventually([&] { return timer.pending_timeouts() == 0; }));
-  ASSERT_TRUE(eventually([&] {
+  ASSERT_TRUE(wheel_test::wait_until([&] { return timer.pending_timeouts() == 0; }));
+  ASSERT_TRUE(wheel_test::wait_until([&] {
     std::lock_guard lock(mutex);
     return fired.size() == 100;
   }));
@@ -159,7 +150,7 @@ TEST(HeapTimerTest, TaskMaySchedule) {
   HeapTimer timer;
   std::atomic<int> second{0};
   timer.new_timeout([&] { timer.new_timeout([&] { ++second; }, 1ms); }, 1ms);
-  EXPECT_TRUE(eventually([&] { return second.load() == 1; }));
+  EXPECT_TRUE(wheel_test::wait_until([&] { return second.load() == 1; }));
 }
 
 TEST(HeapTimerTest, ManyThreadsScheduleAndCancelRacingExpiry) {
@@ -181,7 +172,8 @@ TEST(HeapTimerTest, ManyThreadsScheduleAndCancelRacingExpiry) {
     });
   }
   for (auto& th : threads) th.join();
-  ASSERT_TRUE(eventually([&] { return runs.load() + cancelled.load() == kThreads * kPerThread; }));
+  ASSERT_TRUE(wheel_test::wait_until(
+      [&] { return runs.load() + cancelled.load() == kThreads * kPerThread; }));
   EXPECT_EQ(timer.pending_timeouts(), 0u);
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(runs.load() + cancelled.load(), kThreads * kPerThread);  // each exactly one

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "wheel/jobs/beanstalk_dispatcher.h"
 #include "wheel/jobs/beanstalk_reply.h"
 #include "wheel/jobs/beanstalk_stats.h"
 
@@ -224,6 +225,52 @@ TEST(BeanstalkStats, QuotedValuesAreEscaped) {
   ServerStats s;
   s.version = "a\"b\\c";
   EXPECT_NE(server_stats_yaml(s).find("\nversion: \"a\\\"b\\\\c\"\n"), std::string::npos);
+}
+
+// The process's part of `stats`, shared by the in-memory and the Redis servers.
+TEST(BeanstalkStats, ProcessFieldsComeFromTheServerInfoAndGetrusage) {
+  wheel::jobs::ServerInfo info;
+  info.version = "1.2.3";
+  info.id = "abc123";
+  info.hostname = "host";
+  info.os = "#1 SMP";
+  info.platform = "x86_64";
+  info.pid = 4242;
+  volatile std::uint64_t spin = 0;  // some CPU time for rusage to show
+  for (std::uint64_t i = 0; i < 10'000'000 && spin < ~0ULL; ++i) spin = spin + i;
+  ServerStats s;
+  wheel::jobs::fill_process_stats(info, s);
+  EXPECT_EQ(s.pid, 4242);
+  EXPECT_EQ(s.version, "1.2.3");
+  EXPECT_EQ(s.id, "abc123");
+  EXPECT_EQ(s.hostname, "host");
+  EXPECT_EQ(s.os, "#1 SMP");
+  EXPECT_EQ(s.platform, "x86_64");
+  EXPECT_GT(s.rusage_user + s.rusage_system, std::chrono::microseconds(0));
+  const std::string yaml = server_stats_yaml(s);
+  EXPECT_NE(yaml.find("\npid: 4242\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("\nhostname: host\n"), std::string::npos) << yaml;
+}
+
+TEST(BeanstalkStats, JobCountsComeFromTheQueuesCounters) {
+  wheel::jobs::QueueCounters q;
+  q.urgent = 1;
+  q.ready = 2;
+  q.reserved = 3;
+  q.delayed = 4;
+  q.buried = 5;
+  q.job_timeouts = 6;
+  q.total_jobs = 7;
+  q.tubes = 8;
+  ServerStats s;
+  wheel::jobs::fill_job_counts(q, s);
+  const std::string yaml = server_stats_yaml(s);
+  for (const char* line :
+       {"\ncurrent-jobs-urgent: 1\n", "\ncurrent-jobs-ready: 2\n", "\ncurrent-jobs-reserved: 3\n",
+        "\ncurrent-jobs-delayed: 4\n", "\ncurrent-jobs-buried: 5\n", "\njob-timeouts: 6\n",
+        "\ntotal-jobs: 7\n", "\ncurrent-tubes: 8\n"}) {
+    EXPECT_NE(yaml.find(line), std::string::npos) << line << yaml;
+  }
 }
 
 }  // namespace

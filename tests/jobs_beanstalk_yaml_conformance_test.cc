@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/free_port.h"
 #include "wheel/jobs/beanstalk_reply.h"
 #include "wheel/jobs/beanstalk_stats.h"
 
@@ -26,21 +27,7 @@ namespace {
 using namespace wheel::jobs::beanstalk;
 using namespace std::chrono_literals;
 
-// A loopback port that was free a moment ago.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+using wheel_test::free_port;
 
 int connect_to(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/logger.h"
 
@@ -23,21 +24,8 @@ class CompactionTest : public ::testing::Test {
   void SetUp() override { logger()->set_level(spdlog::level::off); }
   void TearDown() override { logger()->set_level(spdlog::level::info); }
 
-  JobLogOptions options() {
-    JobLogOptions o;
-    o.dir = "/log";
-    o.fs = fs_ptr_.get();
-    o.segment_bytes = kSegment;
-    o.reserve_bytes = 0;
-    o.sync_thread = false;
-    return o;
-  }
-  std::unique_ptr<JobLog> open(Recovered* r) {
-    std::string error;
-    auto log = JobLog::open(options(), r, &error);
-    EXPECT_TRUE(log) << error;
-    return log;
-  }
+  JobLogOptions options() { return testing::log_options(*fs_ptr_, kSegment); }
+  std::unique_ptr<JobLog> open(Recovered* r) { return testing::open_log(options(), r); }
   // The bound, and that the log's own byte count is what is on disk.
   void check_bound(JobLog& log) {
     const JobLogStats s = log.stats();

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/logger.h"
 
@@ -19,15 +20,7 @@ class DiskFullTest : public ::testing::Test {
  protected:
   void SetUp() override { logger()->set_level(spdlog::level::off); }
   void TearDown() override { logger()->set_level(spdlog::level::info); }
-  JobLogOptions options() {
-    JobLogOptions o;
-    o.dir = "/log";
-    o.fs = &fs_;
-    o.segment_bytes = 8192;
-    o.reserve_bytes = 4096;
-    o.sync_thread = false;
-    return o;
-  }
+  JobLogOptions options() { return testing::log_options(fs_, 8192, 4096); }
   FaultInjectionFs fs_;
 };
 

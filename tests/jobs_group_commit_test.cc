@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "support/fault_injection_fs.h"
+#include "support/wait_until.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/logger.h"
 
@@ -20,16 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::FaultInjectionFs;
-
-// Waits (bounded, generously) until `done` holds.
-template <typename F>
-bool eventually(F done) {
-  for (int i = 0; i < 20000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return done();
-}
 
 TEST(GroupCommitTest, ChangesDuringOneSyncShareTheNext) {
   logger()->set_level(spdlog::level::off);
@@ -54,7 +45,7 @@ TEST(GroupCommitTest, ChangesDuringOneSyncShareTheNext) {
   job.id = ids[0];
   ASSERT_FALSE(log->put(job, &first));
   log->commit();
-  ASSERT_TRUE(eventually([&] { return fs.syncs_waiting() == 1; }));
+  ASSERT_TRUE(wheel_test::wait_until([&] { return fs.syncs_waiting() == 1; }));
   JobLog::Lsn last = 0;
   for (std::size_t i = 1; i < ids.size(); ++i) {
     job.id = ids[i];
@@ -63,7 +54,7 @@ TEST(GroupCommitTest, ChangesDuringOneSyncShareTheNext) {
   }
   EXPECT_EQ(log->durable_lsn(), before.durable_lsn) << "nothing is durable before its sync";
   fs.set_sync_gate(true);
-  ASSERT_TRUE(eventually([&] { return log->durable_lsn() >= last; }));
+  ASSERT_TRUE(wheel_test::wait_until([&] { return log->durable_lsn() >= last; }));
   log->poll(0);
   const auto after = log->stats();
   EXPECT_EQ(after.syncs - before.syncs, 2u) << "one sync for the first, one for the other 99";

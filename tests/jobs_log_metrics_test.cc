@@ -12,6 +12,8 @@
 
 #include "record_codec.h"
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
+#include "support/wait_until.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/logger.h"
 
@@ -20,15 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::FaultInjectionFs;
-
-template <typename F>
-bool eventually(F done) {
-  for (int i = 0; i < 20000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return done();
-}
 
 // The bucket of `bounds` a value of `value` shown units falls in.
 template <std::size_t N>
@@ -44,18 +37,13 @@ class LogMetricsTest : public ::testing::Test {
   void TearDown() override { logger()->set_level(spdlog::level::info); }
 
   JobLogOptions options() {
-    JobLogOptions o;
-    o.dir = "/log";
-    o.fs = &fs_;
-    o.reserve_bytes = 0;
+    JobLogOptions o = testing::log_options(fs_, JobLogOptions{}.segment_bytes);
+    o.sync_thread = true;  // as in a server; a test that wants inline syncs turns it off
     return o;
   }
   std::unique_ptr<JobLog> open(const JobLogOptions& o) {
     Recovered r;
-    std::string error;
-    auto log = JobLog::open(o, &r, &error);
-    EXPECT_TRUE(log) << error;
-    return log;
+    return testing::open_log(o, &r);
   }
   StoredJob job(JobLog& log, std::size_t body = 10) {
     StoredJob j;
@@ -114,14 +102,14 @@ TEST_F(LogMetricsTest, SyncSecondsIsTheTimeTheFdatasyncsTookOnTheLogsClock) {
   JobLog::Lsn lsn = 0;
   ASSERT_FALSE(log->put(jobs[0], &lsn));
   log->commit();
-  ASSERT_TRUE(eventually([&] { return fs_.syncs_waiting() == 1; }));
+  ASSERT_TRUE(wheel_test::wait_until([&] { return fs_.syncs_waiting() == 1; }));
   for (std::size_t i = 1; i < jobs.size(); ++i) {  // these share the next sync
     ASSERT_FALSE(log->put(jobs[i], &lsn));
     log->commit();
   }
   now_ns += 7'000'000;  // the held fdatasync "takes" 7 ms
   fs_.set_sync_gate(true);
-  ASSERT_TRUE(eventually([&] { return log->durable_lsn() >= lsn; }));
+  ASSERT_TRUE(wheel_test::wait_until([&] { return log->durable_lsn() >= lsn; }));
   const LogSyncMetrics m = log->sync_metrics();
 
   ASSERT_EQ(m.seconds.count() - m0.seconds.count(), 2u);
@@ -159,7 +147,7 @@ TEST_F(LogMetricsTest, HistogramsAreReadWhileTheSyncThreadWritesThem) {
     JobLog::Lsn lsn = 0;
     ASSERT_FALSE(log->put(jobs[static_cast<std::size_t>(i)], &lsn));
     log->commit();
-    ASSERT_TRUE(eventually([&] { return log->durable_lsn() >= lsn; }));
+    ASSERT_TRUE(wheel_test::wait_until([&] { return log->durable_lsn() >= lsn; }));
     (void)log->sync_metrics();  // the owner reads too
   }
   stop = true;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/logger.h"
 
@@ -45,13 +46,9 @@ struct Outcome {
 Outcome run_workload(FaultInjectionFs& fs, SyncPolicy policy, std::uint64_t seed,
                      bool threaded = false) {
   Outcome out;
-  JobLogOptions o;
-  o.dir = "/log";
-  o.fs = &fs;
+  JobLogOptions o = testing::log_options(fs, 4096);
   o.sync = policy;
   o.sync_interval_ms = kIntervalMs;
-  o.segment_bytes = 4096;
-  o.reserve_bytes = 0;
   // Inline syncs make every cut point reproducible from the seed; the threaded variant checks
   // the sync thread too (its cut points land wherever the threads interleave).
   o.sync_thread = threaded;
@@ -128,12 +125,7 @@ Outcome run_workload(FaultInjectionFs& fs, SyncPolicy policy, std::uint64_t seed
 
 // Returns "" when the recovered log agrees with the history, else what is wrong.
 std::string check(FaultInjectionFs& fs, const Outcome& out) {
-  JobLogOptions o;
-  o.dir = "/log";
-  o.fs = &fs;
-  o.segment_bytes = 4096;
-  o.reserve_bytes = 0;
-  o.sync_thread = false;
+  const JobLogOptions o = testing::log_options(fs, 4096);
   Recovered r;
   std::string error;
   auto log = JobLog::open(o, &r, &error);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
 #include "wheel/jobs/job_queue.h"
 #include "wheel/jobs/log_journal.h"
 
@@ -22,33 +23,39 @@ using namespace std::chrono_literals;
 class LogJournalTest : public ::testing::Test {
  protected:
   JobLogOptions options(SyncPolicy sync = SyncPolicy::kAlways) {
-    JobLogOptions o;
-    o.dir = "/data";
+    JobLogOptions o = testing::log_options(fs, JobLogOptions{}.segment_bytes);
     o.sync = sync;
-    o.sync_thread = false;
-    o.reserve_bytes = 0;
-    o.fs = &fs;
     return o;
   }
   std::unique_ptr<JobLog> open(Recovered* r, SyncPolicy sync = SyncPolicy::kAlways) {
-    std::string error;
-    auto log = JobLog::open(options(sync), r, &error);
-    EXPECT_TRUE(log) << error;
-    return log;
+    return testing::open_log(options(sync), r);
   }
 
   testing::FaultInjectionFs fs;
   std::int64_t wall = 1'700'000'000'000;  // Unix ms, moved by hand
   LogJournal::WallClock clock = [this] { return wall; };
+
+  // A queue kept in the log: the log opened (its recovered state ignored), a journal with
+  // `policy` on it, the queue on the journal, and one session of the queue.
+  struct Journaled {
+    Journaled(LogJournalTest& t, SyncPolicy policy)
+        : log(t.open(&recovered)),
+          journal(*log, policy, t.clock),
+          queue({}, &journal),
+          session(queue.open_session()) {}
+    Recovered recovered;
+    std::unique_ptr<JobLog> log;
+    LogJournal journal;
+    JobQueue queue;
+    SessionId session;
+  };
 };
 
 TEST_F(LogJournalTest, EveryDurableChangeSurvivesAReopen) {
   {
-    Recovered r;
-    auto log = open(&r);
-    LogJournal journal(*log, SyncPolicy::kAlways, clock);
-    JobQueue queue({}, &journal);
-    SessionId s = queue.open_session();
+    Journaled j(*this, SyncPolicy::kAlways);
+    JobQueue& queue = j.queue;
+    const SessionId s = j.session;
     queue.use(s, "mail");
     queue.watch(s, "mail");
     ASSERT_EQ(queue.put(s, 5, 0ms, 30s, "ready").id, 1u);
@@ -64,7 +71,7 @@ TEST_F(LogJournalTest, EveryDurableChangeSurvivesAReopen) {
     ASSERT_EQ(queue.put(s, 0, 0ms, 30s, "reserved").id, 6u);
     ASSERT_EQ(queue.reserve_job(s, 6).outcome, Outcome::kOk);  // not durable: ready again
     bool durable = false;
-    journal.when_durable([&] { durable = true; });
+    j.journal.when_durable([&] { durable = true; });
     EXPECT_TRUE(durable);  // no sync thread: the fdatasync ran inside
   }
   wall += 6000;  // the released job (due +5 s) fell due while down; the delayed one (+10 s) not
@@ -146,18 +153,16 @@ TEST_F(LogJournalTest, StatsJobAfterARestartReadsAsBeanstalkdsAfterABinlogReplay
 
 TEST_F(LogJournalTest, KickedJobsComeBackReady) {
   {
-    Recovered r;
-    auto log = open(&r);
-    LogJournal journal(*log, SyncPolicy::kAlways, clock);
-    JobQueue queue({}, &journal);
-    SessionId s = queue.open_session();
+    Journaled j(*this, SyncPolicy::kAlways);
+    JobQueue& queue = j.queue;
+    const SessionId s = j.session;
     queue.put(s, 2, 0ms, 30s, "a");
     queue.reserve(s, 0ms);
     queue.bury(s, 1, 2);
     queue.put(s, 2, 1h, 30s, "b");
     EXPECT_EQ(queue.kick(s, 10), 1u);
     EXPECT_EQ(queue.kick_job(2), Outcome::kOk);
-    journal.when_durable([] {});
+    j.journal.when_durable([] {});
   }
   Recovered r;
   auto log = open(&r);
@@ -169,11 +174,9 @@ TEST_F(LogJournalTest, KickedJobsComeBackReady) {
 
 TEST_F(LogJournalTest, IdsAreNeverReusedAfterAPowerLoss) {
   {
-    Recovered r;
-    auto log = open(&r);
-    LogJournal journal(*log, SyncPolicy::kNever, clock);
-    JobQueue queue({}, &journal);
-    SessionId s = queue.open_session();
+    Journaled j(*this, SyncPolicy::kNever);
+    JobQueue& queue = j.queue;
+    const SessionId s = j.session;
     for (int i = 0; i < 5; ++i) queue.put(s, 0, 0ms, 1s, "x");
   }
   std::mt19937_64 rng(7);
@@ -188,31 +191,27 @@ TEST_F(LogJournalTest, IdsAreNeverReusedAfterAPowerLoss) {
 }
 
 TEST_F(LogJournalTest, ADiskFullLogRefusesPutsAndTheQueueStaysAsItWas) {
-  Recovered r;
-  auto log = open(&r);
-  LogJournal journal(*log, SyncPolicy::kAlways, clock);
-  JobQueue queue({}, &journal);
-  SessionId s = queue.open_session();
+  Journaled j(*this, SyncPolicy::kAlways);
+  JobQueue& queue = j.queue;
+  const SessionId s = j.session;
   ASSERT_EQ(queue.put(s, 0, 0ms, 1s, "small").outcome, Outcome::kOk);
   fs.set_capacity(fs.used_bytes());
   PutResult refused = queue.put(s, 0, 0ms, 1s, std::string(10'000, 'z'));
   EXPECT_EQ(refused.outcome, Outcome::kOutOfMemory);  // beanstalkd's "cannot store it"
-  EXPECT_EQ(journal.last_refusal(), Refusal::kFull);
+  EXPECT_EQ(j.journal.last_refusal(), Refusal::kFull);
   EXPECT_EQ(queue.counters().total_jobs, 1u);
   EXPECT_EQ(queue.counters().ready, 1u);
 }
 
 TEST_F(LogJournalTest, ALogStoppedByAnIoErrorAnswersInternalErrorNotOutOfMemory) {
-  Recovered r;
-  auto log = open(&r);
-  LogJournal journal(*log, SyncPolicy::kAlways, clock);
-  JobQueue queue({}, &journal);
-  SessionId s = queue.open_session();
+  Journaled j(*this, SyncPolicy::kAlways);
+  JobQueue& queue = j.queue;
+  const SessionId s = j.session;
   const std::uint64_t id = queue.put(s, 0, 0ms, 1s, "kept").id;
   ASSERT_NE(id, 0u);
   fs.set_ops_until_crash(1);  // the next write fails with EIO: the log stops
   EXPECT_EQ(queue.put(s, 0, 0ms, 1s, "refused").outcome, Outcome::kInternalError);
-  EXPECT_EQ(journal.last_refusal(), Refusal::kFailed);
+  EXPECT_EQ(j.journal.last_refusal(), Refusal::kFailed);
   EXPECT_EQ(queue.remove(s, id), Outcome::kInternalError);
   EXPECT_NE(queue.peek(id), nullptr);  // reads go on
   EXPECT_EQ(queue.counters().total_jobs, 1u);

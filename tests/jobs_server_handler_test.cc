@@ -17,6 +17,7 @@
 
 #include "support/beanstalk_client.h"
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
 #include "wheel/jobs/beanstalk_server_handler.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/jobs/log_journal.h"
@@ -95,12 +96,9 @@ class ServerHandlerTest : public ::testing::Test {
   void SetUp() override { logger()->set_level(spdlog::level::off); }
   void TearDown() override { logger()->set_level(spdlog::level::info); }
   JobLogOptions options() {
-    JobLogOptions o;
-    o.dir = "/log";
-    o.fs = &fs;
-    o.segment_bytes = 8192;
-    o.reserve_bytes = 4096;
-    return o;  // sync always, on the log's sync thread: the fs is thread-safe
+    JobLogOptions o = testing::log_options(fs, 8192, 4096);
+    o.sync_thread = true;  // sync always, on the log's sync thread: the fs is thread-safe
+    return o;
   }
   testing::FaultInjectionFs fs;
 };

@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "support/child_process.h"
+#include "support/free_port.h"
+#include "support/wait_until.h"
 
 namespace wheel_load_test {
 
@@ -112,15 +114,7 @@ inline int established_to(int port) {
 
 // A loopback port with nothing listening on it (bound then released).
 inline int unused_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
+  return wheel_test::free_port();
 }
 
 inline std::vector<std::string> load_args(int port, const char* connections, const char* expect,
@@ -162,14 +156,9 @@ inline void expect_all_held(const LoadRun& run, int connections) {
   EXPECT_FALSE(r["idle"]["lateness_ms"]["max"].is_null());
 }
 
-// Calls `done` every 10 ms until it returns true or `limit` passes; returns its last answer.
+// Calls `done` every 10 ms (each try reads /proc) until it returns true or `limit` passes.
 inline bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
+  return wheel_test::wait_until(done, limit, std::chrono::milliseconds(10));
 }
 
 // The state letter of /proc/PID/stat ('R', 'S', 'Z', ...), or 0 when there is no such process.

@@ -41,6 +41,24 @@ bool opened(const ServerProcess& server, int n, pid_t parent, std::size_t childr
       kOpenLimit);
 }
 
+// `args` with --processes `processes`: once the server holds `n` connections and the parent its
+// children, the children are noted and the parent gets `signal`.
+struct SignalledRun {
+  LoadRun run;
+  std::vector<pid_t> children;
+};
+SignalledRun signal_once_open(const ServerProcess& server, std::vector<std::string> args, int n,
+                              std::size_t processes, int signal) {
+  args.insert(args.end(), {"--processes", std::to_string(processes)});
+  SignalledRun out;
+  out.run = run_wheel_load(args, std::chrono::seconds(0), [&](pid_t pid) {
+    if (!opened(server, n, pid, processes)) return;
+    out.children = children_of(pid);
+    kill(pid, signal);
+  });
+  return out;
+}
+
 }  // namespace
 
 TEST(LoadSignals, SigintStopsTheRunAndWritesThePartialReportMarkedInterrupted) {
@@ -81,14 +99,8 @@ TEST(LoadSignals, SigintStopsTheRunAndWritesThePartialReportMarkedInterrupted) {
 TEST(LoadSignals, SigtermToTheParentStopsEveryChildAndMergesTheirReports) {
   ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"});
   ASSERT_GT(server.port(), 0);
-  auto args = long_run(server.port(), "200");
-  args.insert(args.end(), {"--processes", "3"});
-  std::vector<pid_t> children;
-  const LoadRun run = run_wheel_load(args, std::chrono::seconds(0), [&](pid_t pid) {
-    if (!opened(server, 200, pid, 3)) return;
-    children = children_of(pid);
-    kill(pid, SIGTERM);
-  });
+  const auto [run, children] =
+      signal_once_open(server, long_run(server.port(), "200"), 200, 3, SIGTERM);
   ASSERT_EQ(children.size(), 3U) << "three children with 200 connections did not appear";
   EXPECT_EQ(run.exit_status, 143) << run.out << run.err;
   ASSERT_TRUE(run.report.is_object()) << run.err;
@@ -148,14 +160,8 @@ TEST(LoadSignals, SecondSignalEndsTheRunAtOnce) {
 TEST(LoadSignals, KillingTheParentKillsItsChildren) {
   ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"});
   ASSERT_GT(server.port(), 0);
-  auto args = long_run(server.port(), "100");
-  args.insert(args.end(), {"--processes", "2"});
-  std::vector<pid_t> children;
-  const LoadRun run = run_wheel_load(args, std::chrono::seconds(0), [&](pid_t pid) {
-    if (!opened(server, 100, pid, 2)) return;
-    children = children_of(pid);
-    kill(pid, SIGKILL);
-  });
+  const auto [run, children] =
+      signal_once_open(server, long_run(server.port(), "100"), 100, 2, SIGKILL);
   ASSERT_EQ(children.size(), 2U);
   EXPECT_EQ(run.exit_status, 128 + SIGKILL);
   for (pid_t child : children) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/timer_layouts.h"
 #include "wheel/loop_wheel.h"
 #include "wheel/rejected_execution_error.h"
 
@@ -22,19 +23,12 @@ using Time = LoopWheel::Time;
 class LoopWheelTest : public ::testing::TestWithParam<TimerLayout> {
  protected:
   LoopWheelOptions options(std::size_t buckets = 8) const {
-    LoopWheelOptions o;
-    o.tick_duration = 1ms;
-    o.ticks_per_wheel = buckets;
-    o.layout = GetParam();
-    return o;
+    return testing::small_wheel<LoopWheelOptions>(buckets, GetParam());
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(Layouts, LoopWheelTest,
-                         ::testing::Values(TimerLayout::kHashed, TimerLayout::kHierarchical),
-                         [](const auto& info) {
-                           return info.param == TimerLayout::kHashed ? "Hashed" : "Hierarchical";
-                         });
+INSTANTIATE_TEST_SUITE_P(Layouts, LoopWheelTest, wheel::testing::kLayouts,
+                         wheel::testing::layout_name);
 
 // Advancing 1 ms at a time, the task of deadline d fires at the first whole tick after it:
 // at ceil-to-tick(d + 1 ns), i.e. (floor(d / tick) + 1) ticks. Delays span several turns of an

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <vector>
 
+#include "support/timer_layouts.h"
 #include "wheel/hashed_wheel_timer.h"
 #include "wheel/loop_wheel.h"
 #include "wheel/manual_clock.h"
@@ -53,12 +54,14 @@ TEST(ManualClockExample, BadStepsThrow) {
   EXPECT_EQ(clock.now(), 2s);
 }
 
-class ManualClockTable : public ::testing::TestWithParam<TimerLayout> {};
-INSTANTIATE_TEST_SUITE_P(Layouts, ManualClockTable,
-                         ::testing::Values(TimerLayout::kHashed, TimerLayout::kHierarchical),
-                         [](const auto& info) {
-                           return info.param == TimerLayout::kHashed ? "Hashed" : "Hierarchical";
-                         });
+class ManualClockTable : public ::testing::TestWithParam<TimerLayout> {
+ protected:
+  static TimerOptions small_wheel(std::size_t buckets) {
+    return testing::small_wheel<TimerOptions>(buckets, GetParam());
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Layouts, ManualClockTable, wheel::testing::kLayouts,
+                         wheel::testing::layout_name);
 
 // HashedWheelTimer, tick 1 ms, 8 buckets, the clock moved 1 ms at a time: a task scheduled at
 // t with delay d runs when the clock first reaches floor((t + d) / tick) + 1 ticks — several
@@ -72,11 +75,7 @@ TEST_P(ManualClockTable, ScheduleAtTWithDelayDRunsAtK) {
                       {2, 30, 33}, {9, 64, 74}, {1, 600, 602}, {4, -3, 5}};
   for (const Row& r : rows) {
     ManualClock clock;
-    TimerOptions options;
-    options.tick_duration = 1ms;
-    options.ticks_per_wheel = 8;
-    options.layout = GetParam();
-    HashedWheelTimer timer(options, clock);
+    HashedWheelTimer timer(small_wheel(8), clock);
     timer.start();
     clock.advance_to(std::chrono::milliseconds(r.at_ms));
     int ran_at = -1;
@@ -92,11 +91,7 @@ TEST_P(ManualClockTable, ScheduleAtTWithDelayDRunsAtK) {
 TEST_P(ManualClockTable, CancelAtEveryStepBeforeItRunsKeepsItFromRunning) {
   for (int cancel_at = 0; cancel_at < 74; ++cancel_at) {
     ManualClock clock;
-    TimerOptions options;
-    options.tick_duration = 1ms;
-    options.ticks_per_wheel = 4;
-    options.layout = GetParam();
-    HashedWheelTimer timer(options, clock);
+    HashedWheelTimer timer(small_wheel(4), clock);
     bool ran = false;
     TimeoutHandle h = timer.new_timeout([&] { ran = true; }, 73ms);  // runs at 74 ms
     for (int t = 0; t <= 80; ++t) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "net_test_support.h"
+#include "support/free_port.h"
 #include "support/prometheus_parser.h"
 
 namespace {
@@ -24,19 +25,6 @@ using wheel::net::testing::server_args;
 using wheel::net::testing::ServerProcess;
 using wheel::testing::Exposition;
 using wheel::testing::parse_exposition;
-
-// A loopback port nothing listens on (bound, then released).
-std::uint16_t unused_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 // GET /metrics; the parsed body (the parser throws on any break of the format's rules).
 Exposition scrape(std::uint16_t port) {
@@ -82,7 +70,7 @@ std::string slurp(const std::string& path) {
 }
 
 TEST(ServerMetricsEndToEnd, SingleProcessCountsEachCloseUnderItsReason) {
-  const std::uint16_t mport = unused_port();
+  const std::uint16_t mport = static_cast<std::uint16_t>(wheel_test::free_port());
   ServerProcess server(server_args(
       {"--metrics-port", std::to_string(mport), "--reader-idle", "500ms", "--max-line", "16"}));
   {
@@ -127,7 +115,7 @@ TEST(ServerMetricsEndToEnd, SingleProcessCountsEachCloseUnderItsReason) {
 }
 
 TEST(ServerMetricsEndToEnd, WorkersSumsAgreeWithWheelLoadsReport) {
-  const std::uint16_t mport = unused_port();
+  const std::uint16_t mport = static_cast<std::uint16_t>(wheel_test::free_port());
   const std::string base = ::testing::TempDir() + "metrics_load_" + std::to_string(::getpid());
   ServerProcess server(server_args({"--workers", "2", "--metrics-port", std::to_string(mport),
                                     "--reader-idle", "1s"}),
@@ -200,7 +188,7 @@ TEST(ServerMetricsEndToEnd, WorkersSumsAgreeWithWheelLoadsReport) {
 // A worker killed while it holds connections: the supervisor counts them as closed with
 // reason "worker_lost" when it folds the dead worker in, so accepted - closed - open == 0.
 TEST(ServerMetricsEndToEnd, AKilledWorkersConnectionsAreClosedAsWorkerLost) {
-  const std::uint16_t mport = unused_port();
+  const std::uint16_t mport = static_cast<std::uint16_t>(wheel_test::free_port());
   ServerProcess server(server_args(
       {"--workers", "2", "--metrics-port", std::to_string(mport), "--reader-idle", "60s"}));
   constexpr int kClients = 30;
@@ -242,7 +230,7 @@ TEST(ServerMetricsEndToEnd, AKilledWorkersConnectionsAreClosedAsWorkerLost) {
 
 TEST(ServerMetricsEndToEnd, WheelLoadFailsWhenTheServersCountsDisagree) {
   // Another client connects during an exclusive run: accepted differs, wheel-load exits 1.
-  const std::uint16_t mport = unused_port();
+  const std::uint16_t mport = static_cast<std::uint16_t>(wheel_test::free_port());
   ServerProcess server(server_args({"--metrics-port", std::to_string(mport)}));
   const std::string base = ::testing::TempDir() + "metrics_disagree_" + std::to_string(::getpid());
   const std::string command =
@@ -340,7 +328,7 @@ namespace {
 TEST(ServerMetricsEndToEnd, ProcessMetricsCoverTheWorkersAndBuildInfoNamesTheVersion) {
   const double test_start =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const std::uint16_t mport = unused_port();
+  const std::uint16_t mport = static_cast<std::uint16_t>(wheel_test::free_port());
   ServerProcess server(server_args({"--workers", "2", "--metrics-port", std::to_string(mport)}));
   const Exposition before = scrape(mport);
   EXPECT_EQ(before.families.at("wheel_build_info").samples.size(), 1u);

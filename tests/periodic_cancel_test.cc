@@ -16,18 +16,13 @@
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::ManualClock;
-using wheel::Timeout;
-using wheel::TimeoutHandle;
-using wheel::TimerJob;
-using wheel::TimerOptions;
-using wheel::testing::Tracked;
 
-class PeriodicCancelTest : public wheel::testing::TimerTest {};
+class PeriodicCancelTest : public TimerTest {};
 
 TEST_P(PeriodicCancelTest, CancelBetweenRunsStopsEveryLaterRun) {
   // Period 10 ms from 10 ms: runs at 11, 21, 31 ... ms. cancel() when the clock reads
@@ -188,9 +183,7 @@ TEST_P(PeriodicCancelTest, CancelWhileTheJobIsAtTheExecutorEndsItWithoutARun) {
   // job's return retires the timeout.
   ManualClock clock;
   std::vector<TimerJob> held;
-  TimerOptions o = options_with();
-  o.executor = [&](TimerJob job) { held.push_back(std::move(job)); };
-  HashedWheelTimer timer(o, clock);
+  HashedWheelTimer timer(options_holding_jobs(held), clock);
   std::atomic<int> live{0};
   int runs = 0;
   TimeoutHandle handle = timer.new_periodic([&, t = Tracked(&live)] { ++runs; }, 1ms, 1ms);
@@ -210,8 +203,7 @@ TEST_P(PeriodicCancelTest, AJobStillAtTheExecutorWhenTheTimerStopsEndsCancelled)
   // The executor keeps the job; the timer stops and is destroyed; then the job runs: it runs
   // its task once (it was handed over before the stop) and does not re-arm.
   std::vector<TimerJob> held;
-  TimerOptions o = options_with();
-  o.executor = [&](TimerJob job) { held.push_back(std::move(job)); };
+  TimerOptions o = options_holding_jobs(held);
   int runs = 0;
   std::atomic<int> live{0};
   TimeoutHandle handle;
@@ -232,7 +224,7 @@ TEST_P(PeriodicCancelTest, AJobStillAtTheExecutorWhenTheTimerStopsEndsCancelled)
   EXPECT_EQ(live, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicCancelTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicCancelTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing

@@ -16,18 +16,14 @@
 #include "periodic_deadline.h"
 #include "support/timer_fixture.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::ManualClock;
-using wheel::TimeoutHandle;
-using wheel::TimerJob;
-using wheel::TimerOptions;
-using wheel::testing::ms_of;
 using Ns = std::chrono::nanoseconds;
 
-class PeriodicScheduleTest : public wheel::testing::TimerTest {};
+class PeriodicScheduleTest : public TimerTest {};
 
 // ---------------------------------------------------------------- the arithmetic alone
 
@@ -224,9 +220,7 @@ TEST_P(PeriodicScheduleTest, ARunSlowerThanItsPeriodKeepsTheFixedRateGrid) {
   for (const Row& r : rows) {
     ManualClock clock;
     std::vector<TimerJob> held;
-    TimerOptions o = options_with();
-    o.executor = [&](TimerJob job) { held.push_back(std::move(job)); };
-    HashedWheelTimer timer(o, clock);
+    HashedWheelTimer timer(options_holding_jobs(held), clock);
     std::vector<long long> runs;
     TimeoutHandle handle =
         timer.new_periodic([&] { runs.push_back(ms_of(clock.now())); }, 20ms, 20ms);
@@ -252,9 +246,7 @@ TEST_P(PeriodicScheduleTest, WithAnExecutorStaysOnItsFixedRateGrid) {
   // move, run i is still due at 20 ms + i x 7 ms.
   ManualClock clock;
   std::vector<TimerJob> held;
-  TimerOptions o = options_with();
-  o.executor = [&](TimerJob job) { held.push_back(std::move(job)); };
-  HashedWheelTimer timer(o, clock);
+  HashedWheelTimer timer(options_holding_jobs(held), clock);
   std::vector<Ns> handed;
   constexpr Ns kPeriod = 7ms;
   TimeoutHandle handle = timer.new_periodic([] {}, 20ms, kPeriod);
@@ -278,7 +270,7 @@ TEST_P(PeriodicScheduleTest, WithAnExecutorStaysOnItsFixedRateGrid) {
   EXPECT_TRUE(handle->cancel());
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicScheduleTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicScheduleTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing

@@ -19,18 +19,13 @@
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::Timeout;
-using wheel::TimeoutHandle;
-using wheel::TimerJob;
-using wheel::TimerOptions;
-using wheel::testing::Tracked;
-using wheel::testing::wait_until;
 
-class PeriodicThreadsTest : public wheel::testing::TimerTest {};
+class PeriodicThreadsTest : public TimerTest {};
 
 // A tiny pool of std::function<void()> tasks, the kind a TimerJob must be wrapped for.
 class FunctionPool {
@@ -162,7 +157,7 @@ TEST_P(PeriodicThreadsTest, CancelsRacingReArmsOnTheExecutorEndEveryTimeoutOnce)
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicThreadsTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, PeriodicThreadsTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing

@@ -15,17 +15,13 @@
 
 #include "support/timer_fixture.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::ManualClock;
-using wheel::Timeout;
-using wheel::TimeoutHandle;
-using wheel::TimerOptions;
-using wheel::testing::Tracked;
 
-class TimerCancelTest : public wheel::testing::TimerTest {};
+class TimerCancelTest : public TimerTest {};
 
 // ---------------------------------------------------------------- cancel at every stage
 
@@ -196,7 +192,7 @@ TEST_P(TimerCancelTest, ARunSlotIsFreeAgainOnceTheTaskHasReturned) {
   EXPECT_NO_THROW(timer.new_timeout([] {}, 1h));
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, TimerCancelTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, TimerCancelTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 #include <wheel/hashed_wheel_timer.h>
 
-#include "support/timer_layouts.h"
+#include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
 
 namespace {
@@ -26,28 +26,10 @@ using wheel::TimeoutHandle;
 using wheel::TimerLayout;
 using wheel::TimerOptions;
 using wheel::testing::Clock;
+using wheel::testing::Tracked;
 using wheel::testing::wait_until;
 
-class WheelLayoutTest : public ::testing::TestWithParam<TimerLayout> {
- protected:
-  TimerOptions options_with(std::chrono::milliseconds tick, std::size_t buckets,
-                            std::string name = "layout-timer") const {
-    TimerOptions options;
-    options.tick_duration = tick;
-    options.ticks_per_wheel = buckets;
-    options.thread_name = std::move(name);
-    options.layout = GetParam();
-    return options;
-  }
-};
-
-// Counts live instances, so a test can see when a task's captures are destroyed.
-struct Tracked {
-  explicit Tracked(std::atomic<int>* live) : live(live) { ++*live; }
-  Tracked(const Tracked& other) : live(other.live) { ++*live; }
-  ~Tracked() { --*live; }
-  std::atomic<int>* live;
-};
+class WheelLayoutTest : public wheel::testing::TimerTest {};
 
 TEST_P(WheelLayoutTest, NeverEarlyWithDelaysOfOneToSeveralTurns) {
   // 16 buckets of 1 ms: a turn is 16 ms. The delays span 1 to 64 turns (hashed: up to 63

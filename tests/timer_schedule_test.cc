@@ -18,18 +18,13 @@
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::ManualClock;
-using wheel::Timeout;
-using wheel::TimeoutHandle;
-using wheel::TimerOptions;
-using wheel::testing::ms_of;
-using wheel::testing::step_until;
 
-class TimerScheduleTest : public wheel::testing::TimerTest {};
+class TimerScheduleTest : public TimerTest {};
 
 // ---------------------------------------------------------------- rounds, cascades, wrap-around
 
@@ -281,7 +276,7 @@ TEST_P(TimerScheduleTest, TicksKeepTheirPhaseAcrossIdlePeriods) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, TimerScheduleTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, TimerScheduleTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing

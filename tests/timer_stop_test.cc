@@ -19,19 +19,13 @@
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::ManualClock;
-using wheel::Timeout;
-using wheel::TimeoutHandle;
-using wheel::TimerJob;
-using wheel::TimerOptions;
-using wheel::testing::outcome_of;
-using wheel::testing::Tracked;
 
-class TimerStopTest : public wheel::testing::TimerTest {};
+class TimerStopTest : public TimerTest {};
 
 // ---------------------------------------------------------------- stop()
 
@@ -224,7 +218,7 @@ TEST_P(TimerStopTest, ThrowingExecutorDropsTheTaskLogsAndTheTimerCarriesOn) {
   EXPECT_EQ(timer.pending_timeouts(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, TimerStopTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, TimerStopTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing

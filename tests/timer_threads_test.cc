@@ -17,16 +17,13 @@
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::TimeoutHandle;
-using wheel::TimerOptions;
-using wheel::testing::Clock;
-using wheel::testing::wait_until;
 
-class TimerThreadsTest : public wheel::testing::TimerTest {};
+class TimerThreadsTest : public TimerTest {};
 
 TEST_P(TimerThreadsTest, NewTimeoutIsSafeFromManyThreads) {
   HashedWheelTimer timer(options_with(1ms));
@@ -236,7 +233,7 @@ TEST_P(TimerThreadsTest, StopWhileOtherThreadsScheduleAndCancel) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, TimerThreadsTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, TimerThreadsTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing

@@ -20,20 +20,13 @@
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
 
+// Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
+namespace wheel::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::HashedWheelTimer;
-using wheel::Timeout;
-using wheel::TimeoutHandle;
-using wheel::TimerJob;
-using wheel::TimerOptions;
-using wheel::testing::find_thread;
-using wheel::testing::outcome_of;
-using wheel::testing::voluntary_switches;
-using wheel::testing::wait_until;
 
-class TimerWorkerTest : public wheel::testing::TimerTest {
+class TimerWorkerTest : public TimerTest {
  protected:
   // The kernel thread id of the worker named `name`, once it has gone to sleep at least once.
   static int worker_tid(const std::string& name) {
@@ -195,7 +188,7 @@ TEST_P(TimerWorkerTest, ExecutorGetsTheJobsFromTheWorkerThread) {
   EXPECT_EQ(ran_on, std::this_thread::get_id()) << "a job runs where it is called";
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, TimerWorkerTest, wheel::testing::kLayouts,
-                         wheel::testing::layout_name);
+INSTANTIATE_TEST_SUITE_P(Layouts, TimerWorkerTest, kLayouts, wheel::testing::layout_name);
 
 }  // namespace
+}  // namespace wheel::testing

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +22,7 @@
 #include "support/beanstalk_session.h"
 #include "support/child_process.h"
 #include "support/redis_server.h"
+#include "support/wait_until.h"
 
 namespace {
 
@@ -41,15 +44,9 @@ std::uint64_t id_of(const std::string& reply) {  // "INSERTED 7", "RESERVED 7 5"
   return sp == std::string::npos ? 0 : std::stoull(reply.substr(sp + 1));
 }
 
-// Waits (bounded) for `pred`.
-template <class F>
-bool eventually(F pred, std::chrono::seconds bound) {
-  const auto deadline = Clock::now() + bound;
-  while (Clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
+// Polls every 20 ms: each try may be a round trip to a server.
+bool eventually(const std::function<bool()>& pred, std::chrono::seconds bound) {
+  return wheel_test::wait_until(pred, bound, std::chrono::milliseconds(20));
 }
 
 TEST(WheelJobsFleetTest, AJobReservedOnOneNodeIsFencedOffOnTheOther) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/child_process.h"
+#include "support/free_port.h"
 #include "support/prometheus_parser.h"
 
 namespace {
@@ -75,18 +76,6 @@ class Conn {
   std::string buf_;
 };
 
-std::uint16_t unused_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 struct Scrape {
   Exposition e;
   std::size_t bytes = 0;
@@ -116,7 +105,7 @@ class WheelJobsMetricsTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   void start(std::vector<std::string> extra) {
-    mport_ = unused_port();
+    mport_ = static_cast<std::uint16_t>(wheel_test::free_port());
     std::vector<std::string> args{WHEEL_JOBS_PATH,        "--port",      "0",   "--metrics-port",
                                   std::to_string(mport_), "--log-level", "warn"};
     args.insert(args.end(), extra.begin(), extra.end());

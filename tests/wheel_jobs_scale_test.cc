@@ -19,6 +19,7 @@
 
 #include "support/beanstalk_client.h"
 #include "support/child_process.h"
+#include "support/wheel_jobs_process.h"
 
 namespace {
 
@@ -59,16 +60,7 @@ rlim_t raise_fd_limit() {
   return limit.rlim_cur;
 }
 
-class WheelJobsScaleTest : public ::testing::Test {
- protected:
-  void start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{WHEEL_JOBS_PATH, "--port", "0", "--log-level", "warn"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    server = std::make_unique<ServerProcess>(args);
-    ASSERT_GT(server->port(), 0) << "wheel-jobs did not start";
-  }
-  std::unique_ptr<ServerProcess> server;
-};
+class WheelJobsScaleTest : public wheel_test::WheelJobsProcessTest {};
 
 TEST_F(WheelJobsScaleTest, FifteenThousandClientsBlockedInReserveOnePutWakesTheFirst) {
   const rlim_t fds = raise_fd_limit();

@@ -23,6 +23,7 @@
 
 #include "support/beanstalk_client.h"
 #include "support/child_process.h"
+#include "support/wheel_jobs_process.h"
 
 namespace {
 
@@ -32,21 +33,7 @@ using wheel_test::ServerProcess;
 
 using wheel_test::Client;
 
-class WheelJobsTest : public ::testing::Test {
- protected:
-  void start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{WHEEL_JOBS_PATH, "--port", "0", "--log-level", "warn"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    server = std::make_unique<ServerProcess>(args);
-    ASSERT_GT(server->port(), 0) << "wheel-jobs did not start";
-  }
-  std::unique_ptr<Client> client() {
-    auto c = std::make_unique<Client>(server->port());
-    EXPECT_TRUE(c->connected());
-    return c;
-  }
-  std::unique_ptr<ServerProcess> server;
-};
+class WheelJobsTest : public wheel_test::WheelJobsProcessTest {};
 
 TEST_F(WheelJobsTest, EveryErrorReplyOfTheParser) {
   start({"--max-job-size", "10"});

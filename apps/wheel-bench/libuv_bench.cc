@@ -13,6 +13,7 @@
 
 #include "bench_report.h"
 #include "timer_metrics.h"
+#include "uv_loop.h"
 
 namespace wheel::bench {
 
@@ -20,35 +21,10 @@ namespace {
 
 constexpr const char* kImpl = "libuv";
 
-void check(int rc, const char* what) {
-  if (rc != 0) throw std::runtime_error(std::string(what) + ": " + uv_err_name(rc));
-}
-
 // libuv takes whole milliseconds; round up so a timer is never asked to fire early.
 std::uint64_t to_ms(std::int64_t ns) {
   return static_cast<std::uint64_t>((ns + kMs - 1) / kMs);
 }
-
-class Loop {
- public:
-  Loop() { check(uv_loop_init(&loop_), "uv_loop_init"); }
-  ~Loop() {
-    uv_walk(
-        &loop_,
-        [](uv_handle_t* h, void*) {
-          if (!uv_is_closing(h)) uv_close(h, nullptr);
-        },
-        nullptr);
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    uv_loop_close(&loop_);
-  }
-  Loop(const Loop&) = delete;
-  Loop& operator=(const Loop&) = delete;
-  uv_loop_t* get() { return &loop_; }
-
- private:
-  uv_loop_t loop_{};
-};
 
 void noop(uv_timer_t*) {}
 
@@ -67,7 +43,7 @@ void schedule_and_cancel(const BenchOptions& o, std::mt19937_64& rng, std::int64
                          bool report_schedule, bool report_cancel) {
   const auto n = static_cast<std::size_t>(o.n);
   const auto d = random_delays(rng, n, 1 * kSec, 60 * kSec);
-  Loop loop;
+  UvLoop loop;
   std::unique_ptr<uv_timer_t[]> timers(new uv_timer_t[n]);
   for (std::size_t i = 0; i < n; ++i) uv_timer_init(loop.get(), &timers[i]);
   uv_update_time(loop.get());
@@ -95,7 +71,7 @@ void expire(const BenchOptions& o, std::mt19937_64& rng, std::int64_t tick_ms) {
   const auto n = static_cast<std::size_t>(o.n);
   const auto d = random_delays(rng, n, 0, 1000 * kMs);
   const std::int64_t max_delay = *std::max_element(d.begin(), d.end());
-  Loop loop;
+  UvLoop loop;
   Counter counter{o.n};
   loop.get()->data = &counter;
   std::unique_ptr<uv_timer_t[]> timers(new uv_timer_t[n]);
@@ -118,7 +94,7 @@ void expire(const BenchOptions& o, std::mt19937_64& rng, std::int64_t tick_ms) {
 // The uv_timer_t array is the caller's node storage, so it is counted, not subtracted.
 void memory(const BenchOptions& o, std::int64_t tick_ms) {
   const auto n = static_cast<std::size_t>(o.n);
-  Loop loop;
+  UvLoop loop;
   const std::int64_t used1 = heap_in_use();
   std::unique_ptr<uv_timer_t[]> timers(new uv_timer_t[n]);
   for (std::size_t i = 0; i < n; ++i) {
@@ -144,7 +120,7 @@ void lateness(const BenchOptions& o, std::mt19937_64& rng, std::int64_t tick_ms)
   const auto m = static_cast<std::size_t>(o.lateness_n);
   std::vector<std::int64_t> late(m);
   const auto d = random_delays(rng, m, 10 * kMs, 2000 * kMs + 1);
-  Loop loop;
+  UvLoop loop;
   std::unique_ptr<LateTimer[]> timers(new LateTimer[m]);
   for (std::size_t i = 0; i < m; ++i) {
     uv_timer_init(loop.get(), &timers[i].handle);
@@ -176,7 +152,7 @@ void scaling(const BenchOptions& o, std::mt19937_64& rng) {
     std::vector<std::uint32_t> order(n);
     for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
     std::shuffle(order.begin(), order.end(), rng);
-    Loop loop;
+    UvLoop loop;
     std::unique_ptr<uv_timer_t[]> timers(new uv_timer_t[n]);
     for (std::size_t i = 0; i < n; ++i) uv_timer_init(loop.get(), &timers[i]);
     for (std::size_t i = 0; i < n; ++i) uv_timer_start(&timers[i], noop, to_ms(d[i]), 0);

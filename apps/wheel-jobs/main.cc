@@ -27,6 +27,7 @@
 #include "wheel/jobs/log_journal.h"
 #include "wheel/jobs/redis_endpoint.h"
 #include "wheel/jobs/redis_jobs_handler.h"
+#include "wheel/logger.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
 #include "wheel/server/metrics_http_server.h"
@@ -82,6 +83,18 @@ struct ServeOptions {
   std::uint32_t metrics_tubes = 0;
 };
 
+// The TCP side of either server: beanstalkd's byte stream on host:port.
+wheel::net::TcpServerOptions tcp_options(const ServeOptions& o) {
+  wheel::net::TcpServerOptions options;
+  options.host = o.host;
+  options.port = o.port;
+  options.framing = wheel::net::Framing::kBytes;
+  options.max_connections = o.max_connections;
+  // A reply holds at most one job body; room for it plus pipelined small replies.
+  options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
+  return options;
+}
+
 // The server on `loop` with `journal` (and `log_journal` when durable) until SIGTERM/SIGINT:
 // 0, or 1 when it cannot start.
 int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::JobJournal& journal,
@@ -97,20 +110,13 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
   jobs::BeanstalkServerOptions handler_options;
   handler_options.max_job_size = o.max_job_size;
   jobs::BeanstalkServerHandler handler(queue, journal, dispatcher, handler_options);
-  wheel::net::TcpServerOptions options;
-  options.host = o.host;
-  options.port = o.port;
-  options.framing = wheel::net::Framing::kBytes;
-  options.max_connections = o.max_connections;
-  // A reply holds at most one job body; room for it plus pipelined small replies.
-  options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
-  wheel::net::TcpServer server(loop, options, handler);
+  wheel::net::TcpServer server(loop, tcp_options(o), handler);
   std::uint16_t bound = 0;
   try {
     bound = server.listen();
   } catch (const std::exception& e) {
-    spdlog::error("wheel-jobs: cannot listen on {}: {}",
-                  wheel::net::format_host_port(o.host, o.port), e.what());
+    wheel::logger()->error("wheel-jobs: cannot listen on {}: {}",
+                           wheel::net::format_host_port(o.host, o.port), e.what());
     server.shutdown();
     uv_run(loop, UV_RUN_DEFAULT);
     return 1;
@@ -134,8 +140,9 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
     try {
       metrics->listen();
     } catch (const std::exception& e) {
-      spdlog::error("wheel-jobs: cannot serve metrics on {}: {}",
-                    wheel::net::format_host_port(o.metrics_host, o.metrics_port), e.what());
+      wheel::logger()->error("wheel-jobs: cannot serve metrics on {}: {}",
+                             wheel::net::format_host_port(o.metrics_host, o.metrics_port),
+                             e.what());
       server.shutdown();
       uv_run(loop, UV_RUN_DEFAULT);
       wake->data = nullptr;
@@ -147,7 +154,7 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
   std::fflush(stdout);
   uv_run(loop, UV_RUN_DEFAULT);
   wake->data = nullptr;
-  spdlog::info("wheel-jobs: stopped");
+  wheel::logger()->info("wheel-jobs: stopped");
   return 0;
 }
 
@@ -168,13 +175,7 @@ int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint) {
     options.max_job_size = o.max_job_size;
     options.info = server_info(o.max_job_size);
     jobs::RedisJobsHandler handler(store, events, options);
-    wheel::net::TcpServerOptions server_options;
-    server_options.host = o.host;
-    server_options.port = o.port;
-    server_options.framing = wheel::net::Framing::kBytes;
-    server_options.max_connections = o.max_connections;
-    server_options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
-    wheel::net::TcpServer server(&loop, server_options, handler);
+    wheel::net::TcpServer server(&loop, tcp_options(o), handler);
     handler.on_shutdown_also([&] {
       client.stop();
       events.stop();
@@ -185,20 +186,20 @@ int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint) {
       events.start();
       handler.attach(server);
       server.handle_signals();
-      spdlog::info("wheel-jobs: jobs in {}", jobs::format_redis_url(endpoint));
+      wheel::logger()->info("wheel-jobs: jobs in {}", jobs::format_redis_url(endpoint));
       std::printf("listening on %s\n", wheel::net::format_host_port(o.host, bound).c_str());
       std::fflush(stdout);
       status = 0;
     } catch (const std::exception& e) {
-      spdlog::error("wheel-jobs: cannot listen on {}: {}",
-                    wheel::net::format_host_port(o.host, o.port), e.what());
+      wheel::logger()->error("wheel-jobs: cannot listen on {}: {}",
+                             wheel::net::format_host_port(o.host, o.port), e.what());
       server.shutdown();
     }
     uv_run(&loop, UV_RUN_DEFAULT);
     client.stop();
     events.stop();
     uv_run(&loop, UV_RUN_DEFAULT);
-    if (status == 0) spdlog::info("wheel-jobs: stopped");
+    if (status == 0) wheel::logger()->info("wheel-jobs: stopped");
   }
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
@@ -228,9 +229,10 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
       std::string error;
       std::unique_ptr<jobs::JobLog> log = jobs::JobLog::open(*log_options, &recovered, &error);
       if (!log) {
-        spdlog::error("wheel-jobs: cannot open the job log in {}: {}", log_options->dir, error);
+        wheel::logger()->error("wheel-jobs: cannot open the job log in {}: {}", log_options->dir,
+                               error);
       } else {
-        spdlog::info(
+        wheel::logger()->info(
             "wheel-jobs: {} jobs recovered from {} ({} segments, {} bytes; {} torn bytes "
             "cut off)",
             recovered.jobs.size(), log_options->dir, recovered.segments, recovered.bytes,
@@ -238,13 +240,14 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
         jobs::LogJournal journal(*log, log_options->sync);
         status = serve_on(&loop, &wake, o, journal, &journal, &recovered);
         if (std::error_code e = log->sync_now()) {
-          spdlog::error("wheel-jobs: the last sync of the job log failed: {}", e.message());
+          wheel::logger()->error("wheel-jobs: the last sync of the job log failed: {}",
+                                 e.message());
           status = 1;
         }
       }  // the log stops its sync thread here, before `wake` closes
     }
   } catch (const std::exception& e) {
-    spdlog::error("wheel-jobs: {}", e.what());
+    wheel::logger()->error("wheel-jobs: {}", e.what());
     status = 1;
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);

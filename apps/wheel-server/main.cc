@@ -12,11 +12,11 @@
 #include <memory>
 #include <string>
 
+#include "cli_options.h"
 #include "cli_style.h"
-#include "duration.h"
 #include "idle_options.h"
 #include "json_log.h"
-#include "option_checks.h"
+#include "wheel/logger.h"
 #include "wheel/net/idle_watch.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/server/line_server.h"
@@ -28,10 +28,8 @@
 namespace {
 
 using std::chrono::milliseconds;
-using wheel::apps::check_duration;
-using wheel::apps::check_whole_number;
-using wheel::apps::format_duration;
-using wheel::apps::parse_duration;
+using wheel::cli::add_count;
+using wheel::cli::add_duration;
 
 // The bounds of the options (stated in --help; out of range exits 2 naming the option).
 // A line, the output queue and the DELAY text are held in memory per connection; the bounds
@@ -49,31 +47,6 @@ constexpr std::uint64_t kMaxServerWheelSize = std::uint64_t{1} << 20;
 // also keeps tick x wheel size far inside the timer's 292-year limit.
 constexpr milliseconds kMaxTick = std::chrono::hours(1);
 constexpr milliseconds kMaxStatsInterval = std::chrono::hours(24);
-
-// A CLI11 option holding a duration such as 250ms, 30s, 5m, 1h, or 0, within lo ..= hi.
-CLI::Option* add_duration(CLI::App& app, const std::string& name, milliseconds* out,
-                          const std::string& help, milliseconds lo, milliseconds hi) {
-  return app
-      .add_option_function<std::string>(
-          name, [out](const std::string& text) { *out = *parse_duration(text); },
-          help + ", " + format_duration(lo) + " to " + format_duration(hi) + " (default " +
-              format_duration(*out) + ")")
-      ->type_name("DURATION")
-      ->check(
-          CLI::Validator([lo, hi](std::string& text) { return check_duration(text, lo, hi); }, ""));
-}
-
-// A CLI11 option holding a whole number within lo ..= hi, checked on its text (so that a
-// huge value is refused, never saturated).
-template <class T>
-CLI::Option* add_count(CLI::App& app, const std::string& name, T* out, const std::string& help,
-                       std::uint64_t lo, std::uint64_t hi) {
-  return app.add_option(name, *out, help + ", " + std::to_string(lo) + " to " + std::to_string(hi))
-      ->type_name("N")
-      ->check(CLI::Validator(
-          [lo, hi](std::string& text) { return check_whole_number(text, lo, hi); }, ""))
-      ->capture_default_str();
-}
 
 // The end of --help (and of the manual page help2man makes from it): the protocol.
 constexpr const char* kProtocolHelp = R"(Protocol: one line per request over TCP, a reply line each.
@@ -210,11 +183,11 @@ int run_server(int argc, char** argv) {
     try {
       port = server.listen();
     } catch (const wheel::server::MetricsListenError& e) {
-      spdlog::error("wheel-server: {}", e.what());
+      wheel::logger()->error("wheel-server: {}", e.what());
       return 1;
     } catch (const std::exception& e) {  // e.g. "listen (EADDRINUSE): Address already in use"
-      spdlog::error("wheel-server: cannot listen on {}: {}",
-                    wheel::net::format_host_port(options.host, options.port), e.what());
+      wheel::logger()->error("wheel-server: cannot listen on {}: {}",
+                             wheel::net::format_host_port(options.host, options.port), e.what());
       return 1;
     }
     server.handle_signals();
@@ -223,7 +196,7 @@ int run_server(int argc, char** argv) {
     server.run();
     return 0;
   } catch (const std::exception& e) {
-    spdlog::error("wheel-server: {}", e.what());
+    wheel::logger()->error("wheel-server: {}", e.what());
     return 1;
   }
 }

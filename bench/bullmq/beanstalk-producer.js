@@ -4,24 +4,19 @@
 // wheel-jobs' millisecond extension). Prints {added, secs, added_per_s}.
 'use strict';
 const { BeanstalkConnection, parseAddrs } = require('./beanstalk');
-const { parseArgs, makeBody, randomDelay, emit, ready, sleep } = require('./lib');
+const { parseArgs, producerSpec, checkDelays, pace, makeBody, randomDelay, emitAdded, ready, sleep,
+  run } = require('./lib');
 
 const o = parseArgs({
   addrs: ['127.0.0.1:11300'],
   tube: ['fleet'],
-  n: [100000, 1, 1e8],
-  'min-delay-ms': [1000, 0, 864e5],
-  'max-delay-ms': [10000, 0, 864e5],
-  'body-bytes': [100, 16, 1 << 20],
+  ...producerSpec,
   connections: [12, 1, 10000],
   window: [100, 1, 100000],
   rate: [0, 0, 1e7],
   ttr: [60, 1, 86400],
 });
-if (o['max-delay-ms'] < o['min-delay-ms']) {
-  process.stderr.write('--max-delay-ms must be at least --min-delay-ms\n');
-  process.exit(2);
-}
+checkDelays(o);
 
 async function main() {
   const addrs = parseAddrs(o.addrs);
@@ -36,10 +31,7 @@ async function main() {
   const one = async (c) => {
     while (issued < o.n) {
       issued++;
-      if (o.rate > 0) {
-        const wait = start + (issued / o.rate) * 1000 - performance.now();
-        if (wait > 0) await sleep(wait);
-      }
+      await pace(start, issued, o.rate);
       const delay = randomDelay(o['min-delay-ms'], o['max-delay-ms']);
       for (let attempt = 0; ; attempt++) {
         const r = await c.put(makeBody(Date.now() + delay, o['body-bytes']),
@@ -54,13 +46,8 @@ async function main() {
     }
   };
   await Promise.all(conns.flatMap((c) => Array.from({ length: o.window }, () => one(c))));
-  const secs = (performance.now() - start) / 1000;
-  emit({ peer: 'wheel-jobs', role: 'producer', added, secs, added_per_s: Math.round(added / secs),
-    errors });
+  emitAdded('wheel-jobs', added, start, { errors });
   for (const c of conns) c.close();
 }
 
-main().catch((e) => {
-  process.stderr.write(`beanstalk-producer: ${e.stack || e}\n`);
-  process.exit(1);
-});
+run('beanstalk-producer', main);

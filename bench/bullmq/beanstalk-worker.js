@@ -6,7 +6,7 @@
 // bullmq-worker.js; lateness is processing start minus the due time in the body.
 'use strict';
 const { BeanstalkConnection, parseAddrs } = require('./beanstalk');
-const { parseArgs, dueOf, percentiles, emit, ready, sleep } = require('./lib');
+const { parseArgs, dueOf, emitDelivered, ready, sleep, run } = require('./lib');
 
 const o = parseArgs({
   addrs: ['127.0.0.1:11300'],
@@ -77,20 +77,7 @@ async function main() {
   await Promise.all(conns.flatMap((c) => Array.from({ length: o.window }, () => one(c))));
   clearTimeout(timer);
   const end = o.n > 0 && delivered >= o.n ? last : performance.now();
-  const secs = (end - start) / 1000;
-  emit({
-    peer: 'wheel-jobs',
-    role: 'worker',
-    delivered,
-    complete: delivered >= o.n,
-    secs,
-    delivered_per_s: Math.round(delivered / secs),
-    lateness_ms: percentiles(lateness),
-    errors,
-  });
+  emitDelivered('wheel-jobs', { delivered, n: o.n, start, end, lateness }, { errors });
 }
 
-main().catch((e) => {
-  process.stderr.write(`beanstalk-worker: ${e.stack || e}\n`);
-  process.exit(1);
-});
+run('beanstalk-worker', main);

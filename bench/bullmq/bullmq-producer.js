@@ -5,23 +5,16 @@
 // paces the batches against the start time. Prints {added, secs, added_per_s}.
 'use strict';
 const { Queue } = require('bullmq');
-const { parseArgs, randomDelay, emit, ready, sleep } = require('./lib');
+const { parseArgs, producerSpec, redisSpec, checkDelays, batchSize, pace, randomDelay, emitAdded,
+  ready, run } = require('./lib');
 
 const o = parseArgs({
-  host: ['127.0.0.1'],
-  port: [6379, 1, 65535],
-  queue: ['fleet'],
-  n: [100000, 1, 1e8],
-  'min-delay-ms': [1000, 0, 864e5],
-  'max-delay-ms': [10000, 0, 864e5],
-  'body-bytes': [100, 16, 1 << 20],
+  ...redisSpec('fleet'),
+  ...producerSpec,
   batch: [1000, 1, 100000],
   rate: [0, 0, 1e7],
 });
-if (o['max-delay-ms'] < o['min-delay-ms']) {
-  process.stderr.write('--max-delay-ms must be at least --min-delay-ms\n');
-  process.exit(2);
-}
+checkDelays(o);
 
 async function main() {
   const queue = new Queue(o.queue, { connection: { host: o.host, port: o.port } });
@@ -29,7 +22,7 @@ async function main() {
   await queue.waitUntilReady();
   // The JSON of {b: "..."} is body-bytes long, the size the other peers store.
   const pad = 'x'.repeat(o['body-bytes'] - 8);
-  const batch = o.rate > 0 ? Math.max(1, Math.min(o.batch, Math.round(o.rate / 20))) : o.batch;
+  const batch = batchSize(o);
   ready();
   const start = performance.now();
   let added = 0;
@@ -45,17 +38,10 @@ async function main() {
     }
     await queue.addBulk(jobs);
     added += k;
-    if (o.rate > 0) {
-      const wait = start + (added / o.rate) * 1000 - performance.now();
-      if (wait > 0) await sleep(wait);
-    }
+    await pace(start, added, o.rate);
   }
-  const secs = (performance.now() - start) / 1000;
-  emit({ peer: 'bullmq', role: 'producer', added, secs, added_per_s: Math.round(added / secs) });
+  emitAdded('bullmq', added, start);
   await queue.close();
 }
 
-main().catch((e) => {
-  process.stderr.write(`bullmq-producer: ${e.stack || e}\n`);
-  process.exit(1);
-});
+run('bullmq-producer', main);

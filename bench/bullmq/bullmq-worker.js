@@ -5,12 +5,10 @@
 // clock starts when the worker is connected and about to run.
 'use strict';
 const { Worker } = require('bullmq');
-const { parseArgs, percentiles, emit, ready } = require('./lib');
+const { parseArgs, redisSpec, emitDelivered, ready, run } = require('./lib');
 
 const o = parseArgs({
-  host: ['127.0.0.1'],
-  port: [6379, 1, 65535],
-  queue: ['fleet'],
+  ...redisSpec('fleet'),
   n: [100000, 0, 1e8],
   concurrency: [50, 1, 10000],
   secs: [600, 0.1, 86400],
@@ -43,20 +41,8 @@ async function main() {
   await done;
   clearTimeout(timer);
   const end = o.n > 0 && delivered >= o.n ? last : performance.now();
-  const secs = (end - start) / 1000;
-  emit({
-    peer: 'bullmq',
-    role: 'worker',
-    delivered,
-    complete: delivered >= o.n,
-    secs,
-    delivered_per_s: Math.round(delivered / secs),
-    lateness_ms: percentiles(lateness),
-  });
+  emitDelivered('bullmq', { delivered, n: o.n, start, end, lateness });
   await worker.close(true);
 }
 
-main().catch((e) => {
-  process.stderr.write(`bullmq-worker: ${e.stack || e}\n`);
-  process.exit(1);
-});
+run('bullmq-worker', main);

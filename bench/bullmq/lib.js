@@ -77,4 +77,71 @@ function ready() {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-module.exports = { parseArgs, makeBody, dueOf, randomDelay, percentiles, emit, ready, sleep };
+// The options every producer takes after its connection ones: how many jobs, their delays and
+// body size, and the pace (--rate 0: as fast as the peer allows).
+const producerSpec = {
+  n: [100000, 1, 1e8],
+  'min-delay-ms': [1000, 0, 864e5],
+  'max-delay-ms': [10000, 0, 864e5],
+  'body-bytes': [100, 16, 1 << 20],
+};
+
+// The connection options of the Redis-backed peers (BullMQ, plain pattern).
+function redisSpec(queue) {
+  return { host: ['127.0.0.1'], port: [6379, 1, 65535], queue: [queue] };
+}
+
+// Exits 2 unless --max-delay-ms >= --min-delay-ms (each is range-checked by parseArgs).
+function checkDelays(o) {
+  if (o['max-delay-ms'] < o['min-delay-ms']) {
+    process.stderr.write('--max-delay-ms must be at least --min-delay-ms\n');
+    process.exit(2);
+  }
+}
+
+// The jobs per batch of a Redis producer: --batch, or at a --rate about 20 batches a second.
+function batchSize(o) {
+  return o.rate > 0 ? Math.max(1, Math.min(o.batch, Math.round(o.rate / 20))) : o.batch;
+}
+
+// At --rate `rate` a second from `start` (performance.now()), waits until `count` jobs are due.
+async function pace(start, count, rate) {
+  if (rate <= 0) return;
+  const wait = start + (count / rate) * 1000 - performance.now();
+  if (wait > 0) await sleep(wait);
+}
+
+// The producer's record: {peer, role, added, secs, added_per_s, ...extra}, timed from `start`.
+function emitAdded(peer, added, start, extra = {}) {
+  const secs = (performance.now() - start) / 1000;
+  emit({ peer, role: 'producer', added, secs, added_per_s: Math.round(added / secs), ...extra });
+}
+
+// The worker's record, the same for every peer: delivered, complete (all --n), secs from
+// `start` to `end`, delivered_per_s, lateness_ms percentiles, ...extra.
+function emitDelivered(peer, { delivered, n, start, end, lateness }, extra = {}) {
+  const secs = (end - start) / 1000;
+  emit({
+    peer,
+    role: 'worker',
+    delivered,
+    complete: delivered >= n,
+    secs,
+    delivered_per_s: Math.round(delivered / secs),
+    lateness_ms: percentiles(lateness),
+    ...extra,
+  });
+}
+
+// Runs the driver's async main; an error is printed under the driver's name and exits 1.
+function run(name, main) {
+  main().catch((e) => {
+    process.stderr.write(`${name}: ${e.stack || e}\n`);
+    process.exit(1);
+  });
+}
+
+module.exports = {
+  parseArgs, makeBody, dueOf, randomDelay, percentiles, emit, ready, sleep, producerSpec,
+  redisSpec, checkDelays, batchSize, pace, emitAdded, emitDelivered, run,
+};

@@ -7,12 +7,10 @@
 'use strict';
 const Redis = require('ioredis');
 const { define } = require('./plain-scripts');
-const { parseArgs, dueOf, percentiles, emit, ready, sleep } = require('./lib');
+const { parseArgs, redisSpec, dueOf, emitDelivered, ready, sleep, run } = require('./lib');
 
 const o = parseArgs({
-  host: ['127.0.0.1'],
-  port: [6379, 1, 65535],
-  queue: ['plain'],
+  ...redisSpec('plain'),
   n: [100000, 0, 1e8],
   concurrency: [50, 1, 10000],
   'poll-ms': [100, 1, 60000],
@@ -49,20 +47,8 @@ async function main() {
     for (const [err] of await p.exec()) if (err) throw err;
     delivered += ids.length;
   }
-  const secs = (performance.now() - start) / 1000;
-  emit({
-    peer: 'plain',
-    role: 'worker',
-    delivered,
-    complete: delivered >= o.n,
-    secs,
-    delivered_per_s: Math.round(delivered / secs),
-    lateness_ms: percentiles(lateness),
-  });
+  emitDelivered('plain', { delivered, n: o.n, start, end: performance.now(), lateness });
   redis.disconnect();
 }
 
-main().catch((e) => {
-  process.stderr.write(`plain-worker: ${e.stack || e}\n`);
-  process.exit(1);
-});
+run('plain-worker', main);

@@ -7,24 +7,24 @@
 
 #include <functional>
 
+#include "uv_loop.h"
+
 namespace wheel::bench {
 
 class UvRunner {
  public:
-  UvRunner();
-  // Closes every handle still open on the loop, then the loop.
-  ~UvRunner();
-  UvRunner(const UvRunner&) = delete;
-  UvRunner& operator=(const UvRunner&) = delete;
+  // The loop is initialised here and, on destruction, every handle still open on it is
+  // closed, then the loop (UvLoop); throws std::system_error when libuv cannot make it.
+  UvRunner() = default;
 
-  uv_loop_t* loop() { return &loop_; }
+  uv_loop_t* loop() { return loop_.get(); }
   // Runs the loop for `secs`, calling `every_ms` (if set) every millisecond.
   void run_for(double secs, const std::function<void()>& every_ms);
   // Calls `fn` from the loop, then runs the loop without blocking until nothing is ready.
   void run_once_then_drain(const std::function<void()>& fn);
 
  private:
-  uv_loop_t loop_{};
+  UvLoop loop_;
 };
 
 }  // namespace wheel::bench

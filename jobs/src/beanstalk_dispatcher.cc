@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "overloaded.h"
 #include "wheel/jobs/beanstalk_reply.h"
 
 namespace wheel::jobs {
@@ -17,13 +18,6 @@ namespace bs = beanstalk;
 using bs::Reply;
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 void append_outcome(std::string& out, Outcome outcome, Reply success) {
   switch (outcome) {
@@ -68,6 +62,20 @@ std::chrono::microseconds to_micros(const timeval& tv) {
 }
 
 }  // namespace
+
+void fill_process_stats(const ServerInfo& info, bs::ServerStats& s) {
+  s.pid = info.pid;
+  s.version = info.version;
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) {
+    s.rusage_user = to_micros(usage.ru_utime);
+    s.rusage_system = to_micros(usage.ru_stime);
+  }
+  s.id = info.id;
+  s.hostname = info.hostname;
+  s.os = info.os;
+  s.platform = info.platform;
+}
 
 BeanstalkDispatcher::BeanstalkDispatcher(JobQueue& queue, ServerInfo info)
     : queue_(queue), info_(std::move(info)), started_(queue.now()) {}
@@ -220,35 +228,18 @@ void BeanstalkDispatcher::count(const bs::Request& request) {
 bs::ServerStats BeanstalkDispatcher::server_stats() const {
   QueueCounters q = queue_.counters();
   bs::ServerStats s;
-  s.urgent = q.urgent;
-  s.ready = q.ready;
-  s.reserved = q.reserved;
-  s.delayed = q.delayed;
-  s.buried = q.buried;
+  fill_job_counts(q, s);
   s.commands = commands_;
-  s.job_timeouts = q.job_timeouts;
-  s.total_jobs = q.total_jobs;
   s.max_job_size = info_.max_job_size;
-  s.tubes = q.tubes;
   s.connections = q.sessions;
   s.producers = q.producers;
   s.workers = q.workers;
   s.waiting = q.waiting;
   s.total_connections = q.total_sessions;
-  s.pid = info_.pid;
-  s.version = info_.version;
-  rusage usage{};
-  if (getrusage(RUSAGE_SELF, &usage) == 0) {
-    s.rusage_user = to_micros(usage.ru_utime);
-    s.rusage_system = to_micros(usage.ru_stime);
-  }
+  fill_process_stats(info_, s);
   s.uptime = std::chrono::duration_cast<std::chrono::seconds>(queue_.now() - started_);
   s.binlog_max_size = 10'485'760;  // beanstalkd's default -s; no binlog here yet
   s.draining = queue_.draining();
-  s.id = info_.id;
-  s.hostname = info_.hostname;
-  s.os = info_.os;
-  s.platform = info_.platform;
   return s;
 }
 

@@ -2,6 +2,7 @@
 #include "wheel/jobs/beanstalk_stats.h"
 
 #include <charconv>
+#include <concepts>
 #include <cstdio>
 
 namespace wheel::jobs::beanstalk {
@@ -12,19 +13,15 @@ class Yaml {
  public:
   Yaml() { text_ = "---\n"; }
 
-  void number(std::string_view key, std::uint64_t value) {
+  // Any whole number: counts, and the signed binlog and pid fields.
+  template <std::integral T>
+  void number(std::string_view key, T value) {
     char digits[24];
     const auto result = std::to_chars(digits, digits + sizeof digits, value);
     raw(key, std::string_view(digits, static_cast<std::size_t>(result.ptr - digits)));
   }
 
-  void signed_number(std::string_view key, std::int64_t value) {
-    char digits[24];
-    const auto result = std::to_chars(digits, digits + sizeof digits, value);
-    raw(key, std::string_view(digits, static_cast<std::size_t>(result.ptr - digits)));
-  }
-
-  void seconds(std::string_view key, Millis value) { signed_number(key, value.count() / 1000); }
+  void seconds(std::string_view key, Millis value) { number(key, value.count() / 1000); }
 
   // A double-quoted scalar, as beanstalkd prints its version. beanstalkd does not escape; we
   // do, so a quote or backslash cannot break the document.
@@ -58,6 +55,16 @@ class Yaml {
  private:
   std::string text_;
 };
+
+// The five current-jobs-* lines that stats-tube and stats share (TubeStats, ServerStats).
+template <typename Stats>
+void current_jobs(Yaml& y, const Stats& s) {
+  y.number("current-jobs-urgent", s.urgent);
+  y.number("current-jobs-ready", s.ready);
+  y.number("current-jobs-reserved", s.reserved);
+  y.number("current-jobs-delayed", s.delayed);
+  y.number("current-jobs-buried", s.buried);
+}
 
 }  // namespace
 
@@ -97,11 +104,7 @@ std::string job_stats_yaml(const JobStats& s) {
 std::string tube_stats_yaml(const TubeStats& s) {
   Yaml y;
   y.raw("name", s.name);
-  y.number("current-jobs-urgent", s.urgent);
-  y.number("current-jobs-ready", s.ready);
-  y.number("current-jobs-reserved", s.reserved);
-  y.number("current-jobs-delayed", s.delayed);
-  y.number("current-jobs-buried", s.buried);
+  current_jobs(y, s);
   y.number("total-jobs", s.total_jobs);
   y.number("current-using", s.using_count);
   y.number("current-watching", s.watching);
@@ -115,11 +118,7 @@ std::string tube_stats_yaml(const TubeStats& s) {
 
 std::string server_stats_yaml(const ServerStats& s) {
   Yaml y;
-  y.number("current-jobs-urgent", s.urgent);
-  y.number("current-jobs-ready", s.ready);
-  y.number("current-jobs-reserved", s.reserved);
-  y.number("current-jobs-delayed", s.delayed);
-  y.number("current-jobs-buried", s.buried);
+  current_jobs(y, s);
   const CommandCounts& c = s.commands;
   y.number("cmd-put", c.put);
   y.number("cmd-peek", c.peek);
@@ -152,16 +151,16 @@ std::string server_stats_yaml(const ServerStats& s) {
   y.number("current-workers", s.workers);
   y.number("current-waiting", s.waiting);
   y.number("total-connections", s.total_connections);
-  y.signed_number("pid", s.pid);
+  y.number("pid", s.pid);
   y.quoted("version", s.version);
   y.micros("rusage-utime", s.rusage_user);
   y.micros("rusage-stime", s.rusage_system);
-  y.signed_number("uptime", s.uptime.count());
-  y.signed_number("binlog-oldest-index", s.binlog_oldest_index);
-  y.signed_number("binlog-current-index", s.binlog_current_index);
-  y.signed_number("binlog-records-migrated", s.binlog_records_migrated);
-  y.signed_number("binlog-records-written", s.binlog_records_written);
-  y.signed_number("binlog-max-size", s.binlog_max_size);
+  y.number("uptime", s.uptime.count());
+  y.number("binlog-oldest-index", s.binlog_oldest_index);
+  y.number("binlog-current-index", s.binlog_current_index);
+  y.number("binlog-records-migrated", s.binlog_records_migrated);
+  y.number("binlog-records-written", s.binlog_records_written);
+  y.number("binlog-max-size", s.binlog_max_size);
   y.raw("draining", s.draining ? "true" : "false");
   y.raw("id", s.id);
   y.raw("hostname", s.hostname);

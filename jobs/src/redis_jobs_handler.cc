@@ -2,13 +2,13 @@
 #include "wheel/jobs/redis_jobs_handler.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <csignal>
 #include <span>
 #include <type_traits>
 
+#include "overloaded.h"
 #include "redis_handler_client.h"
 #include "wheel/jobs/beanstalk_reply.h"
 
@@ -18,13 +18,6 @@ namespace bs = beanstalk;
 using Millis = std::chrono::milliseconds;
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 // The reply of a failed store call.
 std::string failure(const StoreResult& r) {
@@ -463,36 +456,18 @@ void RedisJobsHandler::stats(Client* client) {
       return;
     }
     bs::ServerStats s;
-    s.urgent = t.urgent;
-    s.ready = t.ready;
-    s.reserved = t.reserved;
-    s.delayed = t.delayed;
-    s.buried = t.buried;
+    fill_job_counts(t, s);
     s.commands = commands_;
-    s.job_timeouts = t.job_timeouts;
-    s.total_jobs = t.total_jobs;
     s.max_job_size = options_.max_job_size;
-    s.tubes = t.tubes;
     s.connections = clients_.size();
     for (auto& [id, c] : clients_) {
       s.waiting += c->waiting;
       s.workers += !c->leases.empty() || c->waiting;
     }
     s.total_connections = counters_.total_connections;
-    s.pid = options_.info.pid;
-    s.version = options_.info.version;
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    s.rusage_user = std::chrono::seconds(usage.ru_utime.tv_sec) +
-                    std::chrono::microseconds(usage.ru_utime.tv_usec);
-    s.rusage_system = std::chrono::seconds(usage.ru_stime.tv_sec) +
-                      std::chrono::microseconds(usage.ru_stime.tv_usec);
+    fill_process_stats(options_.info, s);
     s.uptime = std::chrono::seconds((local_ms() - started_ms_) / 1000);
     s.draining = draining_;
-    s.id = options_.info.id;
-    s.hostname = options_.info.hostname;
-    s.os = options_.info.os;
-    s.platform = options_.info.platform;
     bs::append_ok(reply, bs::server_stats_yaml(s));
     finish(conn, std::move(reply));
   });

@@ -61,8 +61,29 @@ bool check(const RedisValue& v, StoreResult& r, std::size_t min_elements) {
   return true;
 }
 
+// check(), then the script's found flag (element 0): true when it is 1 and the reply has at
+// least `min_elements`; else false, with kNotFound when the reply itself was sound.
+bool found(const RedisValue& v, StoreResult& r, std::size_t min_elements) {
+  if (!check(v, r, 1)) return false;
+  if (as_int(at(v, 0)) != 1 || v.elements.size() < min_elements) {
+    r.status = StoreStatus::kNotFound;
+    return false;
+  }
+  return true;
+}
+
 std::string ms(std::chrono::milliseconds d) {
   return std::to_string(d.count());
+}
+
+// The callback of one command: `read` fills a fresh Result from the reply, `done` gets it.
+template <class Result, class Read>
+RedisCallback answer(std::function<void(Result&&)> done, Read read) {
+  return [done = std::move(done), read = std::move(read)](const RedisValue& v) {
+    Result r;
+    read(v, r);
+    done(std::move(r));
+  };
 }
 
 }  // namespace
@@ -89,14 +110,12 @@ void RedisStore::put(std::string_view tube, std::uint32_t priority, Millis delay
   client_.eval(scripts_->put,
                {options_.prefix, std::string(tube), std::to_string(priority), ms(delay), ms(ttr),
                 std::string(body)},
-               [done = std::move(done)](const RedisValue& v) {
-                 InsertResult r;
+               answer(std::move(done), [](const RedisValue& v, InsertResult& r) {
                  if (check(v, r, 2)) {
                    r.id = static_cast<std::uint64_t>(as_int(at(v, 0)));
                    r.now = as_int(at(v, 1));
                  }
-                 done(std::move(r));
-               });
+               }));
 }
 
 namespace {
@@ -146,12 +165,15 @@ void read_change(const RedisValue& v, ChangeResult& r, bool count) {
   }
 }
 
+void read_changed(const RedisValue& v, ChangeResult& r) {
+  read_change(v, r, false);
+}
+void read_kicked(const RedisValue& v, ChangeResult& r) {
+  read_change(v, r, true);
+}
+
 void read_peek(const RedisValue& v, PeekResult& r) {
-  if (!check(v, r, 1)) return;
-  if (as_int(at(v, 0)) != 1 || v.elements.size() < 3) {
-    r.status = StoreStatus::kNotFound;
-    return;
-  }
+  if (!found(v, r, 3)) return;
   r.id = static_cast<std::uint64_t>(as_int(at(v, 1)));
   r.body = at(v, 2).str;
 }
@@ -168,29 +190,17 @@ beanstalk::JobState state_of(std::string_view st) {
 void RedisStore::reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done) {
   std::vector<std::string> args{options_.prefix, std::to_string(tubes.size())};
   args.insert(args.end(), tubes.begin(), tubes.end());
-  client_.eval(scripts_->reserve, args, [done = std::move(done)](const RedisValue& v) {
-    ClaimResult r;
-    read_claim(v, r);
-    done(std::move(r));
-  });
+  client_.eval(scripts_->reserve, args, answer(std::move(done), read_claim));
 }
 
 void RedisStore::reserve_job(std::uint64_t id, Done<ClaimResult> done) {
   client_.eval(scripts_->reserve_job, {options_.prefix, member(id)},
-               [done = std::move(done)](const RedisValue& v) {
-                 ClaimResult r;
-                 read_claim(v, r);
-                 done(std::move(r));
-               });
+               answer(std::move(done), read_claim));
 }
 
 void RedisStore::remove(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
   client_.eval(scripts_->remove, {options_.prefix, member(id), std::to_string(token)},
-               [done = std::move(done)](const RedisValue& v) {
-                 ChangeResult r;
-                 read_change(v, r, false);
-                 done(std::move(r));
-               });
+               answer(std::move(done), read_changed));
 }
 
 void RedisStore::release(std::uint64_t id, std::uint64_t token,
@@ -199,166 +209,118 @@ void RedisStore::release(std::uint64_t id, std::uint64_t token,
   client_.eval(scripts_->release,
                {options_.prefix, member(id), std::to_string(token),
                 priority ? std::to_string(*priority) : "-1", ms(delay), counted ? "1" : "0"},
-               [done = std::move(done)](const RedisValue& v) {
-                 ChangeResult r;
-                 read_change(v, r, false);
-                 done(std::move(r));
-               });
+               answer(std::move(done), read_changed));
 }
 
 void RedisStore::bury(std::uint64_t id, std::uint64_t token, std::uint32_t priority,
                       Done<ChangeResult> done) {
   client_.eval(scripts_->bury,
                {options_.prefix, member(id), std::to_string(token), std::to_string(priority)},
-               [done = std::move(done)](const RedisValue& v) {
-                 ChangeResult r;
-                 read_change(v, r, false);
-                 done(std::move(r));
-               });
+               answer(std::move(done), read_changed));
 }
 
 void RedisStore::touch(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
   client_.eval(scripts_->touch, {options_.prefix, member(id), std::to_string(token)},
-               [done = std::move(done)](const RedisValue& v) {
-                 ChangeResult r;
-                 read_change(v, r, false);
-                 done(std::move(r));
-               });
+               answer(std::move(done), read_changed));
 }
 
 void RedisStore::kick(std::string_view tube, std::uint64_t bound, Done<ChangeResult> done) {
   bound = std::min(bound, kMaxKickPerCommand);
   client_.eval(scripts_->kick, {options_.prefix, std::string(tube), std::to_string(bound)},
-               [done = std::move(done)](const RedisValue& v) {
-                 ChangeResult r;
-                 read_change(v, r, true);
-                 done(std::move(r));
-               });
+               answer(std::move(done), read_kicked));
 }
 
 void RedisStore::kick_job(std::uint64_t id, Done<ChangeResult> done) {
   client_.eval(scripts_->kick_job, {options_.prefix, member(id)},
-               [done = std::move(done)](const RedisValue& v) {
-                 ChangeResult r;
-                 read_change(v, r, false);
-                 done(std::move(r));
-               });
+               answer(std::move(done), read_changed));
 }
 
 void RedisStore::peek(std::uint64_t id, Done<PeekResult> done) {
-  client_.eval(scripts_->peek, {options_.prefix, member(id)},
-               [done = std::move(done)](const RedisValue& v) {
-                 PeekResult r;
-                 read_peek(v, r);
-                 done(std::move(r));
-               });
+  client_.eval(scripts_->peek, {options_.prefix, member(id)}, answer(std::move(done), read_peek));
 }
 
 void RedisStore::peek_tube(std::string_view tube, PeekWhich which, Done<PeekResult> done) {
   const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
   client_.eval(scripts_->peek_tube, {options_.prefix, std::string(tube), kind},
-               [done = std::move(done)](const RedisValue& v) {
-                 PeekResult r;
-                 read_peek(v, r);
-                 done(std::move(r));
-               });
+               answer(std::move(done), read_peek));
 }
 
 void RedisStore::job_stats(std::uint64_t id, Done<JobInfo> done) {
   client_.eval(scripts_->stats_job, {options_.prefix, member(id)},
-               [done = std::move(done), id](const RedisValue& v) {
-                 JobInfo r;
-                 if (check(v, r, 1)) {
-                   if (as_int(at(v, 0)) != 1 || v.elements.size() < 13) {
-                     r.status = StoreStatus::kNotFound;
-                   } else {
-                     auto& s = r.stats;
-                     r.tube = at(v, 1).str;
-                     s.id = id;
-                     s.state = state_of(at(v, 2).str);
-                     s.priority = static_cast<std::uint32_t>(as_int(at(v, 3)));
-                     s.age = Millis(as_int(at(v, 4)));
-                     s.delay = Millis(as_int(at(v, 5)));
-                     s.ttr = Millis(as_int(at(v, 6)));
-                     s.time_left = Millis(as_int(at(v, 7)));
-                     s.reserves = static_cast<std::uint32_t>(as_int(at(v, 8)));
-                     s.timeouts = static_cast<std::uint32_t>(as_int(at(v, 9)));
-                     s.releases = static_cast<std::uint32_t>(as_int(at(v, 10)));
-                     s.buries = static_cast<std::uint32_t>(as_int(at(v, 11)));
-                     s.kicks = static_cast<std::uint32_t>(as_int(at(v, 12)));
-                   }
-                 }
-                 done(std::move(r));
-               });
+               answer(std::move(done), [id](const RedisValue& v, JobInfo& r) {
+                 if (!found(v, r, 13)) return;
+                 auto& s = r.stats;
+                 r.tube = at(v, 1).str;
+                 s.id = id;
+                 s.state = state_of(at(v, 2).str);
+                 s.priority = static_cast<std::uint32_t>(as_int(at(v, 3)));
+                 s.age = Millis(as_int(at(v, 4)));
+                 s.delay = Millis(as_int(at(v, 5)));
+                 s.ttr = Millis(as_int(at(v, 6)));
+                 s.time_left = Millis(as_int(at(v, 7)));
+                 s.reserves = static_cast<std::uint32_t>(as_int(at(v, 8)));
+                 s.timeouts = static_cast<std::uint32_t>(as_int(at(v, 9)));
+                 s.releases = static_cast<std::uint32_t>(as_int(at(v, 10)));
+                 s.buries = static_cast<std::uint32_t>(as_int(at(v, 11)));
+                 s.kicks = static_cast<std::uint32_t>(as_int(at(v, 12)));
+               }));
 }
 
 void RedisStore::tube_stats(std::string_view tube, bool known, Done<TubeInfo> done) {
   client_.eval(scripts_->stats_tube, {options_.prefix, std::string(tube), known ? "1" : "0"},
-               [done = std::move(done)](const RedisValue& v) {
-                 TubeInfo r;
-                 if (check(v, r, 1)) {
-                   if (as_int(at(v, 0)) != 1 || v.elements.size() < 11) {
-                     r.status = StoreStatus::kNotFound;
-                   } else {
-                     auto& s = r.stats;
-                     auto u = [&](std::size_t i) {
-                       return static_cast<std::uint64_t>(as_int(at(v, i)));
-                     };
-                     s.urgent = u(1);
-                     s.ready = u(2);
-                     s.reserved = u(3);
-                     s.delayed = u(4);
-                     s.buried = u(5);
-                     s.total_jobs = u(6);
-                     s.cmd_delete = u(7);
-                     s.cmd_pause_tube = u(8);
-                     s.pause = Millis(as_int(at(v, 9)));
-                     s.pause_time_left = Millis(as_int(at(v, 10)));
-                   }
-                 }
-                 done(std::move(r));
-               });
+               answer(std::move(done), [](const RedisValue& v, TubeInfo& r) {
+                 if (!found(v, r, 11)) return;
+                 auto& s = r.stats;
+                 auto u = [&](std::size_t i) {
+                   return static_cast<std::uint64_t>(as_int(at(v, i)));
+                 };
+                 s.urgent = u(1);
+                 s.ready = u(2);
+                 s.reserved = u(3);
+                 s.delayed = u(4);
+                 s.buried = u(5);
+                 s.total_jobs = u(6);
+                 s.cmd_delete = u(7);
+                 s.cmd_pause_tube = u(8);
+                 s.pause = Millis(as_int(at(v, 9)));
+                 s.pause_time_left = Millis(as_int(at(v, 10)));
+               }));
 }
 
 void RedisStore::totals(Done<StoreTotals> done) {
-  client_.eval(scripts_->stats, {options_.prefix}, [done = std::move(done)](const RedisValue& v) {
-    StoreTotals r;
-    if (check(v, r, 8)) {
-      auto u = [&](std::size_t i) { return static_cast<std::uint64_t>(as_int(at(v, i))); };
-      r.urgent = u(0);
-      r.ready = u(1);
-      r.reserved = u(2);
-      r.delayed = u(3);
-      r.buried = u(4);
-      r.job_timeouts = u(5);
-      r.total_jobs = u(6);
-      r.tubes = u(7);
-    }
-    done(std::move(r));
-  });
+  client_.eval(scripts_->stats, {options_.prefix},
+               answer(std::move(done), [](const RedisValue& v, StoreTotals& r) {
+                 if (check(v, r, 8)) {
+                   auto u = [&](std::size_t i) {
+                     return static_cast<std::uint64_t>(as_int(at(v, i)));
+                   };
+                   r.urgent = u(0);
+                   r.ready = u(1);
+                   r.reserved = u(2);
+                   r.delayed = u(3);
+                   r.buried = u(4);
+                   r.job_timeouts = u(5);
+                   r.total_jobs = u(6);
+                   r.tubes = u(7);
+                 }
+               }));
 }
 
 void RedisStore::list_tubes(Done<TubeList> done) {
   client_.command({"SMEMBERS", options_.prefix + "tubes"},
-                  [done = std::move(done)](const RedisValue& v) {
-                    TubeList r;
+                  answer(std::move(done), [](const RedisValue& v, TubeList& r) {
                     if (check(v, r, 0)) {
                       for (const auto& e : v.elements) r.names.push_back(e.str);
                       std::sort(r.names.begin(), r.names.end());
                     }
-                    done(std::move(r));
-                  });
+                  }));
 }
 
 void RedisStore::pause_tube(std::string_view tube, Millis delay, bool known,
                             Done<ChangeResult> done) {
   client_.eval(scripts_->pause_tube,
                {options_.prefix, std::string(tube), ms(delay), known ? "1" : "0"},
-               [done = std::move(done)](const RedisValue& v) {
-                 ChangeResult r;
-                 read_change(v, r, false);
-                 done(std::move(r));
-               });
+               answer(std::move(done), read_changed));
 }
 
 void RedisStore::scan(std::size_t limit, const std::vector<std::string>& tubes,
@@ -366,17 +328,16 @@ void RedisStore::scan(std::size_t limit, const std::vector<std::string>& tubes,
   std::vector<std::string> args{options_.prefix, std::to_string(limit),
                                 std::to_string(tubes.size())};
   args.insert(args.end(), tubes.begin(), tubes.end());
-  client_.eval(scripts_->scan, args, [done = std::move(done)](const RedisValue& v) {
-    ScanResult r;
-    if (check(v, r, 1)) {
-      r.now = as_int(at(v, 0));
-      for (std::size_t i = 1; i < v.elements.size(); ++i) {
-        const RedisValue& t = v.elements[i];
-        r.tubes.push_back({at(t, 0).str, as_int(at(t, 1)) == 1, as_int(at(t, 2))});
-      }
-    }
-    done(std::move(r));
-  });
+  client_.eval(scripts_->scan, args,
+               answer(std::move(done), [](const RedisValue& v, ScanResult& r) {
+                 if (check(v, r, 1)) {
+                   r.now = as_int(at(v, 0));
+                   for (std::size_t i = 1; i < v.elements.size(); ++i) {
+                     const RedisValue& t = v.elements[i];
+                     r.tubes.push_back({at(t, 0).str, as_int(at(t, 1)) == 1, as_int(at(t, 2))});
+                   }
+                 }
+               }));
 }
 
 }  // namespace wheel::jobs

@@ -71,15 +71,7 @@ void RedisJobsHandler::start_wait(Client* client, std::optional<Millis> timeout)
   if (timeout && timeout->count() > 0) {
     client->timeout_timer = wheel_.schedule_at(
         [this, conn, seq] {
-          Client* c = find(conn);
-          if (c == nullptr || !c->waiting || c->wait_seq != seq) return;
-          c->timed_out = true;
-          if (!c->attempting) {
-            end_wait(c);
-            std::string out;
-            bs::append_reply(out, bs::Reply::kTimedOut);
-            finish(conn, std::move(out));
-          }
+          wait_timer_fired(conn, seq, &Client::timed_out, bs::Reply::kTimedOut);
         },
         Millis(local_ms() + timeout->count()));
   }
@@ -97,17 +89,24 @@ void RedisJobsHandler::deadline_check(Client* client) {
   const std::uint64_t seq = client->wait_seq;
   client->soon_timer = wheel_.schedule_at(
       [this, conn, seq] {
-        Client* c = find(conn);
-        if (c == nullptr || !c->waiting || c->wait_seq != seq) return;
-        c->deadline_soon = true;
-        if (!c->attempting) {
-          end_wait(c);
-          std::string out;
-          bs::append_reply(out, bs::Reply::kDeadlineSoon);
-          finish(conn, std::move(out));
-        }
+        wait_timer_fired(conn, seq, &Client::deadline_soon, bs::Reply::kDeadlineSoon);
       },
       Millis(soonest - kSafetyMarginMs));
+}
+
+void RedisJobsHandler::wait_timer_fired(std::uint64_t conn, std::uint64_t seq, bool Client::*flag,
+                                        bs::Reply reply) {
+  Client* c = find(conn);
+  if (c == nullptr || !c->waiting || c->wait_seq != seq) return;
+  c->*flag = true;
+  if (!c->attempting) end_wait(c, reply);
+}
+
+void RedisJobsHandler::end_wait(Client* client, bs::Reply reply) {
+  end_wait(client);
+  std::string out;
+  bs::append_reply(out, reply);
+  finish(client->conn, std::move(out));
 }
 
 void RedisJobsHandler::end_wait(Client* client) {
@@ -180,20 +179,13 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
       return;
     }
     if (r.status != StoreStatus::kNotFound) {
-      end_wait(c);
-      std::string out;
-      bs::append_reply(out, r.status == StoreStatus::kOutOfMemory ? bs::Reply::kOutOfMemory
-                                                                  : bs::Reply::kInternalError);
-      finish(conn, std::move(out));
+      end_wait(c, r.status == StoreStatus::kOutOfMemory ? bs::Reply::kOutOfMemory
+                                                        : bs::Reply::kInternalError);
       return;
     }
     if (c->deadline_soon || c->timed_out || (!c->forever && !c->timeout_timer)) {
       // reserve-with-timeout 0, or the wait ended while the script ran.
-      const bool soon = c->deadline_soon;
-      end_wait(c);
-      std::string out;
-      bs::append_reply(out, soon ? bs::Reply::kDeadlineSoon : bs::Reply::kTimedOut);
-      finish(conn, std::move(out));
+      end_wait(c, c->deadline_soon ? bs::Reply::kDeadlineSoon : bs::Reply::kTimedOut);
       return;
     }
     if (c->wake_again) {

@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "free_port.h"
+
 extern char** environ;
 
 namespace wheel::load {
@@ -29,20 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-std::uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-  close(fd);
-  if (!ok) throw std::runtime_error("cannot find a free port");
-  return ntohs(a.sin_port);
-}
 
 std::vector<std::string> arguments(const JobsServerSpec& s, const std::string& dir,
                                    std::uint16_t port) {
@@ -143,7 +131,7 @@ JobsServer::JobsServer(JobsServerSpec spec, std::string dir, std::chrono::second
   if (spec_.durable) fs::create_directories(dir_);
   // A port found free may be taken before the server binds it: try a few.
   for (int attempt = 1;; ++attempt) {
-    port_ = free_port();
+    port_ = free_loopback_port();
     try {
       spawn_and_wait(timeout);
       return;

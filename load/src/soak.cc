@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "free_port.h"
 #include "wheel/load/load_runner.h"
 #include "wheel/load/percentiles.h"
 #include "wheel/load/process_tree.h"
@@ -38,20 +39,6 @@ using namespace std::chrono_literals;
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// A loopback port nothing listens on now (bound, then released) for the metrics endpoint.
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-  ::close(fd);
-  if (!ok) throw std::runtime_error("no free loopback port for the metrics endpoint");
-  return ntohs(a.sin_port);
 }
 
 // wheel-server, its stdout and stderr in files; SIGTERMed (then SIGKILLed) if still running
@@ -179,7 +166,7 @@ SoakResult run_soak(const SoakOptions& o) {
   const unsigned rounds =
       std::max<unsigned>(2, (o.minutes * 60 + static_cast<unsigned>(o.round.count()) - 1) /
                                 static_cast<unsigned>(o.round.count()));
-  const MetricsUrl metrics{"127.0.0.1", static_cast<std::uint16_t>(free_port()), "/metrics"};
+  const MetricsUrl metrics{"127.0.0.1", free_loopback_port(), "/metrics"};
   Server server(o, metrics.port);
   // Ready: both workers forked and counted by the supervisor's endpoint.
   MetricSamples before;

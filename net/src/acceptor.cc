@@ -11,16 +11,10 @@
 
 #include "wheel/logger.h"
 #include "wheel/net/listen_socket.h"
+#include "wheel/net/uv_error.h"
 
 namespace wheel::net {
 namespace {
-
-void check_uv(int rc, const char* what) {
-  if (rc != 0) {
-    throw std::system_error(-rc, std::generic_category(),
-                            std::string(what) + " (" + uv_err_name(rc) + ")");
-  }
-}
 
 int open_spare() {
   return ::open("/dev/null", O_RDONLY | O_CLOEXEC);

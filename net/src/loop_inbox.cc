@@ -1,38 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "loop_inbox.h"
 
-#include <string>
-#include <system_error>
+#include "wheel/net/uv_error.h"
 
 namespace wheel::net {
-
-namespace {
-
-void check(int rc, const char* what) {
-  if (rc != 0) {
-    throw std::system_error(-rc, std::generic_category(),
-                            std::string(what) + " (" + uv_err_name(rc) + ")");
-  }
-}
-
-}  // namespace
 
 LoopInbox* LoopInbox::create(uv_loop_t* loop, Owner owner) {
   auto* self = new LoopInbox(owner);
   // Each handle, once initialised, must be closed (not deleted): a failure closes what exists.
   try {
-    check(uv_timer_init(loop, &self->timer_), "uv_timer_init");
+    check_uv(uv_timer_init(loop, &self->timer_), "uv_timer_init");
     self->timer_.data = self;
     ++self->open_handles_;
-    check(uv_idle_init(loop, &self->idle_), "uv_idle_init");
+    check_uv(uv_idle_init(loop, &self->idle_), "uv_idle_init");
     self->idle_.data = self;
     ++self->open_handles_;
-    check(uv_check_init(loop, &self->check_), "uv_check_init");
+    check_uv(uv_check_init(loop, &self->check_), "uv_check_init");
     self->check_.data = self;
     ++self->open_handles_;
-    check(uv_async_init(loop, &self->async_,
-                        [](uv_async_t* a) { static_cast<LoopInbox*>(a->data)->turn(); }),
-          "uv_async_init");
+    check_uv(uv_async_init(loop, &self->async_,
+                           [](uv_async_t* a) { static_cast<LoopInbox*>(a->data)->turn(); }),
+             "uv_async_init");
     self->async_.data = self;
     ++self->open_handles_;
   } catch (...) {

@@ -14,16 +14,10 @@
 #include <utility>
 
 #include "wheel/logger.h"
+#include "wheel/net/uv_error.h"
 
 namespace wheel::net {
 namespace {
-
-void check_uv(int rc, const char* what) {
-  if (rc != 0) {
-    throw std::system_error(-rc, std::generic_category(),
-                            std::string(what) + " (" + uv_err_name(rc) + ")");
-  }
-}
 
 TcpServerOptions validated(TcpServerOptions o) {
   validate(o);

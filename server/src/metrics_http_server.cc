@@ -10,17 +10,11 @@
 
 #include "wheel/logger.h"
 #include "wheel/net/socket_address.h"
+#include "wheel/net/uv_error.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::server {
 namespace {
-
-void check_uv(int rc, const char* what) {
-  if (rc != 0) {
-    throw std::system_error(-rc, std::generic_category(),
-                            std::string(what) + " (" + uv_err_name(rc) + ")");
-  }
-}
 
 std::string response(std::string_view status, std::string_view content_type,
                      std::string_view extra_headers, std::string_view body, bool with_body) {
@@ -56,19 +50,20 @@ struct MetricsHttpServer::Client {
 
 MetricsHttpServer::MetricsHttpServer(uv_loop_t* loop, MetricsHttpOptions options, Render render)
     : loop_(loop), options_(std::move(options)), render_(std::move(render)) {
-  check_uv(uv_tcp_init(loop_, &listener_), "uv_tcp_init");
+  net::check_uv(uv_tcp_init(loop_, &listener_), "uv_tcp_init");
   ++open_handles_;
   listener_.data = this;
 }
 
 std::uint16_t MetricsHttpServer::listen() {
   const sockaddr_storage address = net::resolve_address(options_.host, options_.port);
-  check_uv(uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&address), 0), "bind");
-  check_uv(uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 64, &on_connection), "listen");
+  net::check_uv(uv_tcp_bind(&listener_, reinterpret_cast<const sockaddr*>(&address), 0), "bind");
+  net::check_uv(uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 64, &on_connection),
+                "listen");
   sockaddr_storage bound{};
   int length = sizeof(bound);
-  check_uv(uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr*>(&bound), &length),
-           "getsockname");
+  net::check_uv(uv_tcp_getsockname(&listener_, reinterpret_cast<sockaddr*>(&bound), &length),
+                "getsockname");
   // sin_port and sin6_port share their offset.
   port_ = ntohs(reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
   return port_;

@@ -18,15 +18,15 @@ namespace {
   return true;
 }
 
-}  // namespace
-
-std::string PrometheusText::escape_label_value(std::string_view value) {
+// Backslash and newline escaped, and the double quote too when `quote` (label values; a HELP
+// text keeps its quotes as they are).
+std::string escape(std::string_view text, bool quote) {
   std::string out;
-  out.reserve(value.size());
-  for (const char c : value) {
+  out.reserve(text.size());
+  for (const char c : text) {
     if (c == '\\') {
       out += "\\\\";
-    } else if (c == '"') {
+    } else if (c == '"' && quote) {
       out += "\\\"";
     } else if (c == '\n') {
       out += "\\n";
@@ -37,19 +37,14 @@ std::string PrometheusText::escape_label_value(std::string_view value) {
   return out;
 }
 
+}  // namespace
+
+std::string PrometheusText::escape_label_value(std::string_view value) {
+  return escape(value, true);
+}
+
 std::string PrometheusText::escape_help(std::string_view help) {
-  std::string out;
-  out.reserve(help.size());
-  for (const char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return escape(help, false);
 }
 
 std::string PrometheusText::format_double(double value) {

@@ -18,24 +18,9 @@
 #include <vector>
 
 #include "support/child_process.h"
+#include "support/free_port.h"
 
 namespace wheel_test {
-
-// A loopback port that was free a moment ago (bind to 0, read it, close).
-inline int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 // One reply of a blocking command, as text: integers in decimal, arrays joined by '\n',
 // errors prefixed with "ERR:" (nil: empty). Empty too when Redis cannot be reached.

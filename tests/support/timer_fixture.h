@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <wheel/manual_clock.h>
@@ -36,6 +37,14 @@ class TimerTest : public ::testing::TestWithParam<TimerLayout> {
     options.ticks_per_wheel = buckets;
     options.thread_name = std::move(name);
     options.layout = GetParam();
+    return options;
+  }
+
+  // options_with() whose executor keeps every job in `held`, to run later or never: a pool that
+  // has not got to them yet. `held` must outlive the timer.
+  TimerOptions options_holding_jobs(std::vector<TimerJob>& held) const {
+    TimerOptions options = options_with();
+    options.executor = [&held](TimerJob job) { held.push_back(std::move(job)); };
     return options;
   }
 };

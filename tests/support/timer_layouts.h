@@ -5,6 +5,8 @@
 //                            wheel::testing::layout_name);
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <ostream>
 #include <string>
 
@@ -24,6 +26,18 @@ inline const auto kLayouts = ::testing::Values(TimerLayout::kHashed, TimerLayout
 
 inline std::string layout_name(const ::testing::TestParamInfo<TimerLayout>& info) {
   return info.param == TimerLayout::kHashed ? "Hashed" : "Hierarchical";
+}
+
+// `buckets` buckets per wheel, a 1 ms tick, `layout`: small, so that a table test reaches
+// rounds, cascades and wrap-around within a few hundred ticks. Options: TimerOptions or
+// LoopWheelOptions.
+template <class Options>
+Options small_wheel(std::size_t buckets, TimerLayout layout) {
+  Options options;
+  options.tick_duration = std::chrono::milliseconds(1);
+  options.ticks_per_wheel = buckets;
+  options.layout = layout;
+  return options;
 }
 
 }  // namespace wheel::testing

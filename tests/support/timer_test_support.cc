@@ -13,15 +13,6 @@
 
 namespace wheel::testing {
 
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > deadline) return done();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
 LogCapture::LogCapture()
     : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1024)), previous_(wheel::logger()) {
   auto logger = std::make_shared<spdlog::logger>("capture", sink_);

@@ -14,14 +14,14 @@
 #include <spdlog/logger.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
 
+#include "support/wait_until.h"
+
 namespace wheel::testing {
 
 using Clock = std::chrono::steady_clock;
 
-// Polls `done` every millisecond until it returns true or `limit` passes; returns its last value.
-// Limits are generous: the tests check behaviour, not speed, on a loaded 2-core machine.
-bool wait_until(const std::function<bool()>& done,
-                std::chrono::milliseconds limit = std::chrono::seconds(20));
+// Polls `done` every millisecond until it returns true or `limit` passes (support/wait_until.h).
+using wheel_test::wait_until;
 
 // Calls `call` and tells how it ended: 1 if it returned, 2 if it threw std::logic_error (any
 // other exception goes on). Tests keep it in an atomic where 0 means "not yet".

@@ -11,26 +11,23 @@
 namespace wheel::detail {
 
 void TimerCore::start() {
+  // Whether start() has work to do: not when started or draining already; never once stopped.
+  const auto not_yet_started = [this] {
+    switch (run_state_.load(std::memory_order_acquire)) {
+      case RunState::kStarted:
+      case RunState::kDraining:
+        return false;
+      case RunState::kShutdown:
+        throw std::logic_error("HashedWheelTimer cannot be started once stopped");
+      case RunState::kInit:
+        break;
+    }
+    return true;
+  };
   // Checked before locking: a task calling start() while stop() joins its worker must not block.
-  switch (run_state_.load(std::memory_order_acquire)) {
-    case RunState::kStarted:
-    case RunState::kDraining:
-      return;
-    case RunState::kShutdown:
-      throw std::logic_error("HashedWheelTimer cannot be started once stopped");
-    case RunState::kInit:
-      break;
-  }
+  if (!not_yet_started()) return;
   std::lock_guard lock(start_mutex_);
-  switch (run_state_.load(std::memory_order_acquire)) {
-    case RunState::kStarted:
-    case RunState::kDraining:
-      return;
-    case RunState::kShutdown:
-      throw std::logic_error("HashedWheelTimer cannot be started once stopped");
-    case RunState::kInit:
-      break;
-  }
+  if (!not_yet_started()) return;
   if (manual_ != nullptr) {
     manual_start_ns_ = manual_->now().count();
     manual_->attach(this);  // no worker thread: ManualClock::advance() stands in for it

@@ -27,6 +27,25 @@ struct ServerInfo {
   std::uint32_t max_job_size = 65'535;
 };
 
+// Sets the fields of `stats` that describe this process: pid, version, id, hostname, os and
+// platform from `info` (views into it: `info` must outlive `stats`), and rusage-utime and
+// rusage-stime from getrusage(RUSAGE_SELF). Safe from any thread.
+void fill_process_stats(const ServerInfo& info, beanstalk::ServerStats& stats);
+
+// Sets the job counts of `stats` (by state, timed out, put in total, tubes) from `counts`: a
+// QueueCounters or a StoreTotals, the same numbers kept in memory or in Redis.
+template <class Counts>
+void fill_job_counts(const Counts& counts, beanstalk::ServerStats& stats) {
+  stats.urgent = counts.urgent;
+  stats.ready = counts.ready;
+  stats.reserved = counts.reserved;
+  stats.delayed = counts.delayed;
+  stats.buried = counts.buried;
+  stats.job_timeouts = counts.job_timeouts;
+  stats.total_jobs = counts.total_jobs;
+  stats.tubes = counts.tubes;
+}
+
 class BeanstalkDispatcher {
  public:
   enum class Next : std::uint8_t {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "wheel/jobs/beanstalk_dispatcher.h"
+#include "wheel/jobs/beanstalk_reply.h"
 #include "wheel/jobs/beanstalk_stats.h"
 #include "wheel/jobs/redis_client.h"
 #include "wheel/jobs/redis_store.h"
@@ -100,6 +101,12 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   // waiting reserves (redis_waiters.cc)
   void start_wait(Client* client, std::optional<std::chrono::milliseconds> timeout);
   void end_wait(Client* client);
+  void end_wait(Client* client, beanstalk::Reply reply);  // and answers the reserve with it
+  // A waiting reserve's timer fired: unless the wait `seq` of `conn` is over, the client's
+  // `flag` (timed_out or deadline_soon) is set and the wait ends with `reply`, now or, while a
+  // claim is in flight, when the claim returns.
+  void wait_timer_fired(std::uint64_t conn, std::uint64_t seq, bool Client::*flag,
+                        beanstalk::Reply reply);
   using Waiter = std::pair<std::uint64_t, std::uint64_t>;  // (conn, wait_seq)
   // Runs the claim script for client; then, one at a time, for the waiters of chain.
   void attempt(Client* client, std::deque<Waiter> chain = {});
