@@ -15,6 +15,13 @@
 #        MIN_DELAY_MS (1000), MAX_DELAY_MS (10000), SAVE (1), WHEEL_JOBS (a wheel-jobs binary;
 #        default: built here in build/bench).
 set -euo pipefail
+if (($#)); then
+  # Options live in the environment (above); an argument is a mistake, never a run.
+  sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2
+  [[ $1 == --help || $1 == -h ]] && exit 0
+  echo "compare-fleet.sh: takes no arguments (got '$1'); settings are environment variables" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 ROUNDS=${ROUNDS:-3}

@@ -37,7 +37,9 @@ void check_against_set(std::uint32_t seed) {
       model.erase(it);
     }
     ASSERT_EQ(heap.size(), model.size());
-    if (!model.empty()) ASSERT_EQ(heap.top(), *model.begin()) << "step " << step;
+    if (!model.empty()) {
+      ASSERT_EQ(heap.top(), *model.begin()) << "step " << step;
+    }
   }
   for (Job* job : model) ASSERT_LT(job->heap_pos, heap.size());
   while (!model.empty()) {

@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingFile);
   cmp->add_option("--redis-server", cc.redis_server, "Debian's redis-server; none: no Redis rows")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile | CLI::IsMember({"none"}));
   cmp->add_option("--work-dir", cc.work_dir, "scratch directory for the servers' data")->required();
   add_count(*cmp, "--rounds", &cc.rounds, "rounds; the server order rotates each round", 1, 100);
   add_count(*cmp, "--connections", &cc.connections, "connections per load", 1, 10'000);
@@ -222,6 +222,7 @@ int main(int argc, char** argv) {
     }
     return run_one(c, phase, json_path);
   }
+  if (cc.redis_server == "none") cc.redis_server.clear();  // JobsCompareConfig: empty = no Redis
   cc.puts_suite = !no_puts;
   cc.pending_suite = !no_pending;
   cc.lateness = !no_lateness;
