@@ -5,6 +5,7 @@
 #include <cassert>
 #include <string>
 
+#include "reentry_guard.h"
 #include "wheel.h"
 #include "wheel/rejected_execution_error.h"
 #include "wheel_shape.h"
@@ -104,12 +105,7 @@ void LoopWheel::destroy(Node* node, bool task_alive) noexcept {
 }
 
 std::size_t LoopWheel::advance(Time now, std::size_t max_tasks) {
-  if (advancing_) throw std::logic_error("LoopWheel::advance() cannot be called from a task");
-  advancing_ = true;
-  struct Reset {
-    bool* flag;
-    ~Reset() { *flag = false; }
-  } reset{&advancing_};
+  const detail::ReentryGuard guard(advancing_, "LoopWheel::advance() cannot be called from a task");
   now_ = std::max(now_, now);
   std::size_t ran = run_ready(max_tasks);
   if (ready_head_ != nullptr) return ran;  // the budget is spent

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "reentry_guard.h"
 #include "wheel/detail/saturating.h"
 
 namespace wheel {
@@ -19,12 +20,7 @@ void ManualClock::advance(std::chrono::nanoseconds by) {
     throw std::invalid_argument("ManualClock::advance: negative step " +
                                 std::to_string(by.count()) + "ns");
   }
-  if (advancing_) throw std::logic_error("ManualClock::advance cannot be called from a task");
-  advancing_ = true;
-  struct Reset {
-    bool* flag;
-    ~Reset() { *flag = false; }
-  } reset{&advancing_};
+  const detail::ReentryGuard guard(advancing_, "ManualClock::advance cannot be called from a task");
   now_ = std::chrono::nanoseconds(detail::saturating_add(now_.count(), by.count()));
   // A task may stop, destroy or start a timer: step a copy, skipping any that left meanwhile.
   const std::vector<detail::ClockDriven*> timers = timers_;
