@@ -11,6 +11,7 @@
 #include "overloaded.h"
 #include "redis_handler_client.h"
 #include "wheel/jobs/beanstalk_reply.h"
+#include "wheel/logger.h"
 
 namespace wheel::jobs {
 
@@ -119,7 +120,7 @@ void RedisJobsHandler::attach(net::TcpServer& server) {
   uv_signal_start(
       drain_,
       [](uv_signal_t* s, int) {
-        spdlog::info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
+        logger()->info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
         static_cast<RedisJobsHandler*>(s->data)->draining_ = true;
       },
       SIGUSR1);
@@ -152,8 +153,8 @@ void RedisJobsHandler::on_data(net::Connection& c, std::string_view bytes) {
   if (client == nullptr || client->quit) return;
   if (client->busy &&
       client->input.size() + bytes.size() > options_.max_held_input + options_.max_job_size) {
-    spdlog::warn("wheel-jobs: {} sent over {} bytes while a request was with Redis; closing",
-                 c.peer(), options_.max_held_input + options_.max_job_size);
+    logger()->warn("wheel-jobs: {} sent over {} bytes while a request was with Redis; closing",
+                   c.peer(), options_.max_held_input + options_.max_job_size);
     c.close();
     return;
   }
