@@ -135,25 +135,36 @@ void RedisJobsHandler::attempt(Client* client, std::deque<Waiter> chain) {
   ++counters_.attempts;
   const std::uint64_t conn = client->conn;
   const std::uint64_t seq = client->wait_seq;
-  store_.reserve(client->watched,
-                 [this, conn, seq, chain = std::move(chain)](ClaimResult&& r) mutable {
-                   const StoreStatus status = r.status;
-                   const std::int64_t next_due = r.next_due;
-                   claimed(conn, seq, std::move(r));
-                   if (chain.empty()) return;
-                   if (status != StoreStatus::kNotFound) {
-                     run_chain(std::move(chain));  // a job taken (or an error): the next tries
-                     return;
-                   }
-                   // Nothing ready: the rest would hear the same; they wait for that due time.
-                   if (next_due < 0) return;  // nothing pending: events and scans wake them
-                   for (const auto& [wconn, wseq] : chain) {
-                     Client* w = find(wconn);
-                     if (w != nullptr && w->waiting && w->wait_seq == wseq && !w->attempting) {
-                       schedule_retry(w, next_due);
-                     }
-                   }
-                 });
+  store_.reserve(client->watched, [this, conn, seq, watched = client->watched,
+                                   chain = std::move(chain)](ClaimResult&& r) mutable {
+    // The claim says when the next job comes due when it found nothing, or took the last ready
+    // one of its only tube: the rest of the chain would hear the same.
+    const bool settled = r.next_known && (r.status == StoreStatus::kNotFound ||
+                                          (r.status == StoreStatus::kOk && r.more == 0));
+    const std::int64_t next_due = r.next_due;
+    claimed(conn, seq, std::move(r));
+    if (chain.empty()) return;
+    if (!settled) {
+      run_chain(std::move(chain));  // more ready jobs (or an error): the next tries
+      return;
+    }
+    defer_chain(std::move(chain), watched, next_due);
+  });
+}
+
+void RedisJobsHandler::defer_chain(std::deque<Waiter> chain, const std::vector<std::string>& tubes,
+                                   std::int64_t next_due) {
+  std::deque<Waiter> others;
+  for (const auto& [wconn, wseq] : chain) {
+    Client* w = find(wconn);
+    if (w == nullptr || !w->waiting || w->wait_seq != wseq || w->attempting) continue;
+    if (w->watched != tubes) {
+      others.emplace_back(wconn, wseq);  // other tubes: its own claim finds out
+    } else if (next_due >= 0) {
+      schedule_retry(w, next_due);
+    }  // else nothing is pending: events and scans wake it
+  }
+  run_chain(std::move(others));
 }
 
 void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& r) {

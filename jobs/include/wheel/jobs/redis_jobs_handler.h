@@ -119,6 +119,10 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void attempt(Client* client, std::deque<Waiter> chain = {});
   void claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& r);
   void run_chain(std::deque<Waiter> chain);
+  // After a claim over `tubes` learnt when their next job comes due (-1: none pending): the
+  // waiters of chain on the same tubes wait for it; the others run their own claims in turn.
+  void defer_chain(std::deque<Waiter> chain, const std::vector<std::string>& tubes,
+                   std::int64_t next_due);
   void fire_retry(std::int64_t at);
   void wake(const std::string& tube, std::uint64_t count);
   void schedule_tube(const std::string& tube, std::int64_t redis_due);
