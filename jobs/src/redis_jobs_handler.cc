@@ -123,6 +123,7 @@ void RedisJobsHandler::attach(net::TcpServer& server) {
   // Events published while the subscription was down are lost: after a reconnect, look (once
   // the subscription is likely back: the shortest scan gap later).
   events_.set_on_connect([this] {
+    for (auto& [tube, w] : waiters_) w.empty_until = -1;
     if (events_.connects() > 0) schedule_scan(options_.min_scan_interval.count());
   });
 }

@@ -47,16 +47,21 @@ local function expire(m)
   to_ready(m, j[2], j[3])
   return j[2]
 end
--- every timer due by now (at most limit of them), then one event per tube that got work
-local function promote(now, limit)
+-- every timer due by now (at most limit of them); returns the set of tubes that got work
+local function promote_quietly(now, limit)
   local due = redis.call('ZRANGEBYSCORE', P .. 'timers', '-inf', S(now), 'LIMIT', 0, limit)
   local woke = {}
   for _, m in ipairs(due) do
     local tube = expire(m)
     if tube then woke[tube] = true end
   end
+  return woke
+end
+local function announce(woke, now)
   for tube in pairs(woke) do publish(tube, now) end
 end
+-- promote_quietly, then one event per tube that got work
+local function promote(now, limit) announce(promote_quietly(now, limit), now) end
 -- one job's own timer, if due: what a command on one job sees is never stale
 local function settle(m, now)
   local due = redis.call('ZSCORE', P .. 'timers', m)
@@ -140,7 +145,7 @@ std::string reserve() {
   return with_prologue(R"LUA(
 local n = tonumber(ARGV[2])
 local now = now_ms()
-promote(now, MAXP)
+local woke = promote_quietly(now, MAXP)
 local best, best_pri, best_tube, nxt = nil, nil, nil, nil
 local pus = {}
 local function consider(t) if nxt == nil or t < nxt then nxt = t end end
@@ -184,8 +189,12 @@ if best then
   -- one tube left without ready jobs: say when the next comes due, so that the node's other
   -- waiters for this tube wait for that instead of each running a claim that finds nothing
   if n == 1 and r[7] == 0 then r[9] = next_due() end
+  -- the claimed tube's event would only send other waiters to find it empty
+  if r[7] == 0 then woke[best_tube] = nil end
+  announce(woke, now)
   return r
 end
+announce(woke, now)
 return {0, now, next_due()}
 )LUA");
 }
