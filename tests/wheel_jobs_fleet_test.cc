@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -191,6 +192,21 @@ TEST(WheelJobsFleetTest, RedisDownAnswersInternalErrorAtOnceAndTheNodeComesBack)
   EXPECT_EQ(c.call("reserve", nullptr, &body), "RESERVED 1 4");
   EXPECT_EQ(body, "kept");
   EXPECT_EQ(a->stop(), 0);
+}
+
+TEST(WheelJobsFleetTest, SigUsr1PutsANodeInDrainModeAndTheOtherStillTakesPuts) {
+  RedisServer redis;
+  auto a = start_node(redis);
+  auto b = start_node(redis);
+  BeanstalkSession pa(a->port()), pb(b->port());
+  ASSERT_EQ(pa.put(0, "0", "60", "x"), "INSERTED 1");
+  ASSERT_EQ(kill(a->pid(), SIGUSR1), 0);
+  std::string reply;
+  EXPECT_TRUE(eventually([&] { return (reply = pa.put(0, "0", "60", "y")) == "DRAINING"; }, 10s))
+      << reply;
+  EXPECT_EQ(pb.put(0, "0", "60", "z").substr(0, 9), "INSERTED ");
+  std::string body;
+  EXPECT_EQ(pa.call("reserve", nullptr, &body), "RESERVED 1 1");  // it still serves the rest
 }
 
 // Waiters that learned the same next due time run one claim then, not one each: 20 waiting
