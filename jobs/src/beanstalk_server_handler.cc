@@ -175,6 +175,12 @@ void BeanstalkServerHandler::flush(Client* client) {
   journal_.when_durable([this, id, quit, out = std::move(out)] {
     net::Connection* c = server_->find(id);
     if (c == nullptr) return;
+    if (journal_.calling_back_lost()) {
+      // These changes never became durable (the log stopped): no acknowledgement, the client
+      // sees the connection close instead.
+      c->close();
+      return;
+    }
     auto* owner = static_cast<Client*>(c->context());
     if (!out.empty()) c->send(out);
     if (owner != nullptr) owner->unsent--;
