@@ -135,6 +135,17 @@ TEST_F(QueueMetricsTest, EveryKindOfChangeIsCountedOnce) {
   EXPECT_EQ(change_counter_name(ChangeCounter::kHangUp), "hang_up");
 }
 
+TEST(QueueMetricsNames, EveryChangeCounterInOrder) {
+  const std::vector<std::string_view> names = {"put",     "reserve", "release", "bury",
+                                               "kick",    "delete",  "touch",   "delay_ended",
+                                               "timeout", "hang_up"};
+  ASSERT_EQ(names.size(), kChangeCounters);
+  for (std::size_t i = 0; i < kChangeCounters; ++i) {
+    EXPECT_EQ(change_counter_name(static_cast<ChangeCounter>(i)), names[i]) << i;
+  }
+  EXPECT_EQ(change_counter_name(static_cast<ChangeCounter>(kChangeCounters)), "unknown");
+}
+
 class RefusingJournal final : public JobJournal {
  public:
   bool record(const JobChange&) override { return false; }
