@@ -1,25 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-// net::CloseReason's names (wheel/net/close_reason.h): one per reason, in the order the enum
-// declares them, and "?" for a value outside it.
+// net::CloseReason's names (wheel/net/close_reason.h): one per reason, and "?" for a value
+// outside the enum.
 #include <gtest/gtest.h>
 
 #include <string>
-#include <vector>
+#include <iterator>
+#include <utility>
 
 #include "wheel/net/close_reason.h"
 
 namespace wheel::net {
 namespace {
 
-TEST(CloseReasonName, EveryReasonInOrder) {
-  const std::vector<std::string> names = {"reader idle", "writer idle",   "all idle",      "quit",
-                                          "peer closed", "slow consumer", "line too long", "error",
-                                          "shutdown",    "local"};
-  ASSERT_EQ(names.size(), kCloseReasonCount);
-  for (std::size_t i = 0; i < kCloseReasonCount; ++i) {
-    EXPECT_EQ(to_string(static_cast<CloseReason>(i)), names[i]) << i;
-  }
-  EXPECT_STREQ(to_string(CloseReason::kSlowConsumer), "slow consumer");
+TEST(CloseReasonName, EveryReasonAndAnOutOfRangeValue) {
+  const std::pair<CloseReason, std::string> names[] = {
+      {CloseReason::kReaderIdle, "reader idle"},    {CloseReason::kWriterIdle, "writer idle"},
+      {CloseReason::kAllIdle, "all idle"},          {CloseReason::kQuit, "quit"},
+      {CloseReason::kPeerClosed, "peer closed"},    {CloseReason::kSlowConsumer, "slow consumer"},
+      {CloseReason::kLineTooLong, "line too long"}, {CloseReason::kError, "error"},
+      {CloseReason::kShutdown, "shutdown"},         {CloseReason::kLocal, "local"}};
+  static_assert(std::size(names) == kCloseReasonCount);
+  for (const auto& [reason, name] : names) EXPECT_EQ(to_string(reason), name);
   EXPECT_STREQ(to_string(static_cast<CloseReason>(kCloseReasonCount)), "?");
 }
 
