@@ -3,8 +3,8 @@
 // outside the enum.
 #include <gtest/gtest.h>
 
-#include <string>
 #include <iterator>
+#include <string>
 #include <utility>
 
 #include "wheel/net/close_reason.h"
