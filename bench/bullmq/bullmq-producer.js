@@ -5,10 +5,10 @@
 // paces the batches against the start time. Prints {added, secs, added_per_s}.
 'use strict';
 const { Queue } = require('bullmq');
-const { parseArgs, redisProducerSpec, checkDelays, randomDelay, addInBatches, emitAdded, run } =
-  require('./lib');
+const { parseArgs, producerSpec, redisSpec, batchSpec, checkDelays, addInBatches, randomDelay,
+  emitAdded, run } = require('./lib');
 
-const o = parseArgs(redisProducerSpec('fleet'));
+const o = parseArgs({ ...redisSpec('fleet'), ...producerSpec, ...batchSpec });
 checkDelays(o);
 
 async function main() {
@@ -17,9 +17,9 @@ async function main() {
   await queue.waitUntilReady();
   // The JSON of {b: "..."} is body-bytes long, the size the other peers store.
   const pad = 'x'.repeat(o['body-bytes'] - 8);
-  const { added, start } = await addInBatches(o, async (_first, count) => {
-    const jobs = new Array(count);
-    for (let i = 0; i < count; i++) {
+  const { added, start } = await addInBatches(o, async (first, k) => {
+    const jobs = new Array(k);
+    for (let i = 0; i < k; i++) {
       jobs[i] = {
         name: 'j',
         data: { b: pad },

@@ -91,12 +91,6 @@ function redisSpec(queue) {
   return { host: ['127.0.0.1'], port: [6379, 1, 65535], queue: [queue] };
 }
 
-// The options of the Redis-backed producers: the connection, producerSpec, then the jobs per
-// pipeline or bulk call and the pace.
-function redisProducerSpec(queue) {
-  return { ...redisSpec(queue), ...producerSpec, batch: [1000, 1, 100000], rate: [0, 0, 1e7] };
-}
-
 // Exits 2 unless --max-delay-ms >= --min-delay-ms (each is range-checked by parseArgs).
 function checkDelays(o) {
   if (o['max-delay-ms'] < o['min-delay-ms']) {
@@ -110,27 +104,30 @@ function batchSize(o) {
   return o.rate > 0 ? Math.max(1, Math.min(o.batch, Math.round(o.rate / 20))) : o.batch;
 }
 
-// At --rate `rate` a second from `start` (performance.now()), waits until `count` jobs are due.
-async function pace(start, count, rate) {
-  if (rate <= 0) return;
-  const wait = start + (count / rate) * 1000 - performance.now();
-  if (wait > 0) await sleep(wait);
-}
+// The options of a producer that adds in batches (the Redis-backed peers): --batch, --rate.
+const batchSpec = { batch: [1000, 1, 100000], rate: [0, 0, 1e7] };
 
-// A Redis producer's loop: says ready, then adds --n jobs as one awaited `addBatch(first, count)`
-// after another, batchSize(o) jobs each, paced to --rate. Returns {added, start} for emitAdded.
+// Adds --n jobs in batches of batchSize(o) paced at --rate, after ready(): `addBatch(first, k)`
+// stores jobs first .. first + k - 1 and resolves once they are stored. Returns {added, start}.
 async function addInBatches(o, addBatch) {
   const batch = batchSize(o);
   ready();
   const start = performance.now();
   let added = 0;
   while (added < o.n) {
-    const count = Math.min(batch, o.n - added);
-    await addBatch(added, count);
-    added += count;
+    const k = Math.min(batch, o.n - added);
+    await addBatch(added, k);
+    added += k;
     await pace(start, added, o.rate);
   }
   return { added, start };
+}
+
+// At --rate `rate` a second from `start` (performance.now()), waits until `count` jobs are due.
+async function pace(start, count, rate) {
+  if (rate <= 0) return;
+  const wait = start + (count / rate) * 1000 - performance.now();
+  if (wait > 0) await sleep(wait);
 }
 
 // The producer's record: {peer, role, added, secs, added_per_s, ...extra}, timed from `start`.
@@ -165,6 +162,5 @@ function run(name, main) {
 
 module.exports = {
   parseArgs, makeBody, dueOf, randomDelay, percentiles, emit, ready, sleep, producerSpec,
-  redisSpec, redisProducerSpec, checkDelays, batchSize, pace, addInBatches, emitAdded,
-  emitDelivered, run,
+  redisSpec, checkDelays, batchSize, batchSpec, addInBatches, pace, emitAdded, emitDelivered, run,
 };

@@ -4,10 +4,10 @@
 'use strict';
 const Redis = require('ioredis');
 const { define } = require('./plain-scripts');
-const { parseArgs, redisProducerSpec, checkDelays, makeBody, randomDelay, addInBatches, emitAdded,
-  run } = require('./lib');
+const { parseArgs, producerSpec, redisSpec, batchSpec, checkDelays, addInBatches, makeBody,
+  randomDelay, emitAdded, run } = require('./lib');
 
-const o = parseArgs(redisProducerSpec('plain'));
+const o = parseArgs({ ...redisSpec('plain'), ...producerSpec, ...batchSpec });
 checkDelays(o);
 
 async function main() {
@@ -15,10 +15,10 @@ async function main() {
   await redis.connect();
   const k = define(redis, o.queue);
   const tag = `${process.pid.toString(36)}${Date.now().toString(36)}`; // ids unique per run
-  const { added, start } = await addInBatches(o, async (first, count) => {
+  const { added, start } = await addInBatches(o, async (first, m) => {
     const p = redis.pipeline();
     const now = Date.now();
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < m; i++) {
       const id = `${tag}-${first + i}`;
       const due = now + randomDelay(o['min-delay-ms'], o['max-delay-ms']);
       p.plainAdd(k.delayed, k.job(id), id, due, makeBody(due, o['body-bytes']));
