@@ -271,5 +271,12 @@ TEST_F(IdleDetectorRealLoopTest, ReaderIdleFiresOnARunningLoop) {
   EXPECT_GE(seen_[0].at_ms - start, 50u);
 }
 
+TEST(IdleKindName, EachKindAndAnOutOfRangeValue) {
+  EXPECT_STREQ(to_string(IdleKind::kReader), "reader");
+  EXPECT_STREQ(to_string(IdleKind::kWriter), "writer");
+  EXPECT_STREQ(to_string(IdleKind::kAll), "all");
+  EXPECT_STREQ(to_string(static_cast<IdleKind>(3)), "?");
+}
+
 }  // namespace
 }  // namespace wheel::net
