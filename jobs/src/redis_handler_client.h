@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "wheel/jobs/beanstalk_protocol.h"
-#include "wheel/jobs/redis_jobs_handler.h"
+#include "wheel/loop_wheel.h"
 
 namespace wheel::jobs {
 
-struct RedisJobsHandler::Client {
-  Client(std::uint64_t c, std::uint32_t max_job_size) : conn(c), parser(max_job_size) {}
+struct RedisHandlerClient {
+  RedisHandlerClient(std::uint64_t c, std::uint32_t max_job_size) : conn(c), parser(max_job_size) {}
   std::uint64_t conn;
   beanstalk::RequestParser parser;
   std::string used{"default"};
@@ -43,7 +43,7 @@ struct RedisJobsHandler::Client {
   std::int64_t retry_at = -1;  // local ms of its retry group, if in one
 };
 
-struct RedisJobsHandler::TubeWaiters {
+struct RedisTubeWaiters {
   std::deque<std::pair<std::uint64_t, std::uint64_t>> queue;  // (conn, wait_seq), FIFO, lazy
   std::uint64_t live = 0;                                     // entries still waiting
   LoopWheel::Handle timer;                                    // next due of the tube

@@ -44,6 +44,9 @@
 
 namespace wheel::jobs {
 
+struct RedisHandlerClient;  // internal (redis_handler_client.h)
+struct RedisTubeWaiters;
+
 struct RedisJobsOptions {
   std::uint32_t max_job_size = 65'535;
   // The safety-net scan: promotes what is due and looks for work of waiting reserves. It runs
@@ -85,7 +88,7 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   const beanstalk::CommandCounts& commands() const { return commands_; }
   RedisJobsCounters counters() const;
 
-  struct Client;  // internal (redis_handler_client.h)
+  using Client = RedisHandlerClient;
 
  private:
   void pump(Client* client);
@@ -150,7 +153,7 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   std::int64_t clock_offset_ = 0;  // Redis ms - local ms, from the latest reply
   bool clock_known_ = false;
   std::unordered_map<std::uint64_t, std::unique_ptr<Client>> clients_;
-  struct TubeWaiters;
+  using TubeWaiters = RedisTubeWaiters;
   std::unordered_map<std::string, TubeWaiters> waiters_;  // tube -> clients waiting on it
   // Waiters told by their script when the next job comes due, by that local ms: one timer
   // and one claim at a time per due time, not one per waiter (members are lazy).
