@@ -11,7 +11,9 @@
 // Numbers going back into Redis are formatted with %d: Lua would print large ones as 1e+13.
 #include "redis_scripts.h"
 
-#include "wheel/jobs/redis_store.h"
+#include <string>
+
+#include "wheel/jobs/redis_script_limits.h"
 
 namespace wheel::jobs::redis_scripts {
 namespace {

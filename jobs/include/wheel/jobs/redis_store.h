@@ -32,6 +32,7 @@
 
 #include "wheel/jobs/beanstalk_stats.h"
 #include "wheel/jobs/redis_client.h"
+#include "wheel/jobs/redis_script_limits.h"
 
 namespace wheel::jobs {
 
@@ -102,12 +103,6 @@ struct RedisStoreOptions {
   // Prefix of every key and of the channel; two fleets on one Redis database use two prefixes.
   std::string prefix = "wj:";
 };
-
-// Most jobs a kick moves in one command (one script: Redis serves nobody else meanwhile).
-inline constexpr std::uint64_t kMaxKickPerCommand = 100'000;
-// Most due timers one script promotes (the rest go with the next script or scan). Small: a
-// script holds Redis alone, and 1,000 promotions took ~200 ms, timing out commands behind it.
-inline constexpr std::size_t kMaxPromotePerScript = 100;
 
 class RedisStore {
  public:
