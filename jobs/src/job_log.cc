@@ -10,12 +10,17 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <type_traits>
 
 #include "job_log_impl.h"
 #include "record_codec.h"
+#include "wheel/jobs/job_log.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {
+
+static_assert(std::is_same_v<JobLog::Lsn, JobLogImpl::Lsn>);
+
 namespace {
 
 class LogCategory final : public std::error_category {
@@ -39,7 +44,7 @@ const std::error_category& log_category() {
   return category;
 }
 
-JobLog::Impl::Impl(const JobLogOptions& options, FileSystem* file_system)
+JobLogImpl::JobLogImpl(const JobLogOptions& options, FileSystem* file_system)
     : opt(options), fs(file_system) {}
 
 std::string JobLog::Impl::segment_path(std::uint64_t number) const {

@@ -12,7 +12,9 @@
 
 #include "log_format.h"
 #include "syncer.h"
-#include "wheel/jobs/job_log.h"
+#include "wheel/jobs/file_system.h"
+#include "wheel/jobs/job_log_options.h"
+#include "wheel/jobs/stored_job.h"
 
 namespace wheel::jobs {
 
@@ -40,9 +42,12 @@ inline constexpr const char* kReserveFile = "reserve.space";
 inline constexpr std::size_t kMaxPending = 256 * 1024;
 inline constexpr std::uint64_t kReserveStep = 1024 * 1024;
 
-class JobLog::Impl {
+// The state behind JobLog (JobLog::Impl).
+class JobLogImpl {
  public:
-  Impl(const JobLogOptions& options, FileSystem* fs);
+  using Lsn = std::uint64_t;  // JobLog::Lsn (job_log.cc checks they match)
+
+  JobLogImpl(const JobLogOptions& options, FileSystem* fs);
 
   std::string segment_path(std::uint64_t number) const;
   static bool parse_segment_name(std::string_view name, std::uint64_t* number);
@@ -52,12 +57,12 @@ class JobLog::Impl {
   // Records are gathered in `pending` and written by write_out() (one write per batch) when
   // the file can set space aside (WritableFile::reserve); else each is written at once.
   std::error_code append(log::RecordType type, std::string_view payload, bool may_use_reserve,
-                         JobLog::Lsn* lsn, std::uint64_t* segment, std::uint64_t* offset);
+                         Lsn* lsn, std::uint64_t* segment, std::uint64_t* offset);
   // The same for a put record, encoded straight into `framed`.
-  std::error_code append_put(const StoredJob& job, JobLog::Lsn* lsn, std::uint64_t* segment,
+  std::error_code append_put(const StoredJob& job, Lsn* lsn, std::uint64_t* segment,
                              std::uint64_t* offset);
   // Appends the record in `framed`.
-  std::error_code append_framed(log::RecordType type, bool may_use_reserve, JobLog::Lsn* lsn,
+  std::error_code append_framed(log::RecordType type, bool may_use_reserve, Lsn* lsn,
                                 std::uint64_t* segment, std::uint64_t* offset);
   std::error_code write_direct(const std::string& rec, bool may_use_reserve);
   // Sets aside the head's space up to byte `end` (and some ahead).
@@ -89,7 +94,7 @@ class JobLog::Impl {
   std::shared_ptr<WritableFile> head;
   std::string framed;              // the record being appended (reused: no allocation)
   std::string pending;             // records appended to the head but not yet written
-  JobLog::Lsn pending_lsn = 0;     // the LSN the pending records reach
+  Lsn pending_lsn = 0;             // the LSN the pending records reach
   std::uint64_t reserved_end = 0;  // the head's space is set aside up to this byte
   bool batch_writes = true;        // false once the file could not set space aside
   std::uint64_t head_nonce = 0;
@@ -103,10 +108,10 @@ class JobLog::Impl {
   std::uint64_t live_bytes = 0;
   std::uint64_t total_bytes = 0;
   std::uint64_t next_id = 1;
-  std::uint64_t id_limit = 1;         // ids below this may have been handed out (durably recorded)
-  std::uint64_t pending_limit = 0;    // the latest id-limit record, maybe not synced yet
-  JobLog::Lsn pending_limit_lsn = 0;  // its LSN; 0: none waiting for a sync
-  JobLog::Lsn last_lsn = 0;
+  std::uint64_t id_limit = 1;       // ids below this may have been handed out (durably recorded)
+  std::uint64_t pending_limit = 0;  // the latest id-limit record, maybe not synced yet
+  Lsn pending_limit_lsn = 0;        // its LSN; 0: none waiting for a sync
+  Lsn last_lsn = 0;
   std::unique_ptr<Syncer> syncer;
   bool disk_full = false;
   bool failed = false;

@@ -8,6 +8,7 @@
 
 #include "job_log_impl.h"
 #include "record_codec.h"
+#include "wheel/jobs/job_log.h"
 
 namespace wheel::jobs {
 namespace {

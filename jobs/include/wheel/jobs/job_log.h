@@ -33,41 +33,14 @@
 #include <vector>
 
 #include "wheel/jobs/file_system.h"
+#include "wheel/jobs/job_log_options.h"
 #include "wheel/jobs/log_error.h"
 #include "wheel/jobs/log_metrics.h"
 #include "wheel/jobs/stored_job.h"
 
 namespace wheel::jobs {
 
-enum class SyncPolicy {
-  kAlways,    // acknowledged only when on disk; concurrent changes share one fdatasync
-  kInterval,  // acknowledged at once; synced at most every sync_interval_ms
-  kNever,     // acknowledged at once; the OS writes back when it likes
-};
-
-struct JobLogOptions {
-  std::string dir;  // created if absent (not its parents)
-  SyncPolicy sync = SyncPolicy::kAlways;
-  std::uint32_t sync_interval_ms = 1000;  // kInterval: 1 .. 3,600,000
-  // A segment is closed and a new one started past this size: 4 KiB .. 1 GiB. Compaction works
-  // one segment at a time, so this bounds the pause of one compaction step.
-  std::uint64_t segment_bytes = 8u << 20;
-  // Kept free in the directory's file system (a file "reserve.space") and given up when the
-  // disk is full, so deletes keep working: 0 .. 1 GiB.
-  std::uint64_t reserve_bytes = 1u << 20;
-  // A corrupt record in the middle of the log stops open() unless this is set: then the
-  // damaged stretch is skipped (logged with file and offset) and the jobs after it are kept.
-  bool skip_corrupt = false;
-  // False: fdatasync runs inside commit() on the owner thread (no thread at all).
-  bool sync_thread = true;
-  // Called from the sync thread after each sync (e.g. uv_async_send to wake the loop). May be
-  // empty; it must not call into the JobLog.
-  std::function<void()> wakeup;
-  FileSystem* fs = nullptr;  // null: posix_file_system(); else not owned, must outlive the log
-  // Times the fdatasyncs for sync_metrics(), on the syncing thread (monotonic nanoseconds).
-  // Empty: std::chrono::steady_clock. Tests pass a clock they move by hand.
-  std::function<std::chrono::nanoseconds()> sync_clock;
-};
+class JobLogImpl;  // internal (job_log_impl.h)
 
 // What open() found.
 struct Recovered {
@@ -157,7 +130,7 @@ class JobLog {
   // restart; changes appended but not yet durable then never will be).
   bool failed() const;
 
-  class Impl;
+  using Impl = JobLogImpl;
 
  private:
   explicit JobLog(std::unique_ptr<Impl> impl);
