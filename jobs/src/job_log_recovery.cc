@@ -61,9 +61,9 @@ struct Replay {
       }
       case log::RecordType::kPut: {
         StoredJob job;
-        if (!codec::decode_put(r.payload, &job)) break;
+        if (!codec::decode_put(r.payload, &job, d->opt.load_bodies)) break;
         max_id = std::max(max_id, job.id);
-        const std::uint64_t size = codec::put_record_size(job);
+        const std::uint64_t size = codec::put_record_size(job, job.body_size);
         auto [it, inserted] = d->index.try_emplace(job.id);
         if (!inserted) d->live_bytes -= it->second.put_size;
         it->second = {segment, r.offset, size, job.state, job.priority, job.due_unix_ms};

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -14,6 +15,16 @@ namespace wheel::jobs {
 
 namespace {
 constexpr std::uint32_t kUrgentBelow = 1024;  // beanstalkd's URGENT_THRESHOLD
+// Job::heap_pos is 32 bits.
+constexpr std::uint64_t kMaxJobs = std::uint64_t{1} << 32;
+
+// The queue's own copy of a body (memory only): one allocation of exactly its size.
+void hold_body(Job* job, std::string_view body) {
+  job->body_size = static_cast<std::uint32_t>(body.size());
+  if (body.empty()) return;
+  job->body_data = std::make_unique_for_overwrite<char[]>(body.size());
+  std::memcpy(job->body_data.get(), body.data(), body.size());
+}
 
 ChangeCounter counter_for(ChangeKind kind) {
   switch (kind) {
@@ -54,6 +65,9 @@ JobQueue::JobQueue(JobQueueLimits limits, JobJournal* journal, Millis now)
   if (limits.max_jobs == 0 || limits.max_body_bytes == 0 || limits.max_tubes == 0 ||
       limits.max_watched_per_session == 0) {
     throw std::invalid_argument("JobQueueLimits: every limit must be at least 1");
+  }
+  if (limits.max_jobs > kMaxJobs) {
+    throw std::invalid_argument("JobQueueLimits: max_jobs must be at most 4,294,967,296");
   }
   tube_for(kDefaultTube);
 }
@@ -283,7 +297,7 @@ Outcome JobQueue::refusal() const {
 
 void JobQueue::erase_job(Job* job) {
   Tube* tube = job->tube;
-  body_bytes_ -= job->body.size();
+  body_bytes_ -= job->body_size;
   jobs_.erase(job->id);
   maybe_drop(tube);
 }
@@ -312,9 +326,13 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   job->priority = priority;
   job->delay = delay;
   job->ttr = ttr;
-  job->body = std::move(body);
+  if (keeps_bodies()) {
+    job->body_size = static_cast<std::uint32_t>(body.size());
+  } else {
+    hold_body(job.get(), body);
+  }
   job->created = now_;
-  body_bytes_ += job->body.size();
+  body_bytes_ += job->body_size;
   Job* raw = job.get();
   jobs_.emplace(job_id, std::move(job));
   raw->tube->total_jobs++;
@@ -378,6 +396,7 @@ WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
 // --- replay ---
 
 void JobQueue::restore(RestoredJob restored) {
+  if (jobs_.size() >= kMaxJobs) throw std::invalid_argument("restore: over 2^32 jobs");
   if (restored.id == 0 || jobs_.count(restored.id) != 0) {
     throw std::invalid_argument("restore: job id 0 or already present");
   }
@@ -386,6 +405,9 @@ void JobQueue::restore(RestoredJob restored) {
   }
   if (restored.state == JobState::kReserved) {
     throw std::invalid_argument("restore: a reserved job comes back ready");
+  }
+  if (!keeps_bodies() && restored.body.size() < restored.body_size) {
+    throw std::invalid_argument("restore: the body is missing (the journal keeps none)");
   }
   auto job = std::make_unique<Job>();
   job->id = restored.id;
@@ -399,14 +421,18 @@ void JobQueue::restore(RestoredJob restored) {
   job->priority = restored.priority;
   job->delay = restored.delay;
   job->ttr = restored.ttr.count() <= 0 ? kMinTtr : restored.ttr;
-  job->body = std::move(restored.body);
+  if (keeps_bodies()) {
+    job->body_size = restored.body_size;
+  } else {
+    hold_body(job.get(), restored.body);
+  }
   job->created = now_ - std::max(restored.age, Millis{0});
   job->reserves = restored.counters.reserves;
   job->timeouts = restored.counters.timeouts;
   job->releases = restored.counters.releases;
   job->buries = restored.counters.buries;
   job->kicks = restored.counters.kicks;
-  body_bytes_ += job->body.size();
+  body_bytes_ += job->body_size;
   Job* raw = job.get();
   jobs_.emplace(raw->id, std::move(job));
   raw->tube->total_jobs++;

@@ -140,6 +140,19 @@ ReserveResult JobQueue::reserve_job(SessionId id, std::uint64_t job_id) {
   return {Outcome::kOk, job};
 }
 
+Outcome JobQueue::unreserve(SessionId id, std::uint64_t job_id) {
+  Job* job = find_job(job_id);
+  if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
+    return Outcome::kNotFound;
+  }
+  take_out(job);
+  if (job->reserves > 0) job->reserves--;
+  make_ready(job);
+  serve_waiters();
+  deliver();
+  return Outcome::kOk;
+}
+
 // --- commands on one job ---
 
 Outcome JobQueue::remove(SessionId id, std::uint64_t job_id) {
@@ -274,6 +287,14 @@ Outcome JobQueue::pause_tube(std::string_view name, Millis delay) {
 }
 
 // --- reads ---
+
+std::optional<std::string_view> JobQueue::body(const Job& job, std::string& scratch) const {
+  if (!keeps_bodies()) return std::string_view(job.body_data.get(), job.body_size);
+  if (!journal_->read_body(job.id, &scratch) || scratch.size() != job.body_size) {
+    return std::nullopt;
+  }
+  return std::string_view(scratch);
+}
 
 const Job* JobQueue::peek(std::uint64_t id) const {
   return find_job(id);

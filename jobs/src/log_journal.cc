@@ -86,6 +86,10 @@ bool LogJournal::record(const JobChange& change) {
   return false;
 }
 
+bool LogJournal::read_body(std::uint64_t id, std::string* body) {
+  return !log_.read_body(id, body);
+}
+
 void LogJournal::when_durable(std::function<void()> done) {
   const JobLog::Lsn lsn = log_.last_lsn();
   // In order: a callback never overtakes an earlier one still waiting.
@@ -121,7 +125,8 @@ void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_
     job.tube = std::move(stored.tube);
     job.priority = stored.priority;
     job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
-    job.body = std::move(stored.body);
+    job.body = std::move(stored.body);  // empty unless the log loaded bodies
+    job.body_size = stored.body_size;
     // As beanstalkd after a binlog replay: age goes on from the put (wall clock), the delay is
     // the last put or release's, the counters those of the last durable change.
     job.age = Millis(std::max<std::int64_t>(wall_now_ms - stored.created_unix_ms, 0));

@@ -7,6 +7,9 @@
 // Cut points: set_ops_until_crash(n) lets n mutating operations through; the n-th and all later
 // ones fail with EIO (an append may leave a random prefix first), as if the process died there.
 // Disk full: set_capacity(bytes) fails appends past it with ENOSPC (after writing what fits).
+// Reads: open_read() files read what was appended, synced or not (the page cache), also past
+// the cut point (a write error does not unwrite the page cache); set_read_failure(true) makes
+// every positional read fail with EIO (a bad sector).
 // Planted bug: set_ignore_sync(true) makes sync() and sync_dir() succeed without syncing.
 // Thread-safe (one mutex): the log syncs from its own thread.
 #pragma once
@@ -33,6 +36,8 @@ class FaultInjectionFs final : public FileSystem {
   std::error_code list(const std::string& dir, std::vector<std::string>* names) override;
   std::error_code open_append(const std::string& path,
                               std::unique_ptr<WritableFile>* file) override;
+  std::error_code open_read(const std::string& path,
+                            std::unique_ptr<RandomAccessFile>* file) override;
   std::error_code read_file(const std::string& path, std::string* data) override;
   std::error_code read_range(const std::string& path, std::uint64_t offset, std::uint64_t length,
                              std::string* data) override;
@@ -55,6 +60,9 @@ class FaultInjectionFs final : public FileSystem {
   void set_capacity(std::uint64_t bytes);  // UINT64_MAX: unlimited
   std::uint64_t used_bytes() const;
   void set_ignore_sync(bool ignore);
+  // While set, RandomAccessFile::read_at fails with EIO.
+  void set_read_failure(bool fail);
+  std::uint64_t positional_reads() const;
   // While closed, sync() blocks (group-commit tests); syncs_waiting() counts the blocked ones.
   void set_sync_gate(bool open);
   int syncs_waiting() const;
@@ -67,6 +75,8 @@ class FaultInjectionFs final : public FileSystem {
   // Called by the writable files.
   std::error_code append_to(const std::shared_ptr<Inode>& inode, std::span<const std::byte> d);
   std::error_code sync_inode(const std::shared_ptr<Inode>& inode);
+  std::error_code read_inode(const std::shared_ptr<Inode>& inode, std::uint64_t offset,
+                             std::uint64_t length, std::string* data);
 
  private:
   bool take_op();  // false: this operation is past the cut point
@@ -82,6 +92,8 @@ class FaultInjectionFs final : public FileSystem {
   bool crashed_ = false;
   std::uint64_t capacity_ = UINT64_MAX;
   bool ignore_sync_ = false;
+  bool read_failure_ = false;
+  std::uint64_t positional_reads_ = 0;
   bool gate_open_ = true;
   int waiting_ = 0;
   std::uint64_t file_syncs_ = 0;

@@ -109,7 +109,8 @@ inline constexpr Millis kSafetyMargin{1000};
 class JobQueue {
  public:
   // An empty queue at time `now` with the tube "default". `journal` (may be null: memory only)
-  // must outlive the queue. Throws std::invalid_argument for a zero limit.
+  // must outlive the queue. Throws std::invalid_argument for a zero limit or max_jobs over
+  // 2^32.
   explicit JobQueue(JobQueueLimits limits = {}, JobJournal* journal = nullptr,
                     Millis now = Millis{0});
   ~JobQueue();
@@ -172,7 +173,17 @@ class JobQueue {
   // for a tube that does not exist.
   Outcome pause_tube(std::string_view tube, Millis delay);
 
+  // Gives a reserved job back to ready as if the reserve had not happened (not journalled;
+  // its reserve count is taken back): for a server that could not send the job (its body
+  // could not be read). kNotFound unless `session` holds `id`.
+  Outcome unreserve(SessionId session, std::uint64_t id);
+
   // --- reads (nullptr/nullopt when absent; pointers valid until the next mutating call) ---
+  // The body of `job`: a view of the queue's copy (memory only), or of `scratch`, into which
+  // it was read back from the journal that keeps bodies. nullopt when it cannot be read (an
+  // I/O error, a damaged record): the command answers INTERNAL_ERROR. The view is valid until
+  // the next mutating call or the next use of `scratch`.
+  std::optional<std::string_view> body(const Job& job, std::string& scratch) const;
   const Job* peek(std::uint64_t id) const;
   const Job* peek_ready(SessionId session) const;
   const Job* peek_delayed(SessionId session) const;
@@ -194,8 +205,10 @@ class JobQueue {
 
   // --- replay (REQUIRES: no session open yet) ---
   // Adds a job read back from a log, with its id. Throws std::invalid_argument for an id already
-  // present or 0, an invalid tube name, or a reserved state. Not journalled. Bypasses limits.
-  // The body is moved from an rvalue `job`.
+  // present or 0, an invalid tube name, a reserved state, or a body shorter than body_size
+  // without a journal that keeps bodies. Not journalled. Bypasses limits (except 2^32 jobs).
+  // With a journal that keeps bodies only job.body_size is used (the body is read back from
+  // the journal); else job.body is copied.
   void restore(RestoredJob job);
   // Ids below `next` are never handed out (a log remembers the highest id ever used).
   void reserve_ids_below(std::uint64_t next);
@@ -204,6 +217,7 @@ class JobQueue {
   const JobQueueLimits& limits() const { return limits_; }
 
  private:
+  bool keeps_bodies() const { return journal_ != nullptr && journal_->keeps_bodies(); }
   Session* find_session(SessionId id);
   Job* find_job(std::uint64_t id) const;
   Tube* tube_for(std::string_view name);  // creates; nullptr beyond max_tubes
