@@ -99,6 +99,9 @@ LoopWheel::Handle JobQueue::schedule(Millis when, void (JobQueue::*due)(std::uin
   // wheel stores the task inside its node, one per pending job.
   if (due == &JobQueue::job_due) return deadlines_.schedule_at([this, key] { job_due(key); }, at);
   if (due == &JobQueue::wait_due) return deadlines_.schedule_at([this, key] { wait_due(key); }, at);
+  if (due == &JobQueue::delays_due) {
+    return deadlines_.schedule_at([this, key] { delays_due(key); }, at);
+  }
   return deadlines_.schedule_at([this, key] { pause_due(key); }, at);
 }
 
@@ -111,13 +114,7 @@ void JobQueue::job_due(std::uint64_t job_id) {
   Job* job = find_job(job_id);
   if (job == nullptr) return;
   job->timeout.reset();
-  if (job->state == JobState::kDelayed) {
-    job->tube->delayed.erase(job);
-    metrics_.delay_lateness.observe(now_ - job->deadline);
-    metrics_.count(ChangeCounter::kDelayEnded);
-    make_ready(job);
-    job->ready_by_delay = true;  // `deadline` keeps the due time while it is ready
-  } else if (job->state == JobState::kReserved) {
+  if (job->state == JobState::kReserved) {
     // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
     Session* holder = find_session(job->reserver);
     if (holder != nullptr) holder->reserved.erase(job->id);
@@ -127,6 +124,36 @@ void JobQueue::job_due(std::uint64_t job_id) {
     metrics_.count(ChangeCounter::kTimeout);
     make_ready(job);
   }
+}
+
+void JobQueue::delays_due(std::uint64_t tube_address) {
+  Tube* tube = reinterpret_cast<Tube*>(static_cast<std::uintptr_t>(tube_address));
+  tube->delay_timeout.reset();
+  // Every delayed job of the tube due by now, soonest first.
+  while (!tube->delayed.empty() && tube->delayed.top()->deadline <= now_) {
+    Job* job = tube->delayed.top();
+    tube->delayed.erase(job);
+    metrics_.delay_lateness.observe(now_ - job->deadline);
+    metrics_.count(ChangeCounter::kDelayEnded);
+    make_ready(job);
+    job->ready_by_delay = true;  // `deadline` keeps the due time while it is ready
+  }
+  arm_delays(tube);
+}
+
+void JobQueue::arm_delays(Tube* tube) {
+  if (tube->delayed.empty()) {
+    cancel(tube->delay_timeout);
+    return;
+  }
+  const Millis soonest = tube->delayed.top()->deadline;
+  // Armed for the soonest or earlier (a job taken out since): it runs in time and re-arms.
+  if (tube->delay_timeout && tube->delay_armed_for <= soonest) return;
+  cancel(tube->delay_timeout);
+  tube->delay_armed_for = soonest;
+  tube->delay_timeout =
+      schedule(soonest, &JobQueue::delays_due,
+               static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(tube)));
 }
 
 void JobQueue::wait_due(std::uint64_t session_id) {
@@ -197,8 +224,7 @@ Session* JobQueue::find_session(SessionId id) {
 }
 
 Job* JobQueue::find_job(std::uint64_t id) const {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : it->second.get();
+  return jobs_.find(id);
 }
 
 // --- tubes ---
@@ -219,6 +245,7 @@ void JobQueue::maybe_drop(Tube* tube) {
     return;
   }
   cancel(tube->pause_timeout);
+  cancel(tube->delay_timeout);
   tubes_with_waiters_.erase(tube);
   tubes_.erase(tube->name());
 }
@@ -251,7 +278,7 @@ void JobQueue::make_delayed(Job* job, Millis delay) {
   job->reserver = 0;
   job->deadline = now_ + delay;
   job->tube->delayed.push(job);
-  job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
+  if (job->tube->delayed.top() == job) arm_delays(job->tube);
 }
 
 void JobQueue::take_out(Job* job) {
@@ -264,6 +291,7 @@ void JobQueue::take_out(Job* job) {
       break;
     case JobState::kDelayed:
       tube->delayed.erase(job);
+      if (tube->delayed.empty()) cancel(tube->delay_timeout);  // else it runs early, re-arms
       break;
     case JobState::kBuried:
       tube->buried.erase(job->buried_pos);
@@ -334,7 +362,7 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   job->created = now_;
   body_bytes_ += job->body_size;
   Job* raw = job.get();
-  jobs_.emplace(job_id, std::move(job));
+  jobs_.insert(std::move(job));
   raw->tube->total_jobs++;
   total_jobs_++;
   if (!session->producer) {
@@ -397,7 +425,7 @@ WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
 
 void JobQueue::restore(RestoredJob restored) {
   if (jobs_.size() >= kMaxJobs) throw std::invalid_argument("restore: over 2^32 jobs");
-  if (restored.id == 0 || jobs_.count(restored.id) != 0) {
+  if (restored.id == 0 || jobs_.find(restored.id) != nullptr) {
     throw std::invalid_argument("restore: job id 0 or already present");
   }
   if (!beanstalk::is_valid_tube_name(restored.tube)) {
@@ -434,7 +462,7 @@ void JobQueue::restore(RestoredJob restored) {
   job->kicks = restored.counters.kicks;
   body_bytes_ += job->body_size;
   Job* raw = job.get();
-  jobs_.emplace(raw->id, std::move(job));
+  jobs_.insert(std::move(job));
   raw->tube->total_jobs++;
   if (restored.id >= next_id_) next_id_ = restored.id + 1;
   if (restored.state == JobState::kDelayed && restored.ready_in.count() > 0) {

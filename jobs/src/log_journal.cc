@@ -118,6 +118,7 @@ void LogJournal::poll(std::uint64_t now_ms) {
 }
 
 void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms) {
+  queue.reserve_jobs(recovered.jobs.size());
   for (StoredJob& stored : recovered.jobs) {
     RestoredJob job;
     job.id = stored.id;

@@ -55,8 +55,8 @@ struct Job {
   std::uint32_t reserves = 0, timeouts = 0, releases = 0, buries = 0, kicks = 0;
 
   // Where the queue keeps it (internal): its slot in the tube's ready or delayed heap
-  // (job_heap.h), the tube's buried list position while kBuried, and its pending delay or TTR
-  // timeout on the queue's wheel.
+  // (job_heap.h), the tube's buried list position while kBuried, and its TTR timeout on the
+  // queue's wheel while kReserved (a delayed job waits on its tube's one timeout, tube.h).
   std::uint32_t heap_pos = 0;
   std::list<Job*>::iterator buried_pos{};
   LoopWheel::Handle timeout;

@@ -22,9 +22,11 @@
 // clock) to advance(), which runs every delay end, TTR expiry, pause end and reserve timeout
 // due by then (one due at D runs at the first advance(now >= D), never before: exact to the
 // millisecond), millisecond by millisecond in time order (within one millisecond in no
-// particular order); commands use the `now` of the last advance(). The deadlines are timeouts
-// on a wheel::LoopWheel with a 1 ms tick, hierarchical layout (chosen by measurement:
-// docs/jobs.md): O(1) to schedule and cancel, whatever the number of jobs. next_due() says when
+// particular order; a tube's delayed jobs due by then all become ready when its soonest one
+// does); commands use the `now` of the last advance(). The deadlines are timeouts on a
+// wheel::LoopWheel with a 1 ms tick, hierarchical layout (chosen by measurement:
+// docs/jobs.md): O(1) to schedule and cancel, whatever the number of jobs; each tube has one
+// for its soonest delayed job (its delayed heap orders the rest). next_due() says when
 // to call advance() next, so the owner arms one timer for it (a libuv timer). Tests move time
 // by hand.
 //
@@ -52,6 +54,7 @@
 #include "wheel/jobs/job_journal.h"
 #include "wheel/jobs/job_queue_limits.h"
 #include "wheel/jobs/job_session.h"
+#include "wheel/jobs/job_table.h"
 #include "wheel/jobs/queue_metrics.h"
 #include "wheel/jobs/tube.h"
 
@@ -210,6 +213,8 @@ class JobQueue {
   // With a journal that keeps bodies only job.body_size is used (the body is read back from
   // the journal); else job.body is copied.
   void restore(RestoredJob job);
+  // Makes room for `n` jobs in the id table (a restart knows how many come).
+  void reserve_jobs(std::size_t n) { jobs_.reserve(n); }
   // Ids below `next` are never handed out (a log remembers the highest id ever used).
   void reserve_ids_below(std::uint64_t next);
   std::uint64_t next_id() const { return next_id_; }
@@ -236,7 +241,9 @@ class JobQueue {
   // the handle is emptied), and what runs when each is due.
   LoopWheel::Handle schedule(Millis when, void (JobQueue::*due)(std::uint64_t), std::uint64_t key);
   void cancel(LoopWheel::Handle& handle);
-  void job_due(std::uint64_t job_id);       // delay end or TTR expiry
+  void job_due(std::uint64_t job_id);           // TTR expiry
+  void delays_due(std::uint64_t tube_address);  // the tube's soonest delayed jobs
+  void arm_delays(Tube* tube);              // the tube's delay timeout for its soonest delayed job
   void wait_due(std::uint64_t session_id);  // reserve timeout or DEADLINE_SOON
   void pause_due(std::uint64_t tube_address);
   bool journal(const JobChange& change);
@@ -249,7 +256,7 @@ class JobQueue {
   ReserveListener* listener_ = nullptr;
   Millis now_;
   LoopWheel deadlines_;
-  std::unordered_map<std::uint64_t, std::unique_ptr<Job>> jobs_;
+  JobTable jobs_;
   std::map<std::string, std::unique_ptr<Tube>, std::less<>> tubes_;
   std::unordered_map<SessionId, std::unique_ptr<Session>> sessions_;
   std::set<Tube*> tubes_with_waiters_;
