@@ -17,10 +17,12 @@ std::unique_ptr<Job> job_with(std::uint64_t id) {
   return job;
 }
 
+// Every id of the model is found; ids around each (and up to max_id) are found exactly when
+// the model has them.
 void expect_same(const JobTable& table, const std::map<std::uint64_t, bool>& model,
                  std::uint64_t max_id) {
   ASSERT_EQ(table.size(), model.size());
-  for (std::uint64_t id = 1; id <= max_id; ++id) {
+  auto check = [&](std::uint64_t id) {
     Job* job = table.find(id);
     if (model.count(id)) {
       ASSERT_NE(job, nullptr) << "id " << id;
@@ -28,7 +30,11 @@ void expect_same(const JobTable& table, const std::map<std::uint64_t, bool>& mod
     } else {
       ASSERT_EQ(job, nullptr) << "id " << id;
     }
+  };
+  for (const auto& [id, present] : model) {
+    for (std::uint64_t near = id > 3 ? id - 3 : 1; near <= id + 3; ++near) check(near);
   }
+  for (std::uint64_t id = 1; id <= max_id; id += 97) check(id);
 }
 
 TEST(JobTableTest, EmptyFindsNothing) {
@@ -36,6 +42,15 @@ TEST(JobTableTest, EmptyFindsNothing) {
   EXPECT_EQ(table.find(1), nullptr);
   EXPECT_FALSE(table.erase(1));
   EXPECT_EQ(table.size(), 0u);
+}
+
+TEST(JobTableTest, ASecondJobWithTheSameIdIsRefused) {
+  JobTable table;
+  ASSERT_TRUE(table.insert(job_with(5)));
+  Job* first = table.find(5);
+  EXPECT_FALSE(table.insert(job_with(5)));
+  EXPECT_EQ(table.find(5), first);
+  EXPECT_EQ(table.size(), 1u);
 }
 
 TEST(JobTableTest, MatchesAMapUnderRandomInsertsAndErases) {

@@ -360,9 +360,9 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
     hold_body(job.get(), body);
   }
   job->created = now_;
-  body_bytes_ += job->body_size;
   Job* raw = job.get();
-  jobs_.insert(std::move(job));
+  jobs_.insert(std::move(job));  // a fresh id: never refused
+  body_bytes_ += raw->body_size;
   raw->tube->total_jobs++;
   total_jobs_++;
   if (!session->producer) {
@@ -425,9 +425,7 @@ WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
 
 void JobQueue::restore(RestoredJob restored) {
   if (jobs_.size() >= kMaxJobs) throw std::invalid_argument("restore: over 2^32 jobs");
-  if (restored.id == 0 || jobs_.find(restored.id) != nullptr) {
-    throw std::invalid_argument("restore: job id 0 or already present");
-  }
+  if (restored.id == 0) throw std::invalid_argument("restore: job id 0");
   if (!beanstalk::is_valid_tube_name(restored.tube)) {
     throw std::invalid_argument("restore: invalid tube name");
   }
@@ -460,9 +458,13 @@ void JobQueue::restore(RestoredJob restored) {
   job->releases = restored.counters.releases;
   job->buries = restored.counters.buries;
   job->kicks = restored.counters.kicks;
-  body_bytes_ += job->body_size;
   Job* raw = job.get();
-  jobs_.insert(std::move(job));
+  Tube* tube = job->tube;
+  if (!jobs_.insert(std::move(job))) {  // one probe both checks and inserts
+    maybe_drop(tube);
+    throw std::invalid_argument("restore: job id already present");
+  }
+  body_bytes_ += raw->body_size;
   raw->tube->total_jobs++;
   if (restored.id >= next_id_) next_id_ = restored.id + 1;
   if (restored.state == JobState::kDelayed && restored.ready_in.count() > 0) {
