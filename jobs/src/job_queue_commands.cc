@@ -9,6 +9,14 @@ namespace wheel::jobs {
 
 // --- reserve ---
 
+Job* JobQueue::reserved_by(SessionId session, std::uint64_t job_id) const {
+  Job* job = find_job(job_id);
+  if (job == nullptr || job->state != JobState::kReserved || job->reserver != session) {
+    return nullptr;
+  }
+  return job;
+}
+
 Job* JobQueue::best_ready(const Session* session) const {
   Job* best = nullptr;
   for (Tube* tube : session->watched) {
@@ -118,7 +126,10 @@ void JobQueue::deliver() {
     if (ended.outcome == Outcome::kOk) {
       result.job = find_job(ended.job_id);
       // Gone meanwhile (the session closed): nobody to tell.
-      if (result.job == nullptr || result.job->reserver != ended.session) continue;
+      if (result.job == nullptr || result.job->state != JobState::kReserved ||
+          result.job->reserver != ended.session) {
+        continue;
+      }
     }
     if (listener_ != nullptr && find_session(ended.session) != nullptr) {
       listener_->on_reserve_done(ended.session, result);
@@ -141,10 +152,8 @@ ReserveResult JobQueue::reserve_job(SessionId id, std::uint64_t job_id) {
 }
 
 Outcome JobQueue::unreserve(SessionId id, std::uint64_t job_id) {
-  Job* job = find_job(job_id);
-  if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
-    return Outcome::kNotFound;
-  }
+  Job* job = reserved_by(id, job_id);
+  if (job == nullptr) return Outcome::kNotFound;
   take_out(job);
   if (job->reserves > 0) job->reserves--;
   make_ready(job);
@@ -171,10 +180,8 @@ Outcome JobQueue::remove(SessionId id, std::uint64_t job_id) {
 
 Outcome JobQueue::release(SessionId id, std::uint64_t job_id, std::uint32_t priority,
                           Millis delay) {
-  Job* job = find_job(job_id);
-  if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
-    return Outcome::kNotFound;
-  }
+  Job* job = reserved_by(id, job_id);
+  if (job == nullptr) return Outcome::kNotFound;
   if (delay.count() < 0) delay = Millis{0};
   JobCounters after = counters_of(job);
   after.releases++;
@@ -196,10 +203,8 @@ Outcome JobQueue::release(SessionId id, std::uint64_t job_id, std::uint32_t prio
 }
 
 Outcome JobQueue::bury(SessionId id, std::uint64_t job_id, std::uint32_t priority) {
-  Job* job = find_job(job_id);
-  if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
-    return Outcome::kNotFound;
-  }
+  Job* job = reserved_by(id, job_id);
+  if (job == nullptr) return Outcome::kNotFound;
   JobCounters after = counters_of(job);
   after.buries++;
   if (!journal({ChangeKind::kBury, job_id, {}, priority, job->delay, {}, {}, now_, after})) {
@@ -214,10 +219,8 @@ Outcome JobQueue::bury(SessionId id, std::uint64_t job_id, std::uint32_t priorit
 }
 
 Outcome JobQueue::touch(SessionId id, std::uint64_t job_id) {
-  Job* job = find_job(job_id);
-  if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
-    return Outcome::kNotFound;
-  }
+  Job* job = reserved_by(id, job_id);
+  if (job == nullptr) return Outcome::kNotFound;
   cancel(job->timeout);
   job->deadline = now_ + job->ttr;
   job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);

@@ -225,6 +225,7 @@ class JobQueue {
   bool keeps_bodies() const { return journal_ != nullptr && journal_->keeps_bodies(); }
   Session* find_session(SessionId id);
   Job* find_job(std::uint64_t id) const;
+  Job* reserved_by(SessionId session, std::uint64_t job_id) const;  // nullptr: not held by it
   Tube* tube_for(std::string_view name);  // creates; nullptr beyond max_tubes
   void maybe_drop(Tube* tube);
   void make_ready(Job* job);
