@@ -18,23 +18,30 @@ std::error_code JobLog::Impl::read_body(std::uint64_t id, std::string* body) {
   auto it = index.find(id);
   if (it == index.end()) throw std::invalid_argument("JobLog::read_body: no such live job");
   const IndexEntry& e = it->second;
-  auto reader = readers.find(e.segment);
-  if (reader == readers.end()) {
-    std::unique_ptr<RandomAccessFile> file;
-    if (auto ec = fs->open_read(segment_path(e.segment), &file)) {
-      logger()->error("job log: cannot open {} to read job {} ({})", segment_path(e.segment), id,
-                      ec.message());
+  std::string data;
+  const SegmentInfo& head_info = segments.back();
+  const std::uint64_t written = head_info.bytes - pending.size();
+  if (e.segment == head_info.number && e.offset >= written) {
+    // Appended in this batch and not written yet (write_out()): still in `pending`.
+    data = std::string_view(pending).substr(e.offset - written, e.put_size);
+  } else {
+    auto reader = readers.find(e.segment);
+    if (reader == readers.end()) {
+      std::unique_ptr<RandomAccessFile> file;
+      if (auto ec = fs->open_read(segment_path(e.segment), &file)) {
+        logger()->error("job log: cannot open {} to read job {} ({})", segment_path(e.segment), id,
+                        ec.message());
+        return ec;
+      }
+      reader = readers.emplace(e.segment, std::move(file)).first;
+    }
+    // put_size is the record's size, or more by the counters it will carry once rewritten: one
+    // read covers the whole record.
+    if (auto ec = reader->second->read_at(e.offset, e.put_size, &data)) {
+      logger()->error("job log: cannot read job {} at byte offset {} of {} ({})", id, e.offset,
+                      segment_path(e.segment), ec.message());
       return ec;
     }
-    reader = readers.emplace(e.segment, std::move(file)).first;
-  }
-  // put_size is the record's size, or more by the counters it will carry once rewritten: one
-  // read covers the whole record.
-  std::string data;
-  if (auto ec = reader->second->read_at(e.offset, e.put_size, &data)) {
-    logger()->error("job log: cannot read job {} at byte offset {} of {} ({})", id, e.offset,
-                    segment_path(e.segment), ec.message());
-    return ec;
   }
   log::Reader records(data);
   log::Record rec;

@@ -38,6 +38,7 @@ bool decode_synced(std::string_view payload, SyncedMark* mark);
 // A put record leaves the counters out when they are a new job's (see StoredJob::counters).
 bool put_needs_counters(const StoredJob& job);
 std::string encode_put(const StoredJob& job);
+void append_put(std::string* out, const StoredJob& job);  // encode_put() appended to `out`
 // Sets job->body_size; `with_body` false leaves job->body empty (the body stays in the log).
 bool decode_put(std::string_view payload, StoredJob* job, bool with_body = true);
 // The id and body of a put payload, as views into it (reading a body back).

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "wheel/logger.h"
+
 namespace wheel::jobs {
 
 RedisValue RedisValue::error(std::string message) {
@@ -71,6 +73,13 @@ void uv_events_update(UvEvents* p, int events) {
   }
 }
 
+// hiredis's addRead/delRead/addWrite/delWrite: `kEvent` on (kOn) or off in the poll.
+template <int kEvent, bool kOn>
+void toggle_events(void* d) {
+  auto* e = static_cast<UvEvents*>(d);
+  uv_events_update(e, kOn ? (e->events | kEvent) : (e->events & ~kEvent));
+}
+
 bool attach_uv(redisAsyncContext* ac, uv_loop_t* loop) {
   auto* p = new UvEvents;
   if (uv_poll_init(loop, &p->handle, ac->c.fd) != 0) {
@@ -80,22 +89,10 @@ bool attach_uv(redisAsyncContext* ac, uv_loop_t* loop) {
   p->context = ac;
   p->handle.data = p;
   ac->ev.data = p;
-  ac->ev.addRead = [](void* d) {
-    auto* e = static_cast<UvEvents*>(d);
-    uv_events_update(e, e->events | UV_READABLE);
-  };
-  ac->ev.delRead = [](void* d) {
-    auto* e = static_cast<UvEvents*>(d);
-    uv_events_update(e, e->events & ~UV_READABLE);
-  };
-  ac->ev.addWrite = [](void* d) {
-    auto* e = static_cast<UvEvents*>(d);
-    uv_events_update(e, e->events | UV_WRITABLE);
-  };
-  ac->ev.delWrite = [](void* d) {
-    auto* e = static_cast<UvEvents*>(d);
-    uv_events_update(e, e->events & ~UV_WRITABLE);
-  };
+  ac->ev.addRead = &toggle_events<UV_READABLE, true>;
+  ac->ev.delRead = &toggle_events<UV_READABLE, false>;
+  ac->ev.addWrite = &toggle_events<UV_WRITABLE, true>;
+  ac->ev.delWrite = &toggle_events<UV_WRITABLE, false>;
   ac->ev.cleanup = [](void* d) {
     auto* e = static_cast<UvEvents*>(d);
     e->context = nullptr;
@@ -191,7 +188,7 @@ void RedisClient::connect() {
   if (options_.endpoint.db != 0) {
     command({"SELECT", std::to_string(options_.endpoint.db)}, [this](const RedisValue& v) {
       if (v.is_error())
-        spdlog::error("{}: SELECT {} failed: {}", options_.name, options_.endpoint.db, v.str);
+        logger()->error("{}: SELECT {} failed: {}", options_.name, options_.endpoint.db, v.str);
     });
   }
   load_scripts();
@@ -233,8 +230,8 @@ void RedisClient::on_connected(const redisAsyncContext* ac, int status) {
   } else {
     self->arm_timeout();
   }
-  spdlog::info("{}: connected to {}", self->options_.name,
-               format_redis_url(self->options_.endpoint));
+  logger()->info("{}: connected to {}", self->options_.name,
+                 format_redis_url(self->options_.endpoint));
 }
 
 void RedisClient::on_disconnected(const redisAsyncContext* ac, int) {
@@ -256,8 +253,8 @@ void RedisClient::drop(const std::string& why) {
   }
   state_ = State::kBackoff;
   if (was_up || backoff_ == options_.min_backoff) {
-    spdlog::warn("{}: {} ({}); retrying in {} ms", options_.name, why,
-                 format_redis_url(options_.endpoint), backoff_.count());
+    logger()->warn("{}: {} ({}); retrying in {} ms", options_.name, why,
+                   format_redis_url(options_.endpoint), backoff_.count());
   }
   uv_timer_start(
       retry_timer_,

@@ -8,9 +8,11 @@
 #include <span>
 #include <type_traits>
 
+#include "drain_signal.h"
 #include "overloaded.h"
 #include "redis_handler_client.h"
 #include "wheel/jobs/beanstalk_reply.h"
+#include "wheel/logger.h"
 
 namespace wheel::jobs {
 
@@ -82,8 +84,10 @@ RedisJobsHandler::RedisJobsHandler(RedisStore& store, RedisClient& events, Redis
       events_(events),
       options_(std::move(options)),
       wheel_(LoopWheelOptions{}, std::chrono::milliseconds(local_ms())) {
-  if (options_.scan_interval.count() <= 0) {
-    throw std::invalid_argument("RedisJobsHandler: scan_interval must be > 0");
+  if (options_.min_scan_interval.count() <= 0 ||
+      options_.max_scan_interval < options_.min_scan_interval) {
+    throw std::invalid_argument(
+        "RedisJobsHandler: scan intervals must be 0 < min_scan_interval <= max_scan_interval");
   }
 }
 
@@ -110,21 +114,18 @@ void RedisJobsHandler::attach(net::TcpServer& server) {
   scan_timer_ = new uv_timer_t;
   uv_timer_init(server.loop(), scan_timer_);
   scan_timer_->data = this;
-  const auto every = static_cast<std::uint64_t>(options_.scan_interval.count());
-  uv_timer_start(
-      scan_timer_, [](uv_timer_t* t) { static_cast<RedisJobsHandler*>(t->data)->scan(); }, 0,
-      every);
-  drain_ = new uv_signal_t;
-  uv_signal_init(server.loop(), drain_);
-  drain_->data = this;
-  uv_signal_start(
-      drain_,
-      [](uv_signal_t* s, int) {
-        spdlog::info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
-        static_cast<RedisJobsHandler*>(s->data)->draining_ = true;
-      },
-      SIGUSR1);
+  schedule_scan(0);
+  drain_ = watch_drain_signal<[](void* self) {
+    logger()->info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
+    static_cast<RedisJobsHandler*>(self)->draining_ = true;
+  }>(server.loop(), this);
   events_.subscribe(store_.event_channel(), [this](std::string_view m) { on_event(m); });
+  // Events published while the subscription was down are lost: after a reconnect, look (once
+  // the subscription is likely back: the shortest scan gap later).
+  events_.set_on_connect([this] {
+    for (auto& [tube, w] : waiters_) w.empty_until = -1;
+    if (events_.connects() > 0) schedule_scan(options_.min_scan_interval.count());
+  });
 }
 
 RedisJobsCounters RedisJobsHandler::counters() const {
@@ -148,8 +149,8 @@ void RedisJobsHandler::on_data(net::Connection& c, std::string_view bytes) {
   if (client == nullptr || client->quit) return;
   if (client->busy &&
       client->input.size() + bytes.size() > options_.max_held_input + options_.max_job_size) {
-    spdlog::warn("wheel-jobs: {} sent over {} bytes while a request was with Redis; closing",
-                 c.peer(), options_.max_held_input + options_.max_job_size);
+    logger()->warn("wheel-jobs: {} sent over {} bytes while a request was with Redis; closing",
+                   c.peer(), options_.max_held_input + options_.max_job_size);
     c.close();
     return;
   }

@@ -12,10 +12,12 @@
 //
 // Waiting reserves. A reserve that finds nothing waits: the process keeps, in its own
 // LoopWheel, the moment its tubes' next job comes due (from the script's reply, from the
-// events other processes publish on every put/release/kick, and from a scan every
-// scan_interval that also promotes what every process missed), and runs the claim script then:
-// millisecond precision without polling Redis. When a connection closes, its leases are
-// released at once (as beanstalkd does); a process that dies leaves them to run out.
+// events other processes publish on every put/release/kick, and from a scan that also promotes
+// what every process missed), and runs the claim script then: millisecond precision without
+// polling Redis. The scan sleeps until the fleet's first timer (when reserves wait here), at
+// most max_scan_interval: a job no event announced is found within that bound. When a connection
+// closes, its leases are released at once (as beanstalkd does); a process that dies leaves them to
+// run out.
 //
 // Threads: loop thread only.
 #pragma once
@@ -44,8 +46,12 @@ namespace wheel::jobs {
 
 struct RedisJobsOptions {
   std::uint32_t max_job_size = 65'535;
-  // The safety-net scan: promotes what is due and looks for work of waiting reserves.
-  std::chrono::milliseconds scan_interval{1000};  // REQUIRES > 0
+  // The safety-net scan: promotes what is due and looks for work of waiting reserves. It runs
+  // when the fleet's first timer comes due while this process has waiting reserves, at once
+  // after the event subscription (re)connects, and at the latest max_scan_interval after the
+  // previous scan; never sooner than min_scan_interval after it.
+  std::chrono::milliseconds min_scan_interval{1000};   // REQUIRES > 0
+  std::chrono::milliseconds max_scan_interval{60000};  // REQUIRES >= min_scan_interval
   // Bytes a connection may send while its previous request is with Redis (plus one job body).
   std::size_t max_held_input = std::size_t{1} << 20;
   ServerInfo info;  // what `stats` says about this process
@@ -93,6 +99,7 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void tick();  // drives the wheel
   void arm();
   void scan();
+  void schedule_scan(std::int64_t after_ms);
   void on_event(std::string_view message);
   std::int64_t local_ms() const;
   std::int64_t to_local(std::int64_t redis_ms) const;
@@ -112,9 +119,20 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void attempt(Client* client, std::deque<Waiter> chain = {});
   void claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& r);
   void run_chain(std::deque<Waiter> chain);
+  // After a claim over `tubes` learnt when their next job comes due (-1: none pending): the
+  // waiters of chain on the same tubes wait for it; the others run their own claims in turn.
+  void defer_chain(std::deque<Waiter> chain, const std::vector<std::string>& tubes,
+                   std::int64_t next_due);
   void fire_retry(std::int64_t at);
   void wake(const std::string& tube, std::uint64_t count);
   void schedule_tube(const std::string& tube, std::int64_t redis_due);
+  // At local ms `at` (or sooner if already set sooner), one waiter of `tube` runs a claim.
+  void wake_tube_at(const std::string& tube, std::int64_t at);
+  // Whether every one of `tubes` is known to have no ready job (TubeWaiters::empty_until).
+  bool known_empty(const std::vector<std::string>& tubes) const;
+  // A claim over `tube` alone left it with no ready job; its next is due at redis_next_due.
+  void learn_empty(const std::string& tube, std::int64_t redis_next_due);
+  void forget_empty(const std::string& tube);
   void schedule_retry(Client* client, std::int64_t redis_due);
   void deadline_check(Client* client);
 
