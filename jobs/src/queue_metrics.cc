@@ -1,62 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// QueueMetrics' names, and the bounded choice of tubes for per-tube series.
+// QueueMetrics' names.
 #include "wheel/jobs/queue_metrics.h"
 
-#include <algorithm>
-
-#include "wheel/jobs/job_queue.h"
+#include <iterator>
 
 namespace wheel::jobs {
 
 std::string_view change_counter_name(ChangeCounter kind) {
-  switch (kind) {
-    case ChangeCounter::kPut:
-      return "put";
-    case ChangeCounter::kReserve:
-      return "reserve";
-    case ChangeCounter::kRelease:
-      return "release";
-    case ChangeCounter::kBury:
-      return "bury";
-    case ChangeCounter::kKick:
-      return "kick";
-    case ChangeCounter::kDelete:
-      return "delete";
-    case ChangeCounter::kTouch:
-      return "touch";
-    case ChangeCounter::kDelayEnded:
-      return "delay_ended";
-    case ChangeCounter::kTimeout:
-      return "timeout";
-    case ChangeCounter::kHangUp:
-      return "hang_up";
-  }
-  return "unknown";
-}
-
-std::vector<const Tube*> JobQueue::tubes_by_jobs(std::size_t limit) const {
-  // More jobs first, then by name: a strict order, so the choice is the same on every scrape
-  // while the counts stay.
-  const auto before = [](const Tube* a, const Tube* b) {
-    if (a->job_count() != b->job_count()) return a->job_count() > b->job_count();
-    return a->name() < b->name();
-  };
-  std::vector<const Tube*> top;
-  if (limit == 0) return top;
-  top.reserve(std::min(limit, tubes_.size()) + 1);
-  // A heap of the best `limit` so far, whose top is the worst of them: O(tubes * log(limit)).
-  for (const auto& [name, tube] : tubes_) {
-    if (top.size() < limit) {
-      top.push_back(tube.get());
-      std::push_heap(top.begin(), top.end(), before);
-    } else if (before(tube.get(), top.front())) {
-      std::pop_heap(top.begin(), top.end(), before);
-      top.back() = tube.get();
-      std::push_heap(top.begin(), top.end(), before);
-    }
-  }
-  std::sort_heap(top.begin(), top.end(), before);
-  return top;
+  // In ChangeCounter's order; a value outside it (a cast from a bad number) reads "unknown".
+  constexpr std::string_view kNames[] = {"put",    "reserve", "release",     "bury",    "kick",
+                                         "delete", "touch",   "delay_ended", "timeout", "hang_up"};
+  static_assert(std::size(kNames) == kChangeCounters &&
+                static_cast<std::size_t>(ChangeCounter::kHangUp) + 1 == kChangeCounters);
+  const auto i = static_cast<std::size_t>(kind);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 }  // namespace wheel::jobs
