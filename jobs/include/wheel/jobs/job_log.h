@@ -101,6 +101,13 @@ class JobLog {
   std::error_code change(const StoredChange& change, Lsn* lsn);
   std::error_code remove(std::uint64_t id, Lsn* lsn);
 
+  // Reads the body of live job `id` back from its put record (one positional read; the record
+  // follows the job through compaction). Appended records are readable at once, synced or not.
+  // Errors: the file system's (EIO, ...), or std::errc::illegal_byte_sequence for a record
+  // that fails its CRC or does not hold job `id` (logged with file and offset). REQUIRES:
+  // `id` is live (put and not removed). Does not stop the log.
+  std::error_code read_body(std::uint64_t id, std::string* body);
+
   // Ends a batch of appends: writes them to the file (one write), then with kAlways starts (or
   // queues) one fdatasync for all of them.
   void commit();

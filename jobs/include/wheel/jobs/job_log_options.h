@@ -31,6 +31,10 @@ struct JobLogOptions {
   // A corrupt record in the middle of the log stops open() unless this is set: then the
   // damaged stretch is skipped (logged with file and offset) and the jobs after it are kept.
   bool skip_corrupt = false;
+  // False: open() leaves the bodies of the recovered jobs in the log (StoredJob::body empty,
+  // body_size set) and the owner reads them back with read_body() when it needs them: a
+  // restart then holds no body in memory.
+  bool load_bodies = true;
   // False: fdatasync runs inside commit() on the owner thread (no thread at all).
   bool sync_thread = true;
   // Called from the sync thread after each sync (e.g. uv_async_send to wake the loop). May be
