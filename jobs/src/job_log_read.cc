@@ -10,6 +10,7 @@
 #include "job_log_impl.h"
 #include "log_reader.h"
 #include "record_codec.h"
+#include "wheel/jobs/job_log.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {
