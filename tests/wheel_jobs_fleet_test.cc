@@ -23,6 +23,7 @@
 #include "support/child_process.h"
 #include "support/redis_server.h"
 #include "support/wait_until.h"
+#include "support/wheel_jobs_node.h"
 
 namespace {
 
@@ -31,13 +32,7 @@ using wheel_test::BeanstalkSession;
 using wheel_test::Clock;
 using wheel_test::RedisServer;
 using wheel_test::ServerProcess;
-
-std::unique_ptr<ServerProcess> start_node(const RedisServer& redis) {
-  auto node = std::make_unique<ServerProcess>(std::vector<std::string>{
-      WHEEL_JOBS_PATH, "--store", redis.url(), "--port", "0", "--log-level", "warn"});
-  EXPECT_GT(node->port(), 0) << "wheel-jobs --store did not start";
-  return node;
-}
+using wheel_test::start_node;
 
 std::uint64_t id_of(const std::string& reply) {  // "INSERTED 7", "RESERVED 7 5"
   const std::size_t sp = reply.find(' ');

@@ -94,6 +94,8 @@ local function maybe_drop(tube, now)
 end
 )LUA";
 
+}  // namespace
+
 std::string with_prologue(const char* body) {
   // The promotion bound is the C++ constant, spliced in as text (scripts take no globals).
   std::string text(kPrologue);
@@ -101,8 +103,6 @@ std::string with_prologue(const char* body) {
   text.replace(text.find("MAX_PROMOTE"), 11, bound);
   return text + body;
 }
-
-}  // namespace
 
 std::string put() {
   return with_prologue(R"LUA(

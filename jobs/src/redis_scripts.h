@@ -27,5 +27,10 @@ std::string stats_tube();  // tube known(0|1) -> {1, urgent, ready, reserved, de
 std::string stats();       // -> {urgent, ready, reserved, delayed, buried, timeouts, total, tubes}
 std::string pause_tube();  // tube delay_ms known(0|1) -> {1|0, now}
 std::string scan();        // limit n tube... -> {now, {tube, ready(0|1), next_due}...}
+// redis_scripts_fleet.cc: the scripts of a fleet's own operations.
+std::string give_back();  // n (id token)... -> {released, now}
+
+// The shared prologue (helpers, the promotion bound) followed by `body`.
+std::string with_prologue(const char* body);
 
 }  // namespace wheel::jobs::redis_scripts

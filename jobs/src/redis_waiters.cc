@@ -39,6 +39,7 @@ void RedisJobsHandler::reserve(Client* client, std::optional<Millis> timeout, st
       return;
     }
   }
+  client->worker = true;
   client->busy = true;
   start_wait(client, timeout);
   attempt(client);
@@ -130,6 +131,7 @@ void RedisJobsHandler::end_wait(Client* client) {
 }
 
 void RedisJobsHandler::attempt(Client* client, std::deque<Waiter> chain) {
+  if (stopping_) return;  // leaving: no new claims
   client->attempting = true;
   client->wake_again = false;
   ++counters_.attempts;
@@ -160,7 +162,8 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
   {
     learn_clock(r.now);
     Client* c = find(conn);
-    const bool still = c != nullptr && c->waiting && c->wait_seq == seq;
+    // A node that is leaving takes no new lease: leave() gave back the ones it had.
+    const bool still = !stopping_ && c != nullptr && c->waiting && c->wait_seq == seq;
     if (!still) {
       // The client went away (or its wait ended) while the script ran: give the job back.
       if (r.status == StoreStatus::kOk) {
@@ -171,6 +174,7 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
     c->attempting = false;
     if (r.status == StoreStatus::kOk) {
       end_wait(c);
+      metrics_.count(ChangeCounter::kReserve);
       c->leases[r.id] = {r.token, to_local(r.lease_end), 0};
       std::string out;
       bs::append_job(out, bs::JobReply::kReserved, r.id, r.body);
