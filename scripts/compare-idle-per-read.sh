@@ -63,22 +63,24 @@ python3 - "$jsonl" "${impls[@]}" <<'PY'
 import json, statistics, sys
 path, impls = sys.argv[1], sys.argv[2:]
 rows = [json.loads(l) for l in open(path)]
-def med(impl, metric):
-    v = [r["value"] for r in rows if r["impl"] == impl and r["metric"] == metric and r["value"] is not None]
+def med(impl, metric, key):
+    v = [r[key] for r in rows if r["impl"] == impl and r["metric"] == metric and r.get(key) is not None]
     return statistics.median(v) if v else None
-cols = [("ns_per_read", "ns per read (CPU, paced)", 1),
-        ("tight_ns_per_read", "ns per read (CPU, back to back)", 1),
-        ("bytes_per_conn", "bytes per connection (RSS)", 1),
-        ("bytes_per_conn_after_reads", "bytes per connection after the reads", 1),
-        ("idle_cpu_ms_per_s", "CPU while idle (ms/s)", 3)]
+# Every CPU column is the loop thread's (process_* in the raw lines is the whole process's).
+cols = [("ns_per_read", "value", "ns per read (CPU, paced)", 1),
+        ("tight_ns_per_read", "value", "ns per read (CPU, back to back)", 1),
+        ("bytes_per_conn", "value", "bytes per connection (RSS)", 1),
+        ("bytes_per_conn_after_reads", "value", "bytes per connection after the reads", 1),
+        ("idle_cpu_ms_per_s", "value", "loop thread CPU while idle (ms/s)", 3),
+        ("idle_cpu_ms_per_s", "wakeups_per_s", "loop wake-ups while idle (per s)", 2)]
 n = rows[0]["n"] if rows else 0
 print(f"n = {n} connections, median of {max(r['round'] for r in rows)} rounds; (x) = ratio to wheel")
-print("| impl | " + " | ".join(c[1] for c in cols) + " |")
+print("| impl | " + " | ".join(c[2] for c in cols) + " |")
 print("|---|" + "---:|" * len(cols))
 for impl in impls:
     cells = []
-    for metric, _, digits in cols:
-        v, w = med(impl, metric), med("wheel", metric)
+    for metric, key, _, digits in cols:
+        v, w = med(impl, metric, key), med("wheel", metric, key)
         if v is None:
             cells.append("-")
         elif impl == "wheel" or not w:
@@ -89,6 +91,11 @@ for impl in impls:
 late = [r for r in rows if r["metric"] == "idle_cpu_ms_per_s" and r.get("idle_events")]
 for r in late:
     print(f"warning: {r['impl']} round {r['round']}: {r['idle_events']} deadlines passed in the idle phase (setup too slow for --idle-ms)")
+for r in rows:
+    if r["metric"] == "idle_cpu_ms_per_s" and not r.get("clean", True):
+        print(f"warning: {r['impl']} round {r['round']}: the idle window reached the end of the phase (machine too busy)")
+    if r["metric"] == "idle_cpu_ms_per_s" and r.get("secs_asked") and r["secs"] < 0.9 * r["secs_asked"]:
+        print(f"note: {r['impl']} round {r['round']}: idle window {r['secs']} s of {r['secs_asked']} asked (slow setup)")
 slow = [r for r in rows if r["metric"] == "ns_per_read" and r["rate_done"] < 0.95 * r["rate_asked"]]
 for r in slow:
     print(f"note: {r['impl']} round {r['round']}: {r['rate_done']:.0f} reads/s of {r['rate_asked']} asked (could not keep up)")

@@ -19,6 +19,11 @@ if git grep -nI -E '^(<<<<<<<|>>>>>>>) ' -- . ':!*.jsonl' >&2; then
   echo "lint: merge-conflict markers above" >&2
   exit 1
 fi
+# Every message goes through wheel::logger() (wheel/logger.h), never spdlog's default logger.
+if git grep -nE 'spdlog::(trace|debug|info|warn|error|critical)\(' -- '*.h' '*.cc' >&2; then
+  echo "lint: spdlog's default logger used above; log through wheel::logger()" >&2
+  exit 1
+fi
 # No two files of the timer, net and server libraries, wheel-server and the examples include each
 # other (load/ still has such pairs: issue 18 part 4).
 python3 scripts/check-include-cycles.py timer net server apps/wheel-server examples

@@ -49,6 +49,7 @@ class LibuvPerRead final : public PerReadImpl {
     runner_.run_once_then_drain(fn);
   }
   std::uint64_t idle_events() const override { return idle_events_; }
+  std::int64_t loop_iterations() const override { return runner_.iterations(); }
   std::string read_note() const override { return "uv_timer_again (heap remove + insert)"; }
 
  private:

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
       ->check(integer_range(1, 20'000'000));
   app.add_option("--idle-ms", p.idle_ms, "reader idle time per connection, ms (default 10000)")
       ->check(integer_range(10, 3'600'000));
-  app.add_option("--idle-secs", p.idle_secs, "seconds of the idle-CPU phase (default 3)")
+  app.add_option("--idle-secs", p.idle_secs, "seconds of the idle-CPU window (default 5)")
       ->check(number_range(0.1, 600));
   app.add_option("--read-secs", p.read_secs, "seconds of the paced-read phase (default 10)")
       ->check(number_range(0.1, 600));
@@ -51,9 +51,12 @@ int main(int argc, char** argv) {
     return *exit_status;
   }
   // The idle phase must end before the first deadline, or it measures closes, not idleness.
-  if (p.idle_secs * 1000 >= double(p.idle_ms)) {
-    std::cerr << "wheel-idle-bench: --idle-secs (" << p.idle_secs
-              << " s) must be shorter than --idle-ms (" << p.idle_ms << " ms)\n";
+  const double idle_phase =
+      p.idle_secs + wheel::bench::kIdleSettleSecs + wheel::bench::kIdleTailSecs;
+  if (idle_phase * 1000 >= double(p.idle_ms)) {
+    std::cerr << "wheel-idle-bench: --idle-secs (" << p.idle_secs << " s) plus "
+              << wheel::bench::kIdleSettleSecs + wheel::bench::kIdleTailSecs
+              << " s must be shorter than --idle-ms (" << p.idle_ms << " ms)\n";
     return 2;
   }
   try {

@@ -48,6 +48,7 @@ class WheelPerRead final : public PerReadImpl, private net::IdleDetector::Owner 
     runner_.run_once_then_drain(fn);
   }
   std::uint64_t idle_events() const override { return idle_events_; }
+  std::int64_t loop_iterations() const override { return runner_.iterations(); }
   std::string read_note() const override {
     return "IdleWatch::record_read(uv_now): a store; the timeout re-checks when it fires";
   }

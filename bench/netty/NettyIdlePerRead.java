@@ -9,7 +9,9 @@
 // READER_IDLE and re-schedules for the full time, as in a server that does not close.
 //
 // CPU columns are the event loop thread's (the thread that reads and runs the checks); the JVM's
-// whole process CPU (GC and JIT included) is beside them as process_*. Memory is RSS delta / N;
+// whole process CPU (GC and JIT included) is beside them as process_*. The idle phase reads the
+// loop thread's CPU and wake-ups (voluntary context switches, /proc/self/task/TID/status) from
+// the main thread over a window as wheel-idle-bench does (same settle, tail and clipping). Memory is RSS delta / N;
 // the live heap per connection (after full collections) comes last, as heap_bytes_per_conn.
 //
 // Usage: bench/netty/run.sh NettyIdlePerRead [--n N] [--idle-ms MS] [--idle-secs S]
@@ -26,10 +28,13 @@ import java.util.concurrent.TimeUnit;
 
 public final class NettyIdlePerRead {
     private static final Object MSG = new Object();
+    // wheel-idle-bench's kIdleSettleSecs and kIdleTailSecs (bench/idle-per-read/per_read_driver.h).
+    private static final double IDLE_SETTLE_SECS = 0.2;
+    private static final double IDLE_TAIL_SECS = 0.5;
 
     private long n = 1_000_000;
     private long idleMs = 10_000;
-    private double idleSecs = 3;
+    private double idleSecs = 5;
     private double readSecs = 10;
     private long rate = 200_000;
     private long tightReads = 1_000_000;
@@ -75,6 +80,19 @@ public final class NettyIdlePerRead {
         return -1;
     }
 
+    /** {voluntary, nonvoluntary} context switches of thread `tid` of this process so far. */
+    static long[] switches(String tid) throws Exception {
+        long[] v = {0, 0};
+        for (String line : Files.readAllLines(Path.of("/proc/self/task/" + tid + "/status"))) {
+            if (line.startsWith("voluntary_ctxt_switches:")) {
+                v[0] = Long.parseLong(line.replaceAll("[^0-9]", ""));
+            } else if (line.startsWith("nonvoluntary_ctxt_switches:")) {
+                v[1] = Long.parseLong(line.replaceAll("[^0-9]", ""));
+            }
+        }
+        return v;
+    }
+
     static long processCpuNs() {
         return ((com.sun.management.OperatingSystemMXBean)
                 ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
@@ -83,6 +101,9 @@ public final class NettyIdlePerRead {
     private void run() throws Exception {
         DefaultEventLoop loop = new DefaultEventLoop();
         Thread loopThread = loop.submit(Thread::currentThread).get();
+        // The kernel's id of the loop thread: /proc/thread-self is "PID/task/TID" for the caller.
+        String loopTid = loop.submit(() -> Files.readSymbolicLink(Path.of("/proc/thread-self"))
+                .getFileName().toString()).get();
         Probe.settleHeap();
         long rss0 = rssBytes();
         long heap0 = Probe.usedHeap();
@@ -106,21 +127,38 @@ public final class NettyIdlePerRead {
                 "rss_before_mb", (rss0 / 1048576.0), "rss_after_mb", (rss1 / 1048576.0),
                 "note", "RSS delta / N after opening N connections"));
 
-        // Idle: no reads, no deadline due.
+        // Idle: no reads, no deadline due (the window ends before the first one).
+        double room = (s0 + idleMs * 1_000_000 - System.nanoTime()) / 1e9 - IDLE_SETTLE_SECS
+                - IDLE_TAIL_SECS;
+        double window = Math.min(idleSecs, room);
+        if (window < 0.1) {
+            fail("setup left no idle window before the first deadline (" + room
+                    + " s): raise --idle-ms");
+        }
+        Thread.sleep(Math.round(IDLE_SETTLE_SECS * 1000));
+        long[] sw0 = switches(loopTid);
         long c0 = Probe.cpuNs(loopThread), p0 = processCpuNs(), w0 = System.nanoTime();
-        Thread.sleep(Math.round(idleSecs * 1000));
+        Thread.sleep(Math.round(window * 1000));
+        long[] sw1 = switches(loopTid);
         long c1 = Probe.cpuNs(loopThread), p1 = processCpuNs(), w1 = System.nanoTime();
         double idleWall = (w1 - w0) / 1e9;
         Probe.emit("idle_cpu_ms_per_s", n, (c1 - c0) / 1e6 / idleWall, "ms/s", 0, Probe.extra(
-                "threads", ManagementFactory.getThreadMXBean().getThreadCount(), "secs", idleWall,
+                "wakeups", sw1[0] - sw0[0], "wakeups_per_s", (sw1[0] - sw0[0]) / idleWall,
+                "loop_iterations", -1, "preempted", sw1[1] - sw0[1],
                 "process_cpu_ms_per_s", (p1 - p0) / 1e6 / idleWall,
+                "threads", ManagementFactory.getThreadMXBean().getThreadCount(),
+                "secs", idleWall, "secs_asked", idleSecs, "clean", true,
                 "idle_events", loop.submit(() -> events.idle).get(),
-                "note", "event loop thread CPU per second, N connections, no reads"));
+                "note", "loop thread CPU per second and its wake-ups (voluntary context "
+                        + "switches), read from another thread over the window; N connections, "
+                        + "no reads"));
+        Thread.sleep(Math.round(IDLE_TAIL_SECS / 2 * 1000));  // as long as wheel-idle-bench's
 
         // Paced reads: catch up to rate x elapsed every millisecond on the loop.
         Picker picker = new Picker(seed, n);
         long[] done = {0};
         long events0 = loop.submit(() -> events.idle).get();
+        long[] sw2 = switches(loopTid);
         long c2 = Probe.cpuNs(loopThread), p2 = processCpuNs(), start = System.nanoTime();
         ScheduledFuture<?> pacer = loop.scheduleAtFixedRate(() -> {
             long target = (long) ((System.nanoTime() - start) * (double) rate / 1e9);
@@ -138,6 +176,7 @@ public final class NettyIdlePerRead {
         pacer.cancel(false);
         long reads = loop.submit(() -> done[0]).get();  // after the last batch
         long c3 = Probe.cpuNs(loopThread), p3 = processCpuNs(), end = System.nanoTime();
+        long[] sw3 = switches(loopTid);
         double secs = (end - start) / 1e9;
         long fired = loop.submit(() -> events.idle).get() - events0;
         Probe.emit("ns_per_read", n, reads > 0 ? (double) (c3 - c2) / reads : 0, "ns", 0,
@@ -145,7 +184,7 @@ public final class NettyIdlePerRead {
                         "rate_done", reads / secs, "secs", secs,
                         "cpu_ms_per_s", (c3 - c2) / 1e6 / secs,
                         "process_ns_per_read", reads > 0 ? (double) (p3 - p2) / reads : 0.0,
-                        "idle_events", fired,
+                        "idle_events", fired, "wakeups_per_s", (sw3[0] - sw2[0]) / secs,
                         "read", "IdleStateHandler channelRead + channelReadComplete "
                                 + "(lastReadTime = System.nanoTime())",
                         "note", "event loop thread CPU / reads; batches every 1 ms; "
@@ -188,9 +227,9 @@ public final class NettyIdlePerRead {
         } catch (BenchArgs.BadOption e) {
             fail(e.getMessage());
         }
-        if (b.idleSecs * 1000 >= b.idleMs) {
-            fail("--idle-secs (" + b.idleSecs + " s) must be shorter than --idle-ms ("
-                    + b.idleMs + " ms)");
+        if ((b.idleSecs + IDLE_SETTLE_SECS + IDLE_TAIL_SECS) * 1000 >= b.idleMs) {
+            fail("--idle-secs (" + b.idleSecs + " s) plus " + (IDLE_SETTLE_SECS + IDLE_TAIL_SECS)
+                    + " s must be shorter than --idle-ms (" + b.idleMs + " ms)");
         }
         b.run();
     }

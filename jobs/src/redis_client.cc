@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "wheel/logger.h"
+
 namespace wheel::jobs {
 
 RedisValue RedisValue::error(std::string message) {
@@ -191,7 +193,7 @@ void RedisClient::connect() {
   if (options_.endpoint.db != 0) {
     command({"SELECT", std::to_string(options_.endpoint.db)}, [this](const RedisValue& v) {
       if (v.is_error())
-        spdlog::error("{}: SELECT {} failed: {}", options_.name, options_.endpoint.db, v.str);
+        logger()->error("{}: SELECT {} failed: {}", options_.name, options_.endpoint.db, v.str);
     });
   }
   load_scripts();
@@ -233,8 +235,8 @@ void RedisClient::on_connected(const redisAsyncContext* ac, int status) {
   } else {
     self->arm_timeout();
   }
-  spdlog::info("{}: connected to {}", self->options_.name,
-               format_redis_url(self->options_.endpoint));
+  logger()->info("{}: connected to {}", self->options_.name,
+                 format_redis_url(self->options_.endpoint));
 }
 
 void RedisClient::on_disconnected(const redisAsyncContext* ac, int) {
@@ -256,8 +258,8 @@ void RedisClient::drop(const std::string& why) {
   }
   state_ = State::kBackoff;
   if (was_up || backoff_ == options_.min_backoff) {
-    spdlog::warn("{}: {} ({}); retrying in {} ms", options_.name, why,
-                 format_redis_url(options_.endpoint), backoff_.count());
+    logger()->warn("{}: {} ({}); retrying in {} ms", options_.name, why,
+                   format_redis_url(options_.endpoint), backoff_.count());
   }
   uv_timer_start(
       retry_timer_,

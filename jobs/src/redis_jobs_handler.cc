@@ -11,6 +11,7 @@
 #include "overloaded.h"
 #include "redis_handler_client.h"
 #include "wheel/jobs/beanstalk_reply.h"
+#include "wheel/logger.h"
 
 namespace wheel::jobs {
 
@@ -120,7 +121,7 @@ void RedisJobsHandler::attach(net::TcpServer& server) {
   uv_signal_start(
       drain_,
       [](uv_signal_t* s, int) {
-        spdlog::info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
+        logger()->info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
         static_cast<RedisJobsHandler*>(s->data)->draining_ = true;
       },
       SIGUSR1);
@@ -148,8 +149,8 @@ void RedisJobsHandler::on_data(net::Connection& c, std::string_view bytes) {
   if (client == nullptr || client->quit) return;
   if (client->busy &&
       client->input.size() + bytes.size() > options_.max_held_input + options_.max_job_size) {
-    spdlog::warn("wheel-jobs: {} sent over {} bytes while a request was with Redis; closing",
-                 c.peer(), options_.max_held_input + options_.max_job_size);
+    logger()->warn("wheel-jobs: {} sent over {} bytes while a request was with Redis; closing",
+                   c.peer(), options_.max_held_input + options_.max_job_size);
     c.close();
     return;
   }
@@ -546,12 +547,12 @@ void RedisJobsHandler::leave() {
       counters_.given_back += static_cast<std::uint64_t>(r.value);
       metrics_.changes[static_cast<std::size_t>(ChangeCounter::kHangUp)] +=
           static_cast<std::uint64_t>(r.value);
-      spdlog::info(
+      logger()->info(
           "wheel-jobs: leaving: {} of the {} jobs held by this node's clients are ready "
           "again (the rest had run out or passed on)",
           r.value, held);
     } else {
-      spdlog::warn(
+      logger()->warn(
           "wheel-jobs: leaving: could not give back the {} jobs held by this node's "
           "clients ({}); they are ready again when their TTR runs out",
           held, r.error);
