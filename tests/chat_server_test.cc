@@ -232,16 +232,8 @@ TEST(ChatServer, BadOptionsExitTwo) {
                                                {"--max-delayed-bytes", "0"},
                                                {"--max-connection-delayed", "99999999999999999999"},
                                                {"--port"}}) {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, STDERR_FILENO);
-      std::vector<std::string> mine = args;
-      exec_server(mine);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << args[0];
+    const auto [code, text] = run_server_to_exit(args);
+    EXPECT_EQ(code, 2) << args[0] << ": " << text;
   }
 }
 

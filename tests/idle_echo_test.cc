@@ -36,15 +36,8 @@ TEST(IdleEchoExample, EchoesClosesTheSilentClientAndEndsWhenTheLastClientHasGone
 TEST(IdleEchoExample, BadArgumentsExitTwo) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"70000", "300", "1"}, {"0", "0", "1"}, {"0", "300"}}) {
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      std::vector<std::string> a = args;
-      exec_server(a);
-    }
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << args[0];
+    const auto [code, text] = run_server_to_exit(args);
+    EXPECT_EQ(code, 2) << args[0] << ": " << text;
   }
 }
 

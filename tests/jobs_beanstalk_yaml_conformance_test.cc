@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "support/free_port.h"
+#include "support/spawn.h"
 #include "wheel/jobs/beanstalk_reply.h"
 #include "wheel/jobs/beanstalk_stats.h"
 
@@ -48,13 +49,8 @@ class Beanstalkd {
       stop();
       const int port = free_port();
       if (port <= 0) continue;
-      pid_ = ::fork();
-      if (pid_ == 0) {
-        const std::string p = std::to_string(port);
-        ::execl(WHEEL_BEANSTALKD_PATH, "beanstalkd", "-l", "127.0.0.1", "-p", p.c_str(),
-                static_cast<char*>(nullptr));
-        ::_exit(127);
-      }
+      pid_ = wheel_test::spawn_tied(
+          {WHEEL_BEANSTALKD_PATH, "-l", "127.0.0.1", "-p", std::to_string(port)});
       for (int i = 0; i < 100 && fd_ < 0; ++i) {  // up to 10 s
         std::this_thread::sleep_for(100ms);
         fd_ = connect_to(port);

@@ -264,8 +264,9 @@ TEST_F(RedisStoreTest, ReserveJobTakesAnyUnreservedJob) {
   EXPECT_EQ(wait(r).status, StoreStatus::kNotFound);  // already reserved
 }
 
-TEST_F(RedisStoreTest, ScanPromotesDueJobsAndReportsWaitingTubes) {
+TEST_F(RedisStoreTest, ScanPromotesDueJobsAndReportsWaitingTubesAndTheFirstTimer) {
   const auto p = put("s", 0, milliseconds(200), milliseconds(5000), "x");
+  const auto later = put("other", 0, milliseconds(60'000), milliseconds(5000), "y");
   std::this_thread::sleep_for(milliseconds(300));
   std::optional<ScanResult> r;
   store_->scan(100, {"s", "empty"}, [&](ScanResult&& v) { r = std::move(v); });
@@ -275,6 +276,9 @@ TEST_F(RedisStoreTest, ScanPromotesDueJobsAndReportsWaitingTubes) {
   EXPECT_TRUE(s.tubes[0].ready);
   EXPECT_FALSE(s.tubes[1].ready);
   EXPECT_EQ(s.tubes[1].next_due, -1);
+  // The fleet's first timer after the promotion: the other tube's job, a minute after its put.
+  EXPECT_GE(s.first_timer, later.now + 60'000);
+  EXPECT_LT(s.first_timer, s.now + 61'000);
   // Promoted by the scan itself: the job is ready in Redis, not only in a reply.
   EXPECT_EQ(redis_command(redis_.port(), {"HGET", "t:j:" + RedisStore::member(p.id), "st"}), "r");
 }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,9 +38,12 @@ TEST(ProcessTree, OneNewDevNullPerWorkerIsExcused) {
 TEST(ProcessTree, SeesChildrenTheirMemoryAndTheirDescriptors) {
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
+  const pid_t parent = getpid();
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    // pause() below must not outlive a killed test.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
     open("/dev/null", O_RDONLY);  // a descriptor the parent must see
     [[maybe_unused]] const ssize_t n = write(ready[1], "x", 1);
     pause();

@@ -54,6 +54,36 @@ TEST(ManualClockExample, BadStepsThrow) {
   EXPECT_EQ(clock.now(), 2s);
 }
 
+// A task that moves the clock would run the timer inside its own step: advance() refuses with
+// std::logic_error, the clock keeps its reading, and the next advance() from outside works.
+TEST(ManualClockExample, AdvanceFromATaskThrowsAndLeavesTheClockUsable) {
+  ManualClock clock;
+  TimerOptions options;
+  options.tick_duration = 1ms;
+  HashedWheelTimer timer(options, clock);
+  timer.start();
+  int refused = 0;
+  std::chrono::nanoseconds seen{-1};
+  auto reenter = [&] {
+    const auto before = clock.now();
+    try {
+      clock.advance(1s);
+    } catch (const std::logic_error&) {
+      ++refused;
+    }
+    seen = clock.now() - before;
+  };
+  timer.new_timeout(reenter, 1ms);
+  clock.advance(5ms);
+  EXPECT_EQ(refused, 1);
+  EXPECT_EQ(seen, 0ns) << "the refused call moved the clock";
+  EXPECT_EQ(clock.now(), 5ms);
+  timer.new_timeout(reenter, 1ms);  // the busy flag was cleared: the same again
+  clock.advance(5ms);
+  EXPECT_EQ(refused, 2);
+  EXPECT_EQ(clock.now(), 10ms);
+}
+
 class ManualClockTable : public ::testing::TestWithParam<TimerLayout> {
  protected:
   static TimerOptions small_wheel(std::size_t buckets) {

@@ -33,39 +33,6 @@ void stop_cleanly(ServerProcess& server) {
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << "wait status " << *status;
 }
 
-// Runs wheel-server with `args` until it exits (at most 15 s, then killed); returns
-// {exit code or -1, stdout and stderr}.
-std::pair<int, std::string> run_until_exit(std::vector<std::string> args) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return {-1, "pipe"};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], STDERR_FILENO);
-    ::dup2(out[1], STDOUT_FILENO);
-    exec_server(args);
-  }
-  ::close(out[1]);
-  std::string text;
-  const auto start = Clock::now();
-  for (;;) {
-    pollfd p{out[0], POLLIN, 0};
-    if (ms_since(start) > 15'000) {
-      ::kill(pid, SIGKILL);
-      text += "<killed after 15 s>";
-      break;
-    }
-    if (::poll(&p, 1, 100) <= 0) continue;
-    char buf[1024];
-    const ssize_t n = ::read(out[0], buf, sizeof(buf));
-    if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(out[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
-}
-
 // ---- options ------------------------------------------------------------------------------
 
 TEST(NetServerHardening, OutOfRangeOptionsExitTwoNamingTheOptionAndThePlainRange) {
@@ -98,7 +65,7 @@ TEST(NetServerHardening, OutOfRangeOptionsExitTwoNamingTheOptionAndThePlainRange
            {"--max-delayed-bytes", "0", "from 1 to 1099511627776"},
            {"--max-connection-delayed-bytes", "0", "from 1 to 1099511627776"},
        }) {
-    const auto [code, text] = run_until_exit({"--port", "0", c.option, c.value});
+    const auto [code, text] = run_server_to_exit({"--port", "0", c.option, c.value});
     EXPECT_EQ(code, 2) << c.option << " " << c.value << ": " << text;
     EXPECT_NE(text.find(c.option + ": "), std::string::npos) << text;
     EXPECT_NE(text.find(c.range), std::string::npos) << c.option << " " << c.value << ": " << text;
@@ -107,7 +74,7 @@ TEST(NetServerHardening, OutOfRangeOptionsExitTwoNamingTheOptionAndThePlainRange
 }
 
 TEST(NetServerHardening, HelpStatesTheBounds) {
-  const auto [code, text] = run_until_exit({"--help"});
+  const auto [code, text] = run_server_to_exit({"--help"});
   EXPECT_EQ(code, 0);
   for (const char* bound :
        {"--max-line N", "1 to 1048576 (default 4096)", "24 bytes each", "1ms to 1h",
@@ -156,7 +123,7 @@ TEST(NetServerHardening, ASecondServerOnABusyPortExitsOneWithEaddrinuse) {
     const std::string port = std::to_string(first.port());
     for (const char* workers : {"2", "1"}) {
       const auto [code, text] =
-          run_until_exit({"--port", port, "--workers", workers, "--stats-interval", "0"});
+          run_server_to_exit({"--port", port, "--workers", workers, "--stats-interval", "0"});
       EXPECT_EQ(code, 1) << "first " << first_workers << " workers, second " << workers << ": "
                          << text;
       EXPECT_NE(text.find("EADDRINUSE"), std::string::npos) << text;
@@ -186,7 +153,7 @@ TEST(NetServerHardening, ABusyMetricsPortIsOnePlainErrorNamingThatAddress) {
   // The single-process server and the --workers supervisor say it the same way.
   for (const char* workers : {"1", "2"}) {
     const auto [code, text] =
-        run_until_exit(hardening_args({"--metrics-port", port, "--workers", workers}));
+        run_server_to_exit(hardening_args({"--metrics-port", port, "--workers", workers}));
     EXPECT_EQ(code, 1) << text;
     const auto count = [&text](const std::string& what) {
       std::size_t n = 0;

@@ -82,27 +82,6 @@ TEST(NetServerProgram, ListeningLineNamesHostAndPort) {
   expect_clean_exit(server);
 }
 
-// Runs wheel-server with `args`; returns {exit status, stderr}.
-std::pair<int, std::string> run_to_exit(std::vector<std::string> args) {
-  int err[2];
-  EXPECT_EQ(::pipe(err), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(err[1], STDERR_FILENO);
-    ::dup2(err[1], STDOUT_FILENO);
-    exec_server(args);
-  }
-  ::close(err[1]);
-  std::string text;
-  char buf[1024];
-  ssize_t n;
-  while ((n = ::read(err[0], buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
-  ::close(err[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
-}
-
 TEST(NetServerProgram, ListensOnIpv6AndHostNames) {
   {
     ServerProcess server(server_args({"--host", "::1"}));
@@ -124,7 +103,7 @@ TEST(NetServerProgram, ListensOnIpv6AndHostNames) {
 TEST(NetServerProgram, AHostThatDoesNotResolveExitsTwo) {
   for (const char* workers : {"1", "2"}) {
     const auto [code, text] =
-        run_to_exit({"--host", "no-such-host.invalid", "--workers", workers, "--port", "0"});
+        run_server_to_exit({"--host", "no-such-host.invalid", "--workers", workers, "--port", "0"});
     EXPECT_EQ(code, 2) << text;
     EXPECT_NE(text.find("--host"), std::string::npos) << text;
     EXPECT_NE(text.find("no-such-host.invalid"), std::string::npos) << text;
@@ -132,10 +111,10 @@ TEST(NetServerProgram, AHostThatDoesNotResolveExitsTwo) {
 }
 
 TEST(NetServerProgram, WheelOptionsFollowTheTimersRule) {
-  const auto [code, text] = run_to_exit({"--tick", "2562047h", "--wheel-size", "1024"});
+  const auto [code, text] = run_server_to_exit({"--tick", "2562047h", "--wheel-size", "1024"});
   EXPECT_EQ(code, 2) << text;
   EXPECT_NE(text.find("--tick"), std::string::npos) << text;
-  const auto [code2, text2] = run_to_exit({"--reader-idle", "2000h"});
+  const auto [code2, text2] = run_server_to_exit({"--reader-idle", "2000h"});
   EXPECT_EQ(code2, 2) << text2;
   EXPECT_NE(text2.find("4294967295"), std::string::npos) << text2;
 }
@@ -151,16 +130,16 @@ TEST(NetServerProgram, BadOptionValuesExitTwoNamingTheOption) {
                                                         {"--workers", "0"},
                                                         {"--log-level", "loud"},
                                                         {"--max-line", "0"}}) {
-    const auto [code, text] = run_to_exit({option, value});
+    const auto [code, text] = run_server_to_exit({option, value});
     EXPECT_EQ(code, 2) << option << " " << value << ": " << text;
     EXPECT_NE(text.find(option), std::string::npos) << text;
   }
-  const auto [code, text] = run_to_exit({"--reader-idle", "30"});
+  const auto [code, text] = run_server_to_exit({"--reader-idle", "30"});
   EXPECT_NE(text.find("30s"), std::string::npos) << "names the expected form: " << text;
 }
 
 TEST(NetServerProgram, HelpDescribesTheProtocol) {
-  const auto [code, text] = run_to_exit({"--help"});
+  const auto [code, text] = run_server_to_exit({"--help"});
   EXPECT_EQ(code, 0);
   for (const char* part : {"PING               PONG", "DELAY MS TEXT", "DELAYED TEXT",
                            "STATS {json}", "QUIT               BYE", "ERR unknown command",
@@ -172,7 +151,7 @@ TEST(NetServerProgram, HelpDescribesTheProtocol) {
 // Idle kinds that can never fire (Netty's semantics: the server's own PINGs are output).
 TEST(NetServerProgram, AllIdleThatCanNeverFireIsRefusedOrWarned) {
   const auto [code, text] =
-      run_to_exit({"--reader-idle", "0", "--writer-idle", "1s", "--all-idle", "2s"});
+      run_server_to_exit({"--reader-idle", "0", "--writer-idle", "1s", "--all-idle", "2s"});
   EXPECT_EQ(code, 2) << text;
   EXPECT_NE(text.find("--all-idle 2s never fires with --writer-idle 1s"), std::string::npos)
       << text;

@@ -29,6 +29,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/spawn.h"
+
 namespace wheel::net::testing {
 
 using Clock = std::chrono::steady_clock;
@@ -38,15 +40,41 @@ inline long long ms_since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
 
-// In a forked child: runs the server binary (WHEEL_SERVER_PATH) with `args`; never returns.
-[[noreturn]] inline void exec_server(std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  std::string binary = WHEEL_SERVER_PATH;
-  argv.push_back(binary.data());
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  ::execv(binary.c_str(), argv.data());
-  ::_exit(127);
+// The server binary (WHEEL_SERVER_PATH) followed by `args`: a command line for spawn_tied.
+inline std::vector<std::string> server_command(const std::vector<std::string>& args) {
+  std::vector<std::string> command{WHEEL_SERVER_PATH};
+  command.insert(command.end(), args.begin(), args.end());
+  return command;
+}
+
+// Runs the server binary with `args` until it exits (at most `limit`, then killed); returns
+// {its exit code, or -1 when a signal ended it; its stdout and stderr together}.
+inline std::pair<int, std::string> run_server_to_exit(const std::vector<std::string>& args,
+                                                      std::chrono::milliseconds limit = 15s) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return {-1, "pipe"};
+  const pid_t pid =
+      wheel_test::spawn_tied(server_command(args), {.stdout_fd = out[1], .stderr_fd = out[1]});
+  ::close(out[1]);
+  std::string text;
+  const auto start = Clock::now();
+  while (pid > 0) {
+    if (Clock::now() - start > limit) {
+      ::kill(pid, SIGKILL);
+      text += "<killed after " + std::to_string(limit.count()) + " ms>";
+      break;
+    }
+    pollfd p{out[0], POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[1024];
+    const ssize_t n = ::read(out[0], buf, sizeof(buf));
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  if (pid <= 0 || ::waitpid(pid, &status, 0) != pid) return {-1, text + "<not started>"};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
 }
 
 // A wheel-server child process started with `args` (after the binary). Waits for its
@@ -55,24 +83,19 @@ class ServerProcess {
  public:
   // `open_files_limit` > 0 lowers RLIMIT_NOFILE in the child; a non-empty `stderr_file`
   // receives its log instead of the test's stderr.
-  explicit ServerProcess(std::vector<std::string> args, rlim_t open_files_limit = 0,
+  explicit ServerProcess(const std::vector<std::string>& args, rlim_t open_files_limit = 0,
                          const std::string& stderr_file = "") {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
-    pid_ = ::fork();
-    if (pid_ < 0) throw std::runtime_error("fork");
-    if (pid_ == 0) {
-      ::dup2(out[1], STDOUT_FILENO);
-      if (!stderr_file.empty()) {
-        const int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (err >= 0) ::dup2(err, STDERR_FILENO);
-      }
-      if (open_files_limit > 0) {
-        rlimit limit{open_files_limit, open_files_limit};
-        ::setrlimit(RLIMIT_NOFILE, &limit);
-      }
-      exec_server(args);
+    int err = -1;
+    if (!stderr_file.empty()) {
+      err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     }
+    pid_ = wheel_test::spawn_tied(
+        server_command(args),
+        {.stdout_fd = out[1], .stderr_fd = err, .open_files_limit = open_files_limit});
+    if (err >= 0) ::close(err);
+    if (pid_ < 0) throw std::runtime_error("spawn");
     ::close(out[1]);
     out_fd_ = out[0];
     const std::string line = read_stdout_line(30s);  // sanitizer builds start slowly

@@ -193,58 +193,12 @@ TEST(WheelJobsFleetTest, RedisDownAnswersInternalErrorAtOnceAndTheNodeComesBack)
   EXPECT_EQ(a->stop(), 0);
 }
 
-TEST(WheelJobsFleetTest, AnIdleFleetIssuesAboutOneCommandPerNodePerScan) {
-  RedisServer redis;
-  auto a = start_node(redis);
-  auto b = start_node(redis);
-  {
-    BeanstalkSession p(a->port());
-    for (int i = 0; i < 1000; ++i)
-      ASSERT_EQ(p.put(0, "3600", "60", "far").substr(0, 9), "INSERTED ");
-  }
-  std::vector<std::unique_ptr<BeanstalkSession>> waiters;
-  for (int i = 0; i < 4; ++i) {
-    waiters.push_back(std::make_unique<BeanstalkSession>(i % 2 ? a->port() : b->port()));
-    waiters.back()->send_all("reserve\r\n");
-  }
-  std::this_thread::sleep_for(500ms);
-  auto scripts = [&] {
-    const std::string stats = wheel_test::redis_command(redis.port(), {"INFO", "commandstats"});
-    long long calls = 0;
-    for (const char* name : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="}) {
-      const std::size_t at = stats.find(name);
-      if (at != std::string::npos) calls += std::atoll(stats.c_str() + at + std::strlen(name));
-    }
-    return calls;
-  };
-  auto total = [&] {
-    return wheel_test::redis_info_field(redis.port(), "stats", "total_commands_processed");
-  };
-  const long long scripts_before = scripts(), total_before = total();
-  std::this_thread::sleep_for(5s);
-  const long long scripts_after = scripts(), total_after = total();
-  // The measurement's own INFO commands are not the fleet's.
-  const double scripts_per_second = static_cast<double>(scripts_after - scripts_before) / 5.0;
-  const double total_per_second = static_cast<double>(total_after - total_before - 3) / 5.0;
-  std::printf(
-      "idle fleet: 2 nodes, 1000 delayed jobs, 4 waiting reserves: %.1f scripts/s, %.1f Redis "
-      "commands/s counting those the scripts run\n",
-      scripts_per_second, total_per_second);
-  EXPECT_LE(scripts_per_second, 3.0);  // one scan a second per node, plus slack
-  EXPECT_LE(total_per_second, 30.0);
-}
-
 // Waiters that learned the same next due time run one claim then, not one each: 20 waiting
 // reserves and 5 jobs due one after another cost a few scripts per job, not ~20.
 TEST(WheelJobsFleetTest, WaitersOnOneDueTimeRunOneClaimNotOneEach) {
   RedisServer redis;
   auto a = start_node(redis);
-  auto scripts = [&] {
-    const std::string stats = wheel_test::redis_command(redis.port(), {"INFO", "commandstats"});
-    const char* name = "cmdstat_evalsha:calls=";
-    const std::size_t at = stats.find(name);
-    return at == std::string::npos ? 0LL : std::atoll(stats.c_str() + at + std::strlen(name));
-  };
+  auto scripts = [&] { return wheel_test::redis_calls(redis.port(), "evalsha"); };
   BeanstalkSession p(a->port());
   constexpr int kJobs = 5, kWaiters = 20;
   for (int i = 0; i < kJobs; ++i) {

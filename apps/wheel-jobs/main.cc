@@ -173,7 +173,8 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
 }
 
 // Serves from Redis (--store): every job in Redis, so any number of processes share the tubes.
-int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint) {
+int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint,
+                std::chrono::milliseconds max_scan_interval) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   int status = 1;
@@ -188,6 +189,7 @@ int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint) {
     jobs::RedisJobsOptions options;
     options.max_job_size = o.max_job_size;
     options.info = server_info(o.max_job_size);
+    options.max_scan_interval = max_scan_interval;
     jobs::RedisJobsHandler handler(store, events, options);
     wheel::net::TcpServer server(&loop, tcp_options(o), handler);
     std::unique_ptr<wheel::server::MetricsHttpServer> metrics;
@@ -295,6 +297,7 @@ int run(int argc, char** argv) {
   std::string dir;
   std::string fsync;
   std::string store_url;
+  std::chrono::milliseconds max_scan_interval = jobs::RedisJobsOptions{}.max_scan_interval;
   std::uint32_t max_job_size = jobs::beanstalk::kDefaultMaxJobSize;
   std::uint64_t max_connections = 100'000;
   jobs::JobQueueLimits limits;
@@ -321,6 +324,10 @@ int run(int argc, char** argv) {
                      std::to_string(jobs::kMaxRedisDb) +
                      "), shared by any number of wheel-jobs processes; replaces --dir")
       ->type_name("URL");
+  wheel::cli::add_duration(app, "--max-scan-interval", &max_scan_interval,
+                           "with --store: the longest gap between two safety scans, the bound on "
+                           "finding a job whose wake-up event was lost",
+                           jobs::RedisJobsOptions{}.min_scan_interval, std::chrono::hours(1));
   app.add_option(
          "--fsync", fsync,
          "with --dir: always (a reply after its fdatasync, shared by concurrent changes), MS "
@@ -370,6 +377,9 @@ int run(int argc, char** argv) {
       }
     }
   }
+  if (store_url.empty() && app.count("--max-scan-interval") > 0) {
+    return usage_error("--max-scan-interval: needs --store (it bounds the Redis store's scan)");
+  }
   jobs::JobLogOptions log_options;
   log_options.dir = dir;
   if (!fsync.empty()) {
@@ -406,7 +416,7 @@ int run(int argc, char** argv) {
 
   ServeOptions serve_options{
       host, port, limits, max_job_size, max_connections, metrics_host, metrics_port, metrics_tubes};
-  if (endpoint) return serve_redis(serve_options, *endpoint);
+  if (endpoint) return serve_redis(serve_options, *endpoint, max_scan_interval);
   return serve(serve_options, dir.empty() ? nullptr : &log_options);
 }
 

@@ -83,8 +83,10 @@ RedisJobsHandler::RedisJobsHandler(RedisStore& store, RedisClient& events, Redis
       events_(events),
       options_(std::move(options)),
       wheel_(LoopWheelOptions{}, std::chrono::milliseconds(local_ms())) {
-  if (options_.scan_interval.count() <= 0) {
-    throw std::invalid_argument("RedisJobsHandler: scan_interval must be > 0");
+  if (options_.min_scan_interval.count() <= 0 ||
+      options_.max_scan_interval < options_.min_scan_interval) {
+    throw std::invalid_argument(
+        "RedisJobsHandler: scan intervals must be 0 < min_scan_interval <= max_scan_interval");
   }
 }
 
@@ -111,10 +113,7 @@ void RedisJobsHandler::attach(net::TcpServer& server) {
   scan_timer_ = new uv_timer_t;
   uv_timer_init(server.loop(), scan_timer_);
   scan_timer_->data = this;
-  const auto every = static_cast<std::uint64_t>(options_.scan_interval.count());
-  uv_timer_start(
-      scan_timer_, [](uv_timer_t* t) { static_cast<RedisJobsHandler*>(t->data)->scan(); }, 0,
-      every);
+  schedule_scan(0);
   drain_ = new uv_signal_t;
   uv_signal_init(server.loop(), drain_);
   drain_->data = this;
@@ -126,6 +125,11 @@ void RedisJobsHandler::attach(net::TcpServer& server) {
       },
       SIGUSR1);
   events_.subscribe(store_.event_channel(), [this](std::string_view m) { on_event(m); });
+  // Events published while the subscription was down are lost: after a reconnect, look (once
+  // the subscription is likely back: the shortest scan gap later).
+  events_.set_on_connect([this] {
+    if (events_.connects() > 0) schedule_scan(options_.min_scan_interval.count());
+  });
 }
 
 RedisJobsCounters RedisJobsHandler::counters() const {

@@ -382,20 +382,23 @@ std::string scan() {
   return with_prologue(R"LUA(
 local limit, n = tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = now_ms()
-promote(now, limit)
-local out = {now}
+local function first_timer()
+  local head = redis.call('ZRANGE', P .. 'timers', 0, 0, 'WITHSCORES')
+  return head[2] and tonumber(head[2]) or -1
+end
+local first = first_timer()
+if first >= 0 and first <= now then
+  promote(now, limit)
+  first = first_timer()
+end
+local out = {now, first}
 for i = 1, n do
   local tube = ARGV[3 + i]
-  local pu = tonumber(redis.call('HGET', tk(tube, 's'), 'pu') or '0')
   local ready, nxt = 0, -1
-  local function consider(t) if nxt < 0 or t < nxt then nxt = t end end
   if redis.call('ZCARD', tk(tube, 'r')) > 0 then
-    if pu > now then consider(pu) else ready = 1 end
+    local pu = tonumber(redis.call('HGET', tk(tube, 's'), 'pu') or '0')
+    if pu > now then nxt = pu else ready = 1 end
   end
-  local d = redis.call('ZRANGE', tk(tube, 'd'), 0, 0, 'WITHSCORES')
-  if d[2] then consider(math.max(tonumber(d[2]), pu)) end
-  local x = redis.call('ZRANGE', tk(tube, 'x'), 0, 0, 'WITHSCORES')
-  if x[2] then consider(math.max(tonumber(x[2]), pu)) end
   out[#out + 1] = {tube, ready, nxt}
 end
 return out

@@ -26,7 +26,7 @@ std::string stats_tube();  // tube known(0|1) -> {1, urgent, ready, reserved, de
                            //    total, deletes, pauses, pause, pause_left} | {0}
 std::string stats();       // -> {urgent, ready, reserved, delayed, buried, timeouts, total, tubes}
 std::string pause_tube();  // tube delay_ms known(0|1) -> {1|0, now}
-std::string scan();        // limit n tube... -> {now, {tube, ready(0|1), next_due}...}
+std::string scan();        // limit n tube... -> {now, first_timer|-1, {tube, ready(0|1), next}...}
 // redis_scripts_fleet.cc: the scripts of a fleet's own operations.
 std::string give_back();  // n (id token)... -> {released, now}
 

@@ -332,9 +332,10 @@ void RedisStore::scan(std::size_t limit, const std::vector<std::string>& tubes,
   args.insert(args.end(), tubes.begin(), tubes.end());
   client_.eval(scripts_->scan, args,
                answer(std::move(done), [](const RedisValue& v, ScanResult& r) {
-                 if (check(v, r, 1)) {
+                 if (check(v, r, 2)) {
                    r.now = as_int(at(v, 0));
-                   for (std::size_t i = 1; i < v.elements.size(); ++i) {
+                   r.first_timer = as_int(at(v, 1));
+                   for (std::size_t i = 2; i < v.elements.size(); ++i) {
                      const RedisValue& t = v.elements[i];
                      r.tubes.push_back({at(t, 0).str, as_int(at(t, 1)) == 1, as_int(at(t, 2))});
                    }

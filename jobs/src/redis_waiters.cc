@@ -309,13 +309,31 @@ void RedisJobsHandler::scan() {
   }
   store_.scan(kMaxPromotePerScript, tubes, [this](ScanResult&& r) {
     scan_in_flight_ = false;
-    if (r.status != StoreStatus::kOk) return;  // the client logs; the next scan tries again
+    const std::int64_t min_gap = options_.min_scan_interval.count();
+    if (r.status != StoreStatus::kOk) {  // the client logs; try again soon
+      schedule_scan(min_gap);
+      return;
+    }
     learn_clock(r.now);
     for (const auto& t : r.tubes) {
       if (t.ready) wake(t.name, 1);
       if (t.next_due >= 0) schedule_tube(t.name, t.next_due);
     }
+    // With reserves waiting here, look again when the fleet's first timer comes due (a lease of
+    // a node that died, a delay whose event was lost); else only after the longest gap.
+    std::int64_t gap = options_.max_scan_interval.count();
+    if (counters_.waiting > 0 && r.first_timer >= 0) {
+      gap = std::clamp(r.first_timer - r.now, min_gap, gap);
+    }
+    schedule_scan(gap);
   });
+}
+
+void RedisJobsHandler::schedule_scan(std::int64_t after_ms) {
+  if (scan_timer_ == nullptr) return;
+  uv_timer_start(
+      scan_timer_, [](uv_timer_t* t) { static_cast<RedisJobsHandler*>(t->data)->scan(); },
+      static_cast<std::uint64_t>(std::max<std::int64_t>(after_ms, 0)), 0);
 }
 
 void RedisJobsHandler::tick() {

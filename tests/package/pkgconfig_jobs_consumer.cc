@@ -3,20 +3,17 @@
 // check_package.sh against wheel::jobs): writes one job to a job log in a fresh temporary
 // directory, reopens it and reads it back; then serves beanstalkd's protocol with the
 // BeanstalkServerHandler on a wheel::net::TcpServer and puts one job from a client thread.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <thread>
 
 #include <wheel/jobs/beanstalk_server_handler.h>
 #include <wheel/jobs/job_log.h>
 #include <wheel/version.h>
+
+#include "loopback_exchange.h"
 
 namespace {
 
@@ -56,26 +53,7 @@ std::string serve_one_put() {
   wheel::net::TcpServer server(options, handler);
   const std::uint16_t port = server.listen();
   handler.attach(server);
-  std::string reply;
-  std::thread client([&] {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const char put[] = "put 0 0 60 5\r\nhello\r\n";
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-        ::send(fd, put, sizeof(put) - 1, 0) == static_cast<ssize_t>(sizeof(put) - 1)) {
-      char buf[32] = {};
-      const ssize_t n = ::recv(fd, buf, sizeof(buf) - 1, 0);
-      if (n > 0) reply.assign(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    server.shutdown();  // safe from any thread
-  });
-  server.run();
-  client.join();
-  return reply;
+  return exchange_once(server, port, "put 0 0 60 5\r\nhello\r\n");
 }
 
 }  // namespace

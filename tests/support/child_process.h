@@ -4,10 +4,10 @@
 // and SIGTERMs it when destroyed. Used by the wheel-load and wheel-jobs end-to-end tests.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "spawn.h"
 
 namespace wheel_test {
 
@@ -44,18 +44,10 @@ inline int wait_with_deadline(pid_t pid, Clock::time_point deadline) {
   }
 }
 
+// Starts args[0] with `args`, its stdout (and stderr when >= 0) on the given descriptors, as a
+// child that dies with this process (spawn.h). Returns its pid, or -1.
 inline pid_t spawn(const std::vector<std::string>& args, int stdout_fd, int stderr_fd = -1) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
-  if (stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
-  pid_t pid = -1;
-  const int e = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return e == 0 ? pid : -1;
+  return spawn_tied(args, SpawnOptions{.stdout_fd = stdout_fd, .stderr_fd = stderr_fd});
 }
 
 // A server child process that printed "listening on HOST:PORT"; SIGTERMed when destroyed.
@@ -63,7 +55,7 @@ class ServerProcess {
  public:
   explicit ServerProcess(const std::vector<std::string>& args) {
     int fds[2];
-    if (pipe(fds) != 0) return;
+    if (pipe2(fds, O_CLOEXEC) != 0) return;
     pid_ = spawn(args, fds[1]);
     close(fds[1]);
     std::string out;
@@ -82,32 +74,25 @@ class ServerProcess {
       port_ = std::stoi(out.substr(colon + 1));
     }
   }
-  ~ServerProcess() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    wait_with_deadline(pid_, Clock::now() + kExitGrace);
-  }
+  ~ServerProcess() { signal_and_wait(SIGTERM); }
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
   // Sends SIGTERM now and waits for the exit; returns the exit status (see wait_with_deadline).
-  int stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    const int status = wait_with_deadline(pid_, Clock::now() + kExitGrace);
-    pid_ = -1;
-    return status;
-  }
+  int stop() { return signal_and_wait(SIGTERM); }
   // Sends SIGKILL now (kill -9: no handler runs) and reaps the process; returns its exit status
   // (see wait_with_deadline: 128 + 9 when the signal killed it).
-  int kill_now() {
+  int kill_now() { return signal_and_wait(SIGKILL); }
+
+ private:
+  // Sends `sig` and waits for the exit; -1 when nothing runs (or see wait_with_deadline).
+  int signal_and_wait(int sig) {
     if (pid_ <= 0) return -1;
-    kill(pid_, SIGKILL);
+    kill(pid_, sig);
     const int status = wait_with_deadline(pid_, Clock::now() + kExitGrace);
     pid_ = -1;
     return status;
   }
 
- private:
   pid_t pid_ = -1;
   int port_ = 0;
 };

@@ -67,7 +67,7 @@ inline long long redis_info_field(int port, const std::string& section, const st
   return std::atoll(info.c_str() + at + name.size() + 1);
 }
 
-// `program` found on PATH (posix_spawn takes a path), or "" if it is not there.
+// `program` found on PATH (spawn() takes a path), or "" if it is not there.
 inline std::string find_program(const std::string& program) {
   const char* path = std::getenv("PATH");
   std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
@@ -100,22 +100,13 @@ class RedisServer {
 
   int port() const { return port_; }
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
   // SIGTERM (Redis then writes nothing more: AOF is already synced) and wait.
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    wait_with_deadline(pid_, Clock::now() + kExitGrace);
-    pid_ = -1;
-  }
+  void stop() { signal_and_wait(SIGTERM); }
   // SIGKILL: what was not fsynced is lost (with appendfsync always: nothing acknowledged).
-  void kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    wait_with_deadline(pid_, Clock::now() + kExitGrace);
-    pid_ = -1;
-  }
+  void kill() { signal_and_wait(SIGKILL); }
   // SIGSTOP/SIGCONT: a Redis that hangs (accepts bytes, answers nothing).
   void pause() { ::kill(pid_, SIGSTOP); }
   void resume() { ::kill(pid_, SIGCONT); }
@@ -164,6 +155,13 @@ class RedisServer {
     if (last) ADD_FAILURE() << "redis-server did not answer PING on port " << port_;
     ::kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+  void signal_and_wait(int sig) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, sig);
+    wait_with_deadline(pid_, Clock::now() + kExitGrace);
     pid_ = -1;
   }
 

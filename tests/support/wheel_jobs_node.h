@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test support: one wheel-jobs node of a fleet (the binary at WHEEL_JOBS_PATH, which the test's
-// CMake target defines) with `--store` on a test's RedisServer, on a port the kernel picks.
+// Test support: one `wheel-jobs --store` node (the binary at WHEEL_JOBS_PATH, which the test's
+// CMake target defines) on a port the kernel picks, serving from a test's redis-server.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "support/child_process.h"
-#include "support/redis_server.h"
+#include "child_process.h"
+#include "redis_server.h"
 
 namespace wheel_test {
 
-// Starts `wheel-jobs --store <redis> --port 0 --log-level warn` and then `extra`; fails the test
+// Starts a node on `redis` with `--port 0 --log-level warn` and then `extra`; fails the test
 // when it does not come to listen.
 inline std::unique_ptr<ServerProcess> start_node(const RedisServer& redis,
                                                  const std::vector<std::string>& extra = {}) {
@@ -24,6 +24,14 @@ inline std::unique_ptr<ServerProcess> start_node(const RedisServer& redis,
   auto node = std::make_unique<ServerProcess>(args);
   EXPECT_GT(node->port(), 0) << "wheel-jobs --store did not start";
   return node;
+}
+
+// The calls Redis counted for `command` (INFO commandstats: "evalsha", "eval", ...).
+inline long long redis_calls(int port, const std::string& command) {
+  const std::string stats = redis_command(port, {"INFO", "commandstats"});
+  const std::string name = "cmdstat_" + command + ":calls=";
+  const std::size_t at = stats.find(name);
+  return at == std::string::npos ? 0 : std::atoll(stats.c_str() + at + name.size());
 }
 
 }  // namespace wheel_test

@@ -14,10 +14,12 @@
 //
 // Waiting reserves. A reserve that finds nothing waits: the process keeps, in its own
 // LoopWheel, the moment its tubes' next job comes due (from the script's reply, from the
-// events other processes publish on every put/release/kick, and from a scan every
-// scan_interval that also promotes what every process missed), and runs the claim script then:
-// millisecond precision without polling Redis. When a connection closes, its leases are
-// released at once (as beanstalkd does); a process that dies leaves them to run out.
+// events other processes publish on every put/release/kick, and from a scan that also promotes
+// what every process missed), and runs the claim script then: millisecond precision without
+// polling Redis. The scan sleeps until the fleet's first timer (when reserves wait here), at
+// most max_scan_interval: a job no event announced is found within that bound. When a connection
+// closes, its leases are released at once (as beanstalkd does); a process that dies leaves them to
+// run out.
 //
 // Threads: loop thread only.
 #pragma once
@@ -47,8 +49,12 @@ namespace wheel::jobs {
 
 struct RedisJobsOptions {
   std::uint32_t max_job_size = 65'535;
-  // The safety-net scan: promotes what is due and looks for work of waiting reserves.
-  std::chrono::milliseconds scan_interval{1000};  // REQUIRES > 0
+  // The safety-net scan: promotes what is due and looks for work of waiting reserves. It runs
+  // when the fleet's first timer comes due while this process has waiting reserves, at once
+  // after the event subscription (re)connects, and at the latest max_scan_interval after the
+  // previous scan; never sooner than min_scan_interval after it.
+  std::chrono::milliseconds min_scan_interval{1000};   // REQUIRES > 0
+  std::chrono::milliseconds max_scan_interval{60000};  // REQUIRES >= min_scan_interval
   // Bytes a connection may send while its previous request is with Redis (plus one job body).
   std::size_t max_held_input = std::size_t{1} << 20;
   ServerInfo info;  // what `stats` says about this process
@@ -103,6 +109,7 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void tick();  // drives the wheel
   void arm();
   void scan();
+  void schedule_scan(std::int64_t after_ms);
   void on_event(std::string_view message);
   std::int64_t local_ms() const;
   std::int64_t to_local(std::int64_t redis_ms) const;

@@ -87,9 +87,12 @@ struct ScanResult : StoreResult {
   struct Tube {
     std::string name;
     bool ready = false;          // has a ready job, not paused
-    std::int64_t next_due = -1;  // Redis ms when more may become ready; -1 none known
+    std::int64_t next_due = -1;  // paused with ready jobs: Redis ms when the pause ends; else -1
   };
   std::vector<Tube> tubes;
+  // Redis ms of the fleet's first timer left after the scan (a delayed job or a lease of any
+  // tube); -1: none. Nothing can come due before it unless a change adds an earlier one.
+  std::int64_t first_timer = -1;
 };
 
 enum class PeekWhich : std::uint8_t { kReady, kDelayed, kBuried };
@@ -150,7 +153,8 @@ class RedisStore {
   void list_tubes(Done<TubeList> done);
   void pause_tube(std::string_view tube, Millis delay, bool known, Done<ChangeResult> done);
   // Promotes what is due (at most `limit`) and reports, for each of `tubes`, whether it has a
-  // ready job and when the next may come due.
+  // ready job (or when its pause ends), and the fleet's first timer. Costs Redis the script and
+  // 3 calls (TIME, the first timer, one count per tube) when nothing is due.
   void scan(std::size_t limit, const std::vector<std::string>& tubes, Done<ScanResult> done);
   // A leaving node's leases, (id, fencing token) each, back to ready at once, in scripts of
   // at most kMaxGiveBackPerScript leases; a lease that ran out or passed to another holder is
