@@ -20,8 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using wheel_test::BeanstalkSession;
-using wheel_test::Clock;
-using wheel_test::RedisServer;
 using wheel_test::start_node;
 
 // The value of `key` in a stats YAML body ("key: value\n"), or "" when absent.
@@ -34,7 +32,7 @@ std::string field(const std::string& yaml, const std::string& key) {
 
 class WheelJobsFleetOpsTest : public ::testing::Test {
  protected:
-  RedisServer redis_;
+  wheel_test::RedisServer redis_;
 };
 
 std::string stats_of(BeanstalkSession& c, const std::string& command) {
@@ -62,13 +60,13 @@ TEST_F(WheelJobsFleetOpsTest, ASigtermedNodeGivesItsClientsJobsBackAtOnceFencedB
   std::this_thread::sleep_for(100ms);  // let it wait (it must work either way)
 
   // Job 1's new lease has ~3 s to go: the checks below see it before it runs out.
-  const auto stop_at = Clock::now();
+  const auto stop_at = wheel_test::Clock::now();
   EXPECT_EQ(a->stop(), 0);
   // Job 1 stayed with the client on B that holds its current token.
   EXPECT_EQ(field(stats_of(other, "stats-job 1"), "state"), "reserved");
   EXPECT_EQ(other.call("delete 1"), "DELETED");
   EXPECT_EQ(waiter.read_reply(&body), "RESERVED 2 4");
-  const auto waited = Clock::now() - stop_at;
+  const auto waited = wheel_test::Clock::now() - stop_at;
   std::printf("node A SIGTERMed holding a job with TTR 60 s: reserved on node B after %lld ms\n",
               static_cast<long long>(
                   std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()));
@@ -88,9 +86,9 @@ TEST_F(WheelJobsFleetOpsTest, ASigtermWhileRedisIsDownExitsZeroAndTheLeaseRunsOu
   ASSERT_EQ(c.put(0, "0", "2", "x"), "INSERTED 1");
   ASSERT_EQ(c.call("reserve"), "RESERVED 1 1");
   redis_.kill();
-  const auto start = Clock::now();
+  const auto start = wheel_test::Clock::now();
   EXPECT_EQ(a->stop(), 0);
-  EXPECT_LT(Clock::now() - start, 10s) << "no wait for a Redis that is gone";
+  EXPECT_LT(wheel_test::Clock::now() - start, 10s) << "no wait for a Redis that is gone";
   ASSERT_TRUE(redis_.restart());
   // Nothing gave it back: ready again once its 2 s lease ran out, as after a crash.
   auto b = start_node(redis_);

@@ -19,13 +19,12 @@ namespace {
 void render_queue(server::PrometheusText& text, const jobs::JobQueue& queue,
                   std::size_t tube_series) {
   const jobs::QueueMetrics& m = queue.metrics();
-  text.family("wheel_jobs_delay_lateness_seconds", "histogram",
-              "Delay ends: made-ready-at minus due-at (the timing wheel's part).");
-  text.histogram("wheel_jobs_delay_lateness_seconds", jobs::kLatenessBounds,
-                 m.delay_lateness.read());
-  text.family("wheel_jobs_ready_wait_seconds", "histogram",
-              "Reserves of ready jobs: reserved-at minus became-ready-at.");
-  text.histogram("wheel_jobs_ready_wait_seconds", jobs::kLatenessBounds, m.ready_wait.read());
+  text.histogram("wheel_jobs_delay_lateness_seconds",
+                 "Delay ends: made-ready-at minus due-at (the timing wheel's part).",
+                 jobs::kLatenessBounds, m.delay_lateness.read());
+  text.histogram("wheel_jobs_ready_wait_seconds",
+                 "Reserves of ready jobs: reserved-at minus became-ready-at.",
+                 jobs::kLatenessBounds, m.ready_wait.read());
 
   // Per tube, bounded: 10,000 tubes must not make 40,000 series per scrape.
   const std::vector<const jobs::Tube*> tubes = queue.tubes_by_jobs(tube_series);
@@ -61,14 +60,12 @@ void render_log(server::PrometheusText& text, const jobs::JobLog& log) {
   text.gauge("wheel_jobs_log_disk_full", "1 while the disk is full and changes are refused.",
              s.disk_full ? 1 : 0);
   const jobs::LogSyncMetrics m = log.sync_metrics();
-  text.family("wheel_jobs_log_sync_seconds", "histogram", "Time of one group commit's fdatasyncs.");
-  text.histogram("wheel_jobs_log_sync_seconds", jobs::kSyncSecondsBounds, m.seconds);
-  text.family("wheel_jobs_log_sync_batch_records", "histogram",
-              "Changes made durable by one group commit.");
-  text.histogram("wheel_jobs_log_sync_batch_records", jobs::kSyncBatchRecordsBounds, m.records, 1);
-  text.family("wheel_jobs_log_sync_batch_bytes", "histogram",
-              "Bytes made durable by one group commit.");
-  text.histogram("wheel_jobs_log_sync_batch_bytes", jobs::kSyncBatchBytesBounds, m.bytes, 1);
+  text.histogram("wheel_jobs_log_sync_seconds", "Time of one group commit's fdatasyncs.",
+                 jobs::kSyncSecondsBounds, m.seconds);
+  text.histogram("wheel_jobs_log_sync_batch_records", "Changes made durable by one group commit.",
+                 jobs::kSyncBatchRecordsBounds, m.records, 1);
+  text.histogram("wheel_jobs_log_sync_batch_bytes", "Bytes made durable by one group commit.",
+                 jobs::kSyncBatchBytesBounds, m.bytes, 1);
 }
 
 }  // namespace
@@ -99,10 +96,9 @@ void render_changes(server::PrometheusText& text, const jobs::QueueMetrics& m,
     text.sample("wheel_jobs_changes_total", {{"kind", jobs::change_counter_name(kind)}},
                 m.change_count(kind));
   }
-  text.family("wheel_jobs_delivery_lateness_seconds", "histogram",
-              "Delayed jobs reserved after their delay ended: reserved-at minus due-at.");
-  text.histogram("wheel_jobs_delivery_lateness_seconds", jobs::kLatenessBounds,
-                 m.delivery_lateness.read());
+  text.histogram("wheel_jobs_delivery_lateness_seconds",
+                 "Delayed jobs reserved after their delay ended: reserved-at minus due-at.",
+                 jobs::kLatenessBounds, m.delivery_lateness.read());
 }
 
 std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jobs::JobQueue& queue,

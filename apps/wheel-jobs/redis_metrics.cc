@@ -21,10 +21,9 @@ constexpr std::array<jobs::ChangeCounter, 8> kNodeChanges = {
 void render_clients(server::PrometheusText& text, const jobs::RedisClient& commands,
                     const jobs::RedisClient& events) {
   const jobs::RedisClientMetrics& m = commands.metrics();
-  text.family("wheel_jobs_redis_round_trip_seconds", "histogram",
-              "Redis commands (scripts) from sent to answered, on the commands connection.");
-  text.histogram("wheel_jobs_redis_round_trip_seconds", jobs::kRedisRoundTripBounds,
-                 m.round_trip.read());
+  text.histogram("wheel_jobs_redis_round_trip_seconds",
+                 "Redis commands (scripts) from sent to answered, on the commands connection.",
+                 jobs::kRedisRoundTripBounds, m.round_trip.read());
   text.family("wheel_jobs_redis_failures_total", "counter",
               "Redis commands that failed, by kind: reply (Redis's error), unavailable (no "
               "connection: failed at once), timeout, lost (connection lost in flight).");

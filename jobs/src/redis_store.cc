@@ -122,7 +122,7 @@ void RedisStore::put(std::string_view tube, std::uint32_t priority, Millis delay
 
 namespace {
 
-// {1,id,token,body,lease,now[,more]} | {0,now[,next]}
+// {1,id,token,body,lease,now[,more,tube,delay_due]} | {0,now[,next]}
 void read_claim(const RedisValue& v, ClaimResult& r) {
   if (!check(v, r, 2)) return;
   if (as_int(at(v, 0)) != 1) {
@@ -143,6 +143,7 @@ void read_claim(const RedisValue& v, ClaimResult& r) {
   r.now = as_int(at(v, 5));
   r.more = v.elements.size() > 6 ? static_cast<std::uint64_t>(as_int(at(v, 6))) : 0;
   if (v.elements.size() > 7) r.tube = at(v, 7).str;
+  if (v.elements.size() > 8) r.delay_due = as_int(at(v, 8));
 }
 
 // {1|0, now[, value]} (kick: {count, now})

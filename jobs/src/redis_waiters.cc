@@ -175,6 +175,8 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
     if (r.status == StoreStatus::kOk) {
       end_wait(c);
       metrics_.count(ChangeCounter::kReserve);
+      // Both times are Redis's: exact to the millisecond whichever node promoted the job.
+      if (r.delay_due > 0) metrics_.delivery_lateness.observe(Millis(r.now - r.delay_due));
       c->leases[r.id] = {r.token, to_local(r.lease_end), 0};
       std::string out;
       bs::append_job(out, bs::JobReply::kReserved, r.id, r.body);

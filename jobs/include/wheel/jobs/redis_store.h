@@ -60,6 +60,7 @@ struct ClaimResult : StoreResult {
   std::int64_t next_due = -1;  // kNotFound from reserve: Redis ms when one may be ready; -1 none
   std::uint64_t more = 0;      // kOk from reserve: ready jobs left in the job's tube
   std::string tube;            // kOk from reserve: the job's tube
+  std::int64_t delay_due = 0;  // kOk from reserve: when the delay that made it ready was due
 };
 // delete, release, bury, kick-job, pause-tube; touch (value = new lease end); kick (value = count)
 struct ChangeResult : StoreResult {
