@@ -4,60 +4,12 @@
 // job in a shared_ptr. Also shows a periodic heartbeat, and a drain() that lets every pending
 // timeout run before the timer stops.
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
-#include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
-#include <vector>
 
 #include <wheel/hashed_wheel_timer.h>
 
-// A minimal pool: post() queues a std::function, the threads run them until the pool closes.
-class ThreadPool {
- public:
-  explicit ThreadPool(int threads) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
-  }
-  ~ThreadPool() {  // runs what is queued, then joins
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    ready_.notify_all();
-    for (auto& thread : threads_) thread.join();
-  }
-  void post(std::function<void()> task) {
-    {
-      std::lock_guard lock(mutex_);
-      queue_.push_back(std::move(task));
-    }
-    ready_.notify_one();
-  }
-
- private:
-  void run() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock lock(mutex_);
-        ready_.wait(lock, [this] { return closed_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        task = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      task();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> queue_;
-  bool closed_ = false;
-  std::vector<std::thread> threads_;
-};
+#include "thread_pool.h"
 
 int main() {
   using namespace std::chrono_literals;

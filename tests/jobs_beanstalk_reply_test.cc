@@ -110,21 +110,20 @@ TEST(BeanstalkStats, JobStatsAsBeanstalkdPrintsThem) {
 }
 
 TEST(BeanstalkStats, TubeStatsAsBeanstalkdPrintsThem) {
-  TubeStats s;
-  s.name = "default";
-  s.urgent = 1;
-  s.ready = 2;
-  s.reserved = 3;
-  s.delayed = 4;
-  s.buried = 5;
-  s.total_jobs = 6;
-  s.using_count = 7;
-  s.watching = 8;
-  s.waiting = 9;
-  s.cmd_delete = 10;
-  s.cmd_pause_tube = 11;
-  s.pause = milliseconds(60'000);
-  s.pause_time_left = milliseconds(59'999);
+  const TubeStats s{.name = "default",
+                    .urgent = 1,
+                    .ready = 2,
+                    .reserved = 3,
+                    .delayed = 4,
+                    .buried = 5,
+                    .total_jobs = 6,
+                    .using_count = 7,
+                    .watching = 8,
+                    .waiting = 9,
+                    .cmd_delete = 10,
+                    .cmd_pause_tube = 11,
+                    .pause = milliseconds(60'000),
+                    .pause_time_left = milliseconds(59'999)};
   EXPECT_EQ(tube_stats_yaml(s),
             "---\nname: default\ncurrent-jobs-urgent: 1\ncurrent-jobs-ready: 2\n"
             "current-jobs-reserved: 3\ncurrent-jobs-delayed: 4\ncurrent-jobs-buried: 5\n"

@@ -13,9 +13,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "support/free_port.h"
@@ -137,6 +139,22 @@ std::uint64_t num(std::map<std::string, std::string>& f, const std::string& key)
 Millis secs(std::map<std::string, std::string>& f, const std::string& key) {
   return std::chrono::seconds(std::stoll(f.at(key)));
 }
+// Reads unsigned fields of `s` from `f`, each (YAML key, member) of `keys`.
+template <typename Stats>
+void read_numbers(std::map<std::string, std::string>& f, Stats& s,
+                  std::initializer_list<std::pair<const char*, std::uint64_t Stats::*>> keys) {
+  for (const auto& [key, field] : keys) s.*field = num(f, key);
+}
+// The current-jobs-* counts, which stats-tube and stats both give.
+template <typename Stats>
+void read_current_jobs(std::map<std::string, std::string>& f, Stats& s) {
+  read_numbers<Stats>(f, s,
+                      {{"current-jobs-urgent", &Stats::urgent},
+                       {"current-jobs-ready", &Stats::ready},
+                       {"current-jobs-reserved", &Stats::reserved},
+                       {"current-jobs-delayed", &Stats::delayed},
+                       {"current-jobs-buried", &Stats::buried}});
+}
 std::string unquote(const std::string& value) {
   return value.substr(1, value.size() - 2);
 }
@@ -185,17 +203,14 @@ TEST_F(BeanstalkYamlConformance, StatsTubeIsByteForByteBeanstalkds) {
   const std::string name = f.at("name");
   TubeStats s;
   s.name = name;
-  s.urgent = num(f, "current-jobs-urgent");
-  s.ready = num(f, "current-jobs-ready");
-  s.reserved = num(f, "current-jobs-reserved");
-  s.delayed = num(f, "current-jobs-delayed");
-  s.buried = num(f, "current-jobs-buried");
-  s.total_jobs = num(f, "total-jobs");
-  s.using_count = num(f, "current-using");
-  s.watching = num(f, "current-watching");
-  s.waiting = num(f, "current-waiting");
-  s.cmd_delete = num(f, "cmd-delete");
-  s.cmd_pause_tube = num(f, "cmd-pause-tube");
+  read_current_jobs(f, s);
+  read_numbers(f, s,
+               {{"total-jobs", &TubeStats::total_jobs},
+                {"current-using", &TubeStats::using_count},
+                {"current-watching", &TubeStats::watching},
+                {"current-waiting", &TubeStats::waiting},
+                {"cmd-delete", &TubeStats::cmd_delete},
+                {"cmd-pause-tube", &TubeStats::cmd_pause_tube}});
   s.pause = secs(f, "pause");
   s.pause_time_left = secs(f, "pause-time-left");
   EXPECT_EQ(s.pause, std::chrono::seconds(100));
@@ -208,43 +223,40 @@ TEST_F(BeanstalkYamlConformance, StatsIsByteForByteBeanstalkds) {
   const std::string reply = server_.ask("stats\r\n");
   auto f = fields(body_of(reply));
   ServerStats s;
-  s.urgent = num(f, "current-jobs-urgent");
-  s.ready = num(f, "current-jobs-ready");
-  s.reserved = num(f, "current-jobs-reserved");
-  s.delayed = num(f, "current-jobs-delayed");
-  s.buried = num(f, "current-jobs-buried");
-  CommandCounts& c = s.commands;
-  c.put = num(f, "cmd-put");
-  c.peek = num(f, "cmd-peek");
-  c.peek_ready = num(f, "cmd-peek-ready");
-  c.peek_delayed = num(f, "cmd-peek-delayed");
-  c.peek_buried = num(f, "cmd-peek-buried");
-  c.reserve = num(f, "cmd-reserve");
-  c.reserve_with_timeout = num(f, "cmd-reserve-with-timeout");
-  c.delete_ = num(f, "cmd-delete");
-  c.release = num(f, "cmd-release");
-  c.use = num(f, "cmd-use");
-  c.watch = num(f, "cmd-watch");
-  c.ignore = num(f, "cmd-ignore");
-  c.bury = num(f, "cmd-bury");
-  c.kick = num(f, "cmd-kick");
-  c.touch = num(f, "cmd-touch");
-  c.stats = num(f, "cmd-stats");
-  c.stats_job = num(f, "cmd-stats-job");
-  c.stats_tube = num(f, "cmd-stats-tube");
-  c.list_tubes = num(f, "cmd-list-tubes");
-  c.list_tube_used = num(f, "cmd-list-tube-used");
-  c.list_tubes_watched = num(f, "cmd-list-tubes-watched");
-  c.pause_tube = num(f, "cmd-pause-tube");
-  s.job_timeouts = num(f, "job-timeouts");
-  s.total_jobs = num(f, "total-jobs");
-  s.max_job_size = num(f, "max-job-size");
-  s.tubes = num(f, "current-tubes");
-  s.connections = num(f, "current-connections");
-  s.producers = num(f, "current-producers");
-  s.workers = num(f, "current-workers");
-  s.waiting = num(f, "current-waiting");
-  s.total_connections = num(f, "total-connections");
+  read_current_jobs(f, s);
+  read_numbers(f, s.commands,
+               {{"cmd-put", &CommandCounts::put},
+                {"cmd-peek", &CommandCounts::peek},
+                {"cmd-peek-ready", &CommandCounts::peek_ready},
+                {"cmd-peek-delayed", &CommandCounts::peek_delayed},
+                {"cmd-peek-buried", &CommandCounts::peek_buried},
+                {"cmd-reserve", &CommandCounts::reserve},
+                {"cmd-reserve-with-timeout", &CommandCounts::reserve_with_timeout},
+                {"cmd-delete", &CommandCounts::delete_},
+                {"cmd-release", &CommandCounts::release},
+                {"cmd-use", &CommandCounts::use},
+                {"cmd-watch", &CommandCounts::watch},
+                {"cmd-ignore", &CommandCounts::ignore},
+                {"cmd-bury", &CommandCounts::bury},
+                {"cmd-kick", &CommandCounts::kick},
+                {"cmd-touch", &CommandCounts::touch},
+                {"cmd-stats", &CommandCounts::stats},
+                {"cmd-stats-job", &CommandCounts::stats_job},
+                {"cmd-stats-tube", &CommandCounts::stats_tube},
+                {"cmd-list-tubes", &CommandCounts::list_tubes},
+                {"cmd-list-tube-used", &CommandCounts::list_tube_used},
+                {"cmd-list-tubes-watched", &CommandCounts::list_tubes_watched},
+                {"cmd-pause-tube", &CommandCounts::pause_tube}});
+  read_numbers(f, s,
+               {{"job-timeouts", &ServerStats::job_timeouts},
+                {"total-jobs", &ServerStats::total_jobs},
+                {"max-job-size", &ServerStats::max_job_size},
+                {"current-tubes", &ServerStats::tubes},
+                {"current-connections", &ServerStats::connections},
+                {"current-producers", &ServerStats::producers},
+                {"current-workers", &ServerStats::workers},
+                {"current-waiting", &ServerStats::waiting},
+                {"total-connections", &ServerStats::total_connections}});
   s.pid = std::stoll(f.at("pid"));
   const std::string version = unquote(f.at("version"));
   s.version = version;
@@ -270,7 +282,7 @@ TEST_F(BeanstalkYamlConformance, StatsIsByteForByteBeanstalkds) {
   s.hostname = hostname;
   s.os = os;
   s.platform = platform;
-  EXPECT_EQ(c.put, 2u);
+  EXPECT_EQ(s.commands.put, 2u);
   std::string ours;
   append_ok(ours, server_stats_yaml(s));
   EXPECT_EQ(ours, reply);

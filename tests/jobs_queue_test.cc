@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -275,14 +276,11 @@ TEST_F(JobQueueTest, StatsCountJobsPerStateAndTube) {
   EXPECT_EQ(tube->total_jobs, 3u);
   EXPECT_EQ(tube->using_count, 1u);
   EXPECT_EQ(tube->watching, 1u);
-  QueueCounters c = queue.counters();
-  EXPECT_EQ(c.ready, 1u);
-  EXPECT_EQ(c.reserved, 1u);
-  EXPECT_EQ(c.delayed, 1u);
-  EXPECT_EQ(c.total_jobs, 3u);
-  EXPECT_EQ(c.sessions, 2u);
-  EXPECT_EQ(c.producers, 1u);
-  EXPECT_EQ(c.workers, 1u);
+  // The whole server's: (ready, reserved, delayed, total jobs, sessions, producers, workers).
+  const QueueCounters c = queue.counters();
+  EXPECT_EQ(
+      std::tuple(c.ready, c.reserved, c.delayed, c.total_jobs, c.sessions, c.producers, c.workers),
+      std::tuple(1u, 1u, 1u, 3u, 2u, 1u, 1u));
   queue.advance(2s);
   auto job = queue.job_stats(3);
   EXPECT_EQ(job->age, 2s);
@@ -307,12 +305,8 @@ TEST_F(JobQueueTest, DisconnectReleasesReservedJobs) {
 }
 
 TEST(JobQueueLimitsTest, OverABoundIsOutOfMemoryAndChangesNothing) {
-  JobQueueLimits limits;
-  limits.max_jobs = 2;
-  limits.max_body_bytes = 10;
-  limits.max_tubes = 2;
-  limits.max_watched_per_session = 2;
-  JobQueue queue(limits);
+  JobQueue queue(JobQueueLimits{
+      .max_jobs = 2, .max_body_bytes = 10, .max_tubes = 2, .max_watched_per_session = 2});
   SessionId s = queue.open_session();
   EXPECT_EQ(queue.put(s, 0, 0ms, 1s, "123456").outcome, Outcome::kOk);
   EXPECT_EQ(queue.put(s, 0, 0ms, 1s, "12345").outcome, Outcome::kOutOfMemory);  // 11 bytes

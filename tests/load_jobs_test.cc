@@ -14,15 +14,10 @@
 #include "wheel/load/jobs_load.h"
 #include "wheel/load/jobs_server.h"
 
+namespace wheel::load {
 namespace {
 
 using namespace std::chrono_literals;
-using wheel::load::JobsLoadConfig;
-using wheel::load::JobsLoadResult;
-using wheel::load::JobsPhase;
-using wheel::load::JobsServer;
-using wheel::load::JobsServerKind;
-using wheel::load::JobsServerSpec;
 
 struct TempDir {
   TempDir() {
@@ -47,7 +42,7 @@ JobsServerSpec spec_of(JobsServerKind kind, bool durable) {
 
 JobsLoadConfig load_for(const JobsServer& server) {
   JobsLoadConfig c;
-  c.protocol = wheel::load::protocol_of(server.spec().kind);
+  c.protocol = protocol_of(server.spec().kind);
   c.port = server.port();
   c.connections = 3;
   c.window = 16;
@@ -65,7 +60,7 @@ TEST_P(JobsLoadAgainst, PutsAndDeletesAreWhatTheServerHolds) {
   EXPECT_EQ(server.held_at_start(), 0);
   JobsLoadConfig put = load_for(server);
   put.count = 2'000;
-  const JobsLoadResult p = wheel::load::run_jobs_load(put);
+  const JobsLoadResult p = run_jobs_load(put);
   ASSERT_EQ(p.error, "");
   EXPECT_EQ(p.acknowledged, 2'000u);
   EXPECT_EQ(p.sent, 2'000u) << "a count run sends no more than it needs";
@@ -80,12 +75,12 @@ TEST_P(JobsLoadAgainst, PutsAndDeletesAreWhatTheServerHolds) {
   JobsLoadConfig del = load_for(server);
   del.phase = JobsPhase::kDelete;
   del.delete_ids.assign(p.ids.begin(), p.ids.begin() + 1'500);
-  const JobsLoadResult d = wheel::load::run_jobs_load(del);
+  const JobsLoadResult d = run_jobs_load(del);
   ASSERT_EQ(d.error, "");
   EXPECT_EQ(d.acknowledged, 1'500u);
   EXPECT_EQ(d.not_found, 0u);
   EXPECT_EQ(server.jobs_held(30s), 500);
-  const JobsLoadResult again = wheel::load::run_jobs_load(del);
+  const JobsLoadResult again = run_jobs_load(del);
   EXPECT_EQ(again.acknowledged, 0u);
   EXPECT_EQ(again.not_found, 1'500u);
   EXPECT_EQ(server.jobs_held(30s), 500);
@@ -97,7 +92,7 @@ TEST_P(JobsLoadAgainst, DurationRunStopsAtItsDeadline) {
   JobsServer server(spec_of(GetParam(), false), tmp.path + "/data", 60s);
   JobsLoadConfig put = load_for(server);
   put.duration = 500ms;
-  const JobsLoadResult p = wheel::load::run_jobs_load(put);
+  const JobsLoadResult p = run_jobs_load(put);
   ASSERT_EQ(p.error, "");
   EXPECT_GT(p.acknowledged, 0u);
   EXPECT_GE(p.elapsed_s, 0.49);  // to the deadline timer's run (libuv rounds to ms; may be late)
@@ -113,7 +108,7 @@ TEST_P(JobsLoadAgainst, RestartAfterKillServesTheJobsAgain) {
   JobsServer server(spec_of(GetParam(), true), tmp.path + "/data", 60s);
   JobsLoadConfig put = load_for(server);
   put.count = 500;
-  ASSERT_EQ(wheel::load::run_jobs_load(put).acknowledged, 500u);
+  ASSERT_EQ(run_jobs_load(put).acknowledged, 500u);
   EXPECT_GT(server.rss_bytes(), 0u);
   EXPECT_GT(server.dir_bytes(), 500u * 100u);
   const pid_t before = server.pid();
@@ -150,7 +145,7 @@ TEST(JobsLoadLateness, EveryProbeIsReservedAndTimedAgainstItsDueTime) {
     JobsLoadConfig other = load_for(server);
     other.count = 20;
     other.delay_min_s = other.delay_max_s = 1;
-    ASSERT_EQ(wheel::load::run_jobs_load(other).acknowledged, 20u);
+    ASSERT_EQ(run_jobs_load(other).acknowledged, 20u);
     JobsLoadConfig l = load_for(server);
     l.phase = JobsPhase::kLateness;
     l.connections = 2;
@@ -159,8 +154,8 @@ TEST(JobsLoadLateness, EveryProbeIsReservedAndTimedAgainstItsDueTime) {
     l.delay_min_s = 1;
     l.delay_max_s = 2;
     l.duration = 30s;  // an upper bound: the run ends when every probe is back
-    ASSERT_EQ(wheel::load::check_jobs_load(l), "");
-    const JobsLoadResult r = wheel::load::run_jobs_load(l);
+    ASSERT_EQ(check_jobs_load(l), "");
+    const JobsLoadResult r = run_jobs_load(l);
     ASSERT_EQ(r.error, "");
     EXPECT_GT(r.probes_put, 5u);
     EXPECT_EQ(r.probes_missing, 0u);
@@ -180,7 +175,7 @@ TEST(JobsLoadErrors, NoServerIsAClearErrorNotAHang) {
   JobsLoadConfig c;
   c.port = 1;  // nothing listens on port 1 here
   c.count = 10;
-  const JobsLoadResult r = wheel::load::run_jobs_load(c);
+  const JobsLoadResult r = run_jobs_load(c);
   EXPECT_NE(r.error.find("cannot connect to 127.0.0.1:1"), std::string::npos) << r.error;
   EXPECT_EQ(r.acknowledged, 0u);
 }
@@ -201,3 +196,4 @@ TEST(JobsLoadErrors, AServerThatCannotStartIsNamedWithItsLog) {
 }
 
 }  // namespace
+}  // namespace wheel::load

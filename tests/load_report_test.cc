@@ -8,15 +8,9 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 
+namespace wheel::load {
+
 using namespace std::chrono_literals;
-using wheel::load::classify_idle_close;
-using wheel::load::failed_expectations;
-using wheel::load::format_summary;
-using wheel::load::IdleClose;
-using wheel::load::LoadConfig;
-using wheel::load::LoadResult;
-using wheel::load::make_report;
-using wheel::load::merge;
 
 namespace {
 
@@ -289,3 +283,5 @@ TEST(LoadReport, EarlyEndsFailFirstAndSurviveTheRoundTripAndTheMerge) {
   EXPECT_TRUE(make_report(plain, LoadConfig{})["gave_up"].is_null());
   EXPECT_TRUE(make_report(plain, LoadConfig{})["server_shutdown"].is_null());
 }
+
+}  // namespace wheel::load

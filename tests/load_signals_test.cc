@@ -59,11 +59,16 @@ SignalledRun signal_once_open(const ServerProcess& server, std::vector<std::stri
   return out;
 }
 
+// Each test runs wheel-load against a line server that never closes idle connections.
+class LoadSignals : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_GT(server.port(), 0) << "the line server did not start"; }
+  ServerProcess server{{LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"}};
+};
+
 }  // namespace
 
-TEST(LoadSignals, SigintStopsTheRunAndWritesThePartialReportMarkedInterrupted) {
-  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"});
-  ASSERT_GT(server.port(), 0);
+TEST_F(LoadSignals, SigintStopsTheRunAndWritesThePartialReportMarkedInterrupted) {
   const std::string json = previous_report("sigint");
   auto args = long_run(server.port(), "100");
   args.insert(args.end(), {"--json", json, "--processes", "1"});
@@ -96,9 +101,7 @@ TEST(LoadSignals, SigintStopsTheRunAndWritesThePartialReportMarkedInterrupted) {
 
 // Issue 22 item 2 and issue 21 item 7: SIGTERM to the parent of three children reaches them;
 // each ends its slice and reports, and the merged report has every connection exactly once.
-TEST(LoadSignals, SigtermToTheParentStopsEveryChildAndMergesTheirReports) {
-  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"});
-  ASSERT_GT(server.port(), 0);
+TEST_F(LoadSignals, SigtermToTheParentStopsEveryChildAndMergesTheirReports) {
   const auto [run, children] =
       signal_once_open(server, long_run(server.port(), "200"), 200, 3, SIGTERM);
   ASSERT_EQ(children.size(), 3U) << "three children with 200 connections did not appear";
@@ -119,9 +122,7 @@ TEST(LoadSignals, SigtermToTheParentStopsEveryChildAndMergesTheirReports) {
 // The children are stopped (SIGSTOP), so the first signal's orderly end cannot finish; the
 // second must end everything at once: the parent dies of it, its children are killed, and the
 // previous --json is left as it was (no truncated file, no temporary one).
-TEST(LoadSignals, SecondSignalEndsTheRunAtOnce) {
-  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"});
-  ASSERT_GT(server.port(), 0);
+TEST_F(LoadSignals, SecondSignalEndsTheRunAtOnce) {
   const std::string json = previous_report("second");
   auto args = long_run(server.port(), "100");
   args.insert(args.begin(), WHEEL_LOAD_PATH);
@@ -157,9 +158,7 @@ TEST(LoadSignals, SecondSignalEndsTheRunAtOnce) {
 
 // Issue 22 item 2: a parent killed outright (SIGKILL, no handler runs) takes its children with
 // it (PR_SET_PDEATHSIG), and their connections close.
-TEST(LoadSignals, KillingTheParentKillsItsChildren) {
-  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "0"});
-  ASSERT_GT(server.port(), 0);
+TEST_F(LoadSignals, KillingTheParentKillsItsChildren) {
   const auto [run, children] =
       signal_once_open(server, long_run(server.port(), "100"), 100, 2, SIGKILL);
   ASSERT_EQ(children.size(), 2U);

@@ -24,14 +24,11 @@
 #include "wheel/server/prometheus_text.h"
 #include "wheel/server/server_metrics.h"
 
+namespace wheel::server {
 namespace {
 
 using namespace std::chrono_literals;
 using wheel::net::CloseReason;
-using wheel::server::MetricsHttpServer;
-using wheel::server::PrometheusText;
-using wheel::server::ServerMetricsRegion;
-using wheel::server::ServerMetricsValues;
 using wheel::testing::parse_exposition;
 
 // ---- the parser itself rejects what the format forbids -----------------------------------
@@ -132,29 +129,36 @@ TEST(MetricsHistogram, CountsSizesInTheirOwnUnitAndWritesTheirSumUnscaled) {
 }
 
 TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
+  // Each plain value and the metric it must come out as.
+  struct Plain {
+    std::uint64_t ServerMetricsValues::*field;
+    std::uint64_t value;
+    const char* metric;
+  };
+  const Plain plain[] = {
+      {&ServerMetricsValues::connections_open, 7, "wheel_connections_open"},
+      {&ServerMetricsValues::accepted, 20, "wheel_connections_accepted_total"},
+      {&ServerMetricsValues::heartbeats_sent, 4, "wheel_heartbeats_sent_total"},
+      {&ServerMetricsValues::pings, 5, "wheel_pings_total"},
+      {&ServerMetricsValues::delayed_pending, 6, "wheel_delayed_pending"},
+      {&ServerMetricsValues::delayed_sent, 8, "wheel_delayed_sent_total"},
+      {&ServerMetricsValues::bytes_received, 100, "wheel_bytes_received_total"},
+      {&ServerMetricsValues::bytes_sent, 200, "wheel_bytes_sent_total"},
+      {&ServerMetricsValues::timer_pending_timeouts, 9, "wheel_timer_pending_timeouts"}};
   ServerMetricsValues v;
-  v.connections_open = 7;
-  v.accepted = 20;
+  for (const Plain& p : plain) v.*p.field = p.value;
   v.rejected_full = 2;
   v.rejected_emfile = 1;
   v.closed[static_cast<std::size_t>(CloseReason::kReaderIdle)] = 10;
   v.closed[static_cast<std::size_t>(CloseReason::kQuit)] = 3;
-  v.heartbeats_sent = 4;
-  v.pings = 5;
-  v.delayed_pending = 6;
-  v.delayed_sent = 8;
-  v.bytes_received = 100;
-  v.bytes_sent = 200;
-  v.timer_pending_timeouts = 9;
   v.idle_close_lateness.buckets[0] = 4;
   v.idle_close_lateness.buckets[3] = 5;
   v.idle_close_lateness.buckets.back() = 1;
   v.idle_close_lateness.sum = 1'500'000'000;
   v.tick_lag.buckets[1] = 2;
   const auto e = parse_exposition(wheel::server::render_server_metrics(v, 3));
+  for (const Plain& p : plain) EXPECT_EQ(e.value(p.metric), p.value) << p.metric;
   EXPECT_EQ(e.families.at("wheel_connections_open").type, "gauge");
-  EXPECT_EQ(e.value("wheel_connections_open"), 7);
-  EXPECT_EQ(e.value("wheel_connections_accepted_total"), 20);
   EXPECT_EQ(e.value("wheel_connections_rejected_total", {{"reason", "full"}}), 2);
   EXPECT_EQ(e.value("wheel_connections_rejected_total", {{"reason", "emfile"}}), 1);
   EXPECT_EQ(e.families.at("wheel_connections_closed_total").type, "counter");
@@ -165,13 +169,6 @@ TEST(ServerMetrics, RenderedTextFollowsTheFormatAndNamesEveryMetric) {
   }
   EXPECT_EQ(e.value("wheel_connections_closed_total", {{"reason", "reader_idle"}}), 10);
   EXPECT_EQ(e.value("wheel_connections_closed_total", {{"reason", "quit"}}), 3);
-  EXPECT_EQ(e.value("wheel_heartbeats_sent_total"), 4);
-  EXPECT_EQ(e.value("wheel_pings_total"), 5);
-  EXPECT_EQ(e.value("wheel_delayed_pending"), 6);
-  EXPECT_EQ(e.value("wheel_delayed_sent_total"), 8);
-  EXPECT_EQ(e.value("wheel_bytes_received_total"), 100);
-  EXPECT_EQ(e.value("wheel_bytes_sent_total"), 200);
-  EXPECT_EQ(e.value("wheel_timer_pending_timeouts"), 9);
   EXPECT_EQ(e.value("wheel_workers"), 3);
   EXPECT_EQ(e.families.at("wheel_idle_close_lateness_seconds").type, "histogram");
   EXPECT_EQ(e.value("wheel_idle_close_lateness_seconds_bucket", {{"le", "0.001"}}), 4);
@@ -474,3 +471,4 @@ TEST(MetricsHttpServer, AnAsyncRenderAnswersWhenItsTextComesOr503AfterTheTimeout
 }
 
 }  // namespace
+}  // namespace wheel::server

@@ -13,12 +13,8 @@ namespace {
 
 TEST(NetServerLimits, ClientPastMaxConnectionsGetsServerFull) {
   ServerProcess server(server_args({"--max-connections", "3"}));
-  std::vector<Client> clients;
-  for (int i = 0; i < 3; ++i) {
-    clients.emplace_back(server.port());
-    clients.back().send("PING\n");
-    ASSERT_EQ(clients.back().read_line(), "PONG");
-  }
+  std::vector<Client> clients = pinged_clients(server.port(), 3);
+  ASSERT_EQ(clients.size(), 3u);
   Client extra(server.port());
   EXPECT_EQ(extra.read_line(), "ERR server full");
   EXPECT_EQ(extra.read_line(), "<eof>");

@@ -21,6 +21,7 @@ namespace {
 using namespace std::chrono_literals;
 using wheel::net::testing::Client;
 using wheel::net::testing::expect_clean_exit;
+using wheel::net::testing::pinged_clients;
 using wheel::net::testing::server_args;
 using wheel::net::testing::ServerProcess;
 using wheel::testing::Exposition;
@@ -192,12 +193,8 @@ TEST(ServerMetricsEndToEnd, AKilledWorkersConnectionsAreClosedAsWorkerLost) {
   ServerProcess server(server_args(
       {"--workers", "2", "--metrics-port", std::to_string(mport), "--reader-idle", "60s"}));
   constexpr int kClients = 30;
-  std::vector<Client> clients;
-  for (int i = 0; i < kClients; ++i) {
-    clients.emplace_back(server.port());
-    clients.back().send("PING\n");
-    ASSERT_EQ(clients.back().read_line(10s), "PONG") << i;
-  }
+  std::vector<Client> clients = pinged_clients(server.port(), kClients);
+  ASSERT_EQ(clients.size(), static_cast<std::size_t>(kClients));
   // The workers publish their slots about once a second: wait until the scrape has them all.
   const Exposition before = scrape_until(
       mport, [](const Exposition& x) { return x.value("wheel_connections_open") == kClients; });
@@ -339,12 +336,8 @@ TEST(ServerMetricsEndToEnd, ProcessMetricsCoverTheWorkersAndBuildInfoNamesTheVer
   EXPECT_GT(before.value("process_resident_memory_bytes"), 0);
   EXPECT_GT(before.value("process_max_fds"), 0);
   constexpr int kClients = 20;
-  std::vector<Client> clients;
-  for (int i = 0; i < kClients; ++i) {
-    clients.emplace_back(server.port());
-    clients.back().send("PING\n");
-    ASSERT_EQ(clients.back().read_line(10s), "PONG") << i;
-  }
+  std::vector<Client> clients = pinged_clients(server.port(), kClients);
+  ASSERT_EQ(clients.size(), static_cast<std::size_t>(kClients));
   const Exposition during = scrape(mport);
   // Every accepted socket is a descriptor of a worker: the sum sees them all. Two descriptors
   // of slack: a process may hold one for a moment at either scrape (seen: 77 vs 58 + 20, 1 run

@@ -304,6 +304,23 @@ inline void expect_clean_exit(ServerProcess& server) {
   EXPECT_LT(ms_since(start), 2000);
 }
 
+// `n` clients of the server on `port`, each answered PONG once: the server has accepted them
+// all. A client that gets no PONG (within 10 s) fails the test and is not returned.
+inline std::vector<Client> pinged_clients(std::uint16_t port, int n) {
+  std::vector<Client> clients;
+  for (int i = 0; i < n; ++i) {
+    clients.emplace_back(port);
+    clients.back().send("PING\n");
+    const std::string reply = clients.back().read_line(10s);
+    if (reply != "PONG") {
+      ADD_FAILURE() << "client " << i << " got '" << reply << "', not PONG";
+      clients.pop_back();
+      break;
+    }
+  }
+  return clients;
+}
+
 inline nlohmann::json stats_of(Client& c) {
   c.send("STATS\n");
   const std::string line = c.read_line();

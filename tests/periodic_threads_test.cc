@@ -5,11 +5,9 @@
 // clock; waits here are for events, with generous bounds.
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <latch>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -18,6 +16,7 @@
 
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
+#include "thread_pool.h"
 
 // Inside wheel::testing, the timer's names and the fixture's helpers need no using-declarations.
 namespace wheel::testing {
@@ -27,55 +26,19 @@ using namespace std::chrono_literals;
 
 class PeriodicThreadsTest : public TimerTest {};
 
-// A tiny pool of std::function<void()> tasks, the kind a TimerJob must be wrapped for.
-class FunctionPool {
- public:
-  explicit FunctionPool(int threads) {
-    for (int i = 0; i < threads; ++i) {
-      threads_.emplace_back([this] {
-        for (;;) {
-          std::function<void()> task;
-          {
-            std::unique_lock lock(mutex_);
-            ready_.wait(lock, [&] { return closed_ || !queue_.empty(); });
-            if (queue_.empty()) return;
-            task = std::move(queue_.front());
-            queue_.erase(queue_.begin());
-          }
-          task();
-        }
-      });
-    }
-  }
-  ~FunctionPool() {
-    {
-      std::lock_guard lock(mutex_);
-      closed_ = true;
-    }
-    ready_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  void post(std::function<void()> task) {
-    {
-      std::lock_guard lock(mutex_);
-      queue_.push_back(std::move(task));
-    }
-    ready_.notify_one();
-  }
-  // The executor for TimerOptions: TimerJob is move-only, std::function needs a copyable target.
-  wheel::TimerExecutor executor() {
-    return [this](TimerJob job) {
+// A timer whose tasks run on a pool of `threads` std::function<void()> threads (the example's
+// pool, examples/thread_pool.h), the kind a move-only TimerJob must be wrapped for.
+struct PooledTimer {
+  PooledTimer(int threads, TimerOptions options) : pool(threads), timer(on_pool(options, pool)) {}
+  static TimerOptions on_pool(TimerOptions options, ThreadPool& pool) {
+    options.executor = [&pool](TimerJob job) {
       auto shared = std::make_shared<TimerJob>(std::move(job));
-      post([shared] { (*shared)(); });
+      pool.post([shared] { (*shared)(); });
     };
+    return options;
   }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::vector<std::function<void()>> queue_;
-  bool closed_ = false;
-  std::vector<std::thread> threads_;
+  ThreadPool pool;  // declared first: it outlives the timer, so queued jobs still run
+  HashedWheelTimer timer;
 };
 
 TEST_P(PeriodicThreadsTest, CancelFromAnotherThreadLetsTheRunningRunFinishAndStopsTheRest) {
@@ -106,10 +69,8 @@ TEST_P(PeriodicThreadsTest, CancelFromAnotherThreadLetsTheRunningRunFinishAndSto
 }
 
 TEST_P(PeriodicThreadsTest, WithAnExecutorRunsNeverOverlapEvenOnManyThreads) {
-  FunctionPool pool(3);
-  TimerOptions o = options_with();
-  o.executor = pool.executor();
-  HashedWheelTimer timer(o);
+  PooledTimer pooled(3, options_with());
+  HashedWheelTimer& timer = pooled.timer;
   std::atomic<int> runs{0};
   std::atomic<int> in_flight{0};
   std::atomic<bool> overlapped{false};
@@ -136,10 +97,8 @@ TEST_P(PeriodicThreadsTest, WithAnExecutorRunsNeverOverlapEvenOnManyThreads) {
 TEST_P(PeriodicThreadsTest, CancelsRacingReArmsOnTheExecutorEndEveryTimeoutOnce) {
   // Many short-period timeouts re-armed by a pool's threads while this thread cancels them:
   // each ends cancelled exactly once, its task destroyed, and the count returns to 0.
-  FunctionPool pool(2);
-  TimerOptions o = options_with();
-  o.executor = pool.executor();
-  HashedWheelTimer timer(o);
+  PooledTimer pooled(2, options_with());
+  HashedWheelTimer& timer = pooled.timer;
   std::atomic<int> live{0};
   std::atomic<int> runs{0};
   std::vector<TimeoutHandle> handles;

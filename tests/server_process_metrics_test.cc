@@ -143,24 +143,26 @@ TEST(ProcessMetrics, AChildStartsWithinTheTestAndItsTreeSumsIt) {
 }
 
 TEST(ProcessMetrics, RendersTheStandardFamilies) {
-  ProcessSample s;
-  s.cpu_seconds = 1.25;
-  s.resident_bytes = 4096;
-  s.virtual_bytes = 8192;
-  s.open_fds = 7;
-  s.max_fds = 1024;
-  s.start_time_seconds = 1795481723.5;
+  const ProcessSample s{.cpu_seconds = 1.25,
+                        .resident_bytes = 4096,
+                        .virtual_bytes = 8192,
+                        .open_fds = 7,
+                        .max_fds = 1024,
+                        .start_time_seconds = 1795481723.5};
   const auto e = wheel::testing::parse_exposition(wheel::server::render_process_metrics(s));
-  EXPECT_EQ(e.value("process_cpu_seconds_total"), 1.25);
-  EXPECT_EQ(e.families.at("process_cpu_seconds_total").type, "counter");
-  EXPECT_EQ(e.value("process_resident_memory_bytes"), 4096);
-  EXPECT_EQ(e.value("process_virtual_memory_bytes"), 8192);
-  EXPECT_EQ(e.value("process_open_fds"), 7);
-  EXPECT_EQ(e.value("process_max_fds"), 1024);
-  EXPECT_EQ(e.value("process_start_time_seconds"), 1795481723.5);
-  for (const char* gauge : {"process_resident_memory_bytes", "process_virtual_memory_bytes",
-                            "process_open_fds", "process_max_fds", "process_start_time_seconds"}) {
-    EXPECT_EQ(e.families.at(gauge).type, "gauge") << gauge;
+  struct Family {
+    const char* name;
+    double value;
+    const char* type;
+  };
+  for (const Family& f : {Family{"process_cpu_seconds_total", 1.25, "counter"},
+                          {"process_resident_memory_bytes", 4096, "gauge"},
+                          {"process_virtual_memory_bytes", 8192, "gauge"},
+                          {"process_open_fds", 7, "gauge"},
+                          {"process_max_fds", 1024, "gauge"},
+                          {"process_start_time_seconds", 1795481723.5, "gauge"}}) {
+    EXPECT_EQ(e.value(f.name), f.value) << f.name;
+    EXPECT_EQ(e.families.at(f.name).type, f.type) << f.name;
   }
 }
 

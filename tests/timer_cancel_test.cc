@@ -21,7 +21,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class TimerCancelTest : public TimerTest {};
+class TimerCancelTest : public TimerTest {
+ protected:
+  // options_with(1 ms) and at most `max_pending` timeouts.
+  TimerOptions limited_to(std::size_t max_pending) {
+    TimerOptions options = options_with(1ms);
+    options.max_pending_timeouts = max_pending;
+    return options;
+  }
+};
 
 // ---------------------------------------------------------------- cancel at every stage
 
@@ -146,9 +154,7 @@ TEST_P(TimerCancelTest, PendingCountsUntilRunOrCancellationIsProcessed) {
 
 TEST_P(TimerCancelTest, MaxPendingRejectsWithoutChangingTheCount) {
   ManualClock clock;
-  TimerOptions options = options_with(1ms);
-  options.max_pending_timeouts = 3;
-  HashedWheelTimer timer(options, clock);
+  HashedWheelTimer timer(limited_to(3), clock);
   std::vector<TimeoutHandle> handles;
   for (int i = 0; i < 3; ++i) handles.push_back(timer.new_timeout([] {}, 1h));
   EXPECT_THROW(timer.new_timeout([] {}, 1h), wheel::RejectedExecutionError);
@@ -173,9 +179,7 @@ TEST_P(TimerCancelTest, MaxPendingRejectsWithoutChangingTheCount) {
 TEST_P(TimerCancelTest, ARunSlotIsFreeAgainOnceTheTaskHasReturned) {
   // The limit counts a due timeout until its run returns: its own task cannot schedule past it.
   ManualClock clock;
-  TimerOptions options = options_with(1ms);
-  options.max_pending_timeouts = 1;
-  HashedWheelTimer timer(options, clock);
+  HashedWheelTimer timer(limited_to(1), clock);
   bool refused_inside = false;
   timer.new_timeout(
       [&] {

@@ -24,7 +24,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class TimerScheduleTest : public TimerTest {};
+class TimerScheduleTest : public TimerTest {
+ protected:
+  // options_with(1 ms, `buckets`) whose tick observer counts the ticks processed in `processed`.
+  TimerOptions counting_ticks(std::size_t buckets, int& processed) {
+    TimerOptions options = options_with(1ms, buckets);
+    options.tick_observer = [&processed](std::chrono::nanoseconds) { ++processed; };
+    return options;
+  }
+};
 
 // ---------------------------------------------------------------- rounds, cascades, wrap-around
 
@@ -222,9 +230,7 @@ TEST_P(TimerScheduleTest, ThrowingTaskIsLoggedAndTheTimerCarriesOn) {
 TEST_P(TimerScheduleTest, IdleTimerProcessesNoTicks) {
   ManualClock clock;
   int processed = 0;
-  TimerOptions options = options_with(1ms, 512);
-  options.tick_observer = [&](std::chrono::nanoseconds) { ++processed; };
-  HashedWheelTimer timer(options, clock);
+  HashedWheelTimer timer(counting_ticks(512, processed), clock);
   timer.start();
   for (int i = 0; i < 500; ++i) clock.advance(1ms);  // 500 ticks, one at a time
   EXPECT_EQ(processed, 0) << "an empty timer woke for empty ticks";
@@ -241,9 +247,7 @@ TEST_P(TimerScheduleTest, IdleTimerProcessesNoTicks) {
 TEST_P(TimerScheduleTest, TimerSkipsEmptyTicksUntilTheNextDueBucket) {
   ManualClock clock;
   int processed = 0;
-  TimerOptions options = options_with(1ms, 4096);
-  options.tick_observer = [&](std::chrono::nanoseconds) { ++processed; };
-  HashedWheelTimer timer(options, clock);
+  HashedWheelTimer timer(counting_ticks(4096, processed), clock);
   bool ran = false;
   timer.new_timeout([&] { ran = true; }, 600ms);  // due at the end of tick 600
   for (int t = 1; t <= 600; ++t) {

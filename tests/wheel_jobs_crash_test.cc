@@ -36,6 +36,7 @@ using wheel_test::BeanstalkConn;
 using wheel_test::Clock;
 using wheel_test::CrashModel;
 using wheel_test::Expect;
+using wheel_test::pipeline;
 using wheel_test::ServerProcess;
 
 constexpr int kConnections = 4;
@@ -139,15 +140,23 @@ class CrashRun {
            std::to_string(body.size()) + "\r\n" + body + "\r\n";
   }
 
+  void send_reserve(LoadConn& c) {
+    c.conn.queue("reserve-with-timeout 0\r\n");
+    c.pending.push_back({Pending::kReserve});
+  }
+  // delete (or with `kick`, kick-job) of job `id`; the model learns that a change is in flight.
+  void send_change(LoadConn& c, std::uint64_t id, bool kick = false) {
+    model_.change_sent(id, !kick);
+    c.conn.queue((kick ? "kick-job " : "delete ") + std::to_string(id) + "\r\n");
+    c.pending.push_back({kick ? Pending::kKick : Pending::kDelete, id});
+  }
+
   void issue(LoadConn& c) {
     if (quiet_) {  // the queue drains before the crash: newest jobs first
       if (const std::uint64_t id = model_.highest_live_id()) {
-        model_.change_sent(id, true);
-        c.conn.queue("delete " + std::to_string(id) + "\r\n");
-        c.pending.push_back({Pending::kDelete, id});
+        send_change(c, id);
       } else {
-        c.conn.queue("reserve-with-timeout 0\r\n");
-        c.pending.push_back({Pending::kReserve});
+        send_reserve(c);
       }
       return;
     }
@@ -157,21 +166,13 @@ class CrashRun {
       bool long_delay = false;
       c.conn.queue(put_request(c, &long_delay));
     } else if (r < 70) {
-      c.conn.queue("reserve-with-timeout 0\r\n");
-      c.pending.push_back({Pending::kReserve});
+      send_reserve(c);
     } else if (r < 92 && pick(false) != 0) {
-      const std::uint64_t id = pick(false);
-      model_.change_sent(id, true);
-      c.conn.queue("delete " + std::to_string(id) + "\r\n");
-      c.pending.push_back({Pending::kDelete, id});
+      send_change(c, pick(false));
     } else if (pick(true) != 0) {
-      const std::uint64_t id = pick(true);
-      model_.change_sent(id, false);
-      c.conn.queue("kick-job " + std::to_string(id) + "\r\n");
-      c.pending.push_back({Pending::kKick, id});
+      send_change(c, pick(true), /*kick=*/true);
     } else {
-      c.conn.queue("reserve-with-timeout 0\r\n");
-      c.pending.push_back({Pending::kReserve});
+      send_reserve(c);
     }
   }
 
@@ -210,9 +211,7 @@ class CrashRun {
         const int what = static_cast<int>(rng_() % 100);
         const std::string ids = std::to_string(id);
         if (what < 70) {
-          model_.change_sent(id, true);
-          c.conn.queue("delete " + ids + "\r\n");
-          c.pending.push_back({Pending::kDelete, id});
+          send_change(c, id);
         } else if (what < 85) {
           const bool long_delay = rng_() % 2 == 0;
           model_.change_sent(id, false);
@@ -291,56 +290,44 @@ class CrashRun {
     model_.crashed(kill_ms);
   }
 
-  // Sends `requests` over `c` with at most `window` in flight and hands each reply, in order,
-  // to `on`. False when the server stops answering within kCheckLimit.
-  bool pipeline(BeanstalkConn& c, const std::vector<std::string>& requests,
-                const std::function<void(std::size_t, const std::string&, const std::string&)>& on,
-                std::size_t window = 256) {
-    const auto deadline = Clock::now() + kCheckLimit;
-    std::size_t sent = 0, answered = 0;
-    while (answered < requests.size()) {
-      while (sent < requests.size() && sent - answered < window) c.queue(requests[sent++]);
-      if (!c.flush() || Clock::now() > deadline) return false;
-      pollfd p{c.fd(), static_cast<short>(POLLIN | (c.wants_write() ? POLLOUT : 0)), 0};
-      poll(&p, 1, 100);
-      if (!c.fill() && !c.open()) return false;
-      std::string line, data;
-      while (answered < sent && c.next_reply(&line, &data)) on(answered++, line, data);
-    }
-    return true;
-  }
-
   void check() {
     BeanstalkConn c;
     ASSERT_TRUE(c.connect_to(server_->port()));
     const std::vector<std::uint64_t> ids = model_.ids_to_peek();
     std::vector<std::string> requests;
     for (auto id : ids) requests.push_back("peek " + std::to_string(id) + "\r\n");
-    ASSERT_TRUE(pipeline(c, requests,
-                         [&](std::size_t i, const std::string& l, const std::string& d) {
-                           if (l != "NOT_FOUND" &&
-                               l.rfind("FOUND " + std::to_string(ids[i]) + " ", 0) != 0) {
-                             ADD_FAILURE() << "peek " << ids[i] << ": " << l;
-                           }
-                           model_.peeked(ids[i], l != "NOT_FOUND", d);
-                         }))
+    const auto deadline = Clock::now() + kCheckLimit;
+    ASSERT_TRUE(pipeline(
+        c, requests,
+        [&](std::size_t i, const std::string& l, const std::string& d) {
+          if (l != "NOT_FOUND" && l.rfind("FOUND " + std::to_string(ids[i]) + " ", 0) != 0) {
+            ADD_FAILURE() << "peek " << ids[i] << ": " << l;
+          }
+          model_.peeked(ids[i], l != "NOT_FOUND", d);
+        },
+        deadline))
         << "the restarted server stopped answering peeks";
     const auto states = model_.states_to_check();
     requests.clear();
     for (auto& [id, e] : states) requests.push_back("stats-job " + std::to_string(id) + "\r\n");
-    ASSERT_TRUE(pipeline(c, requests, [&](std::size_t i, const std::string&, const std::string& d) {
-      const auto at = d.find("\nstate: ");
-      model_.state_seen(states[i].first, at == std::string::npos
-                                             ? ""
-                                             : d.substr(at + 8, d.find('\n', at + 8) - at - 8));
-    }));
+    ASSERT_TRUE(pipeline(
+        c, requests,
+        [&](std::size_t i, const std::string&, const std::string& d) {
+          const auto at = d.find("\nstate: ");
+          model_.state_seen(states[i].first, at == std::string::npos
+                                                 ? ""
+                                                 : d.substr(at + 8, d.find('\n', at + 8) - at - 8));
+        },
+        deadline));
     std::uint64_t key = 0;
     const std::string body = model_.new_put(100, &key);
-    ASSERT_TRUE(pipeline(c, {"put 5 3600 60 100\r\n" + body + "\r\n"},
-                         [&](std::size_t, const std::string& l, const std::string&) {
-                           ASSERT_TRUE(l.starts_with("INSERTED ")) << l;
-                           model_.probe_put(key, std::stoull(l.substr(9)), ms_since(t0_));
-                         }));
+    ASSERT_TRUE(pipeline(
+        c, {"put 5 3600 60 100\r\n" + body + "\r\n"},
+        [&](std::size_t, const std::string& l, const std::string&) {
+          ASSERT_TRUE(l.starts_with("INSERTED ")) << l;
+          model_.probe_put(key, std::stoull(l.substr(9)), ms_since(t0_));
+        },
+        deadline));
     model_.check_done();
     for (const auto& f : model_.failures()) ADD_FAILURE() << f;
   }

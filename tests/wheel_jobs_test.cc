@@ -35,12 +35,17 @@ using wheel_test::Client;
 
 class WheelJobsTest : public wheel_test::WheelJobsProcessTest {};
 
+// Sends each request in turn on `c` and expects its reply line.
+void expect_replies(Client& c, const std::vector<std::pair<std::string, std::string>>& exchanges) {
+  for (const auto& [request, reply] : exchanges) EXPECT_EQ(c.ask(request), reply) << request;
+}
+
 TEST_F(WheelJobsTest, EveryErrorReplyOfTheParser) {
   start({"--max-job-size", "10"});
   auto c = client();
-  EXPECT_EQ(c->ask("frobnicate\r\n"), "UNKNOWN_COMMAND");
-  EXPECT_EQ(c->ask("put 0 0 x 1\r\n"), "BAD_FORMAT");
-  EXPECT_EQ(c->ask("use -bad\r\n"), "BAD_FORMAT");
+  expect_replies(*c, {{"frobnicate\r\n", "UNKNOWN_COMMAND"},
+                      {"put 0 0 x 1\r\n", "BAD_FORMAT"},
+                      {"use -bad\r\n", "BAD_FORMAT"}});
   // A body longer than announced: the announced bytes + 2 are consumed, the rest ("\r\n", an
   // empty line) is the next command, as in beanstalkd.
   EXPECT_EQ(c->ask("put 0 0 10 3\r\nabcde\r\n"), "EXPECTED_CRLF");
@@ -54,12 +59,12 @@ TEST_F(WheelJobsTest, EveryErrorReplyOfTheParser) {
 TEST_F(WheelJobsTest, EveryErrorReplyOfTheModel) {
   start({"--max-jobs", "2"});
   auto c = client();
-  EXPECT_EQ(c->ask("delete 99\r\n"), "NOT_FOUND");
-  EXPECT_EQ(c->ask("peek 99\r\n"), "NOT_FOUND");
-  EXPECT_EQ(c->ask("ignore default\r\n"), "NOT_IGNORED");
-  EXPECT_EQ(c->ask("reserve-with-timeout 0\r\n"), "TIMED_OUT");
-  EXPECT_EQ(c->ask("put 0 0 1 1\r\na\r\n"), "INSERTED 1");
-  EXPECT_EQ(c->ask("reserve\r\n"), "RESERVED 1 1");
+  expect_replies(*c, {{"delete 99\r\n", "NOT_FOUND"},
+                      {"peek 99\r\n", "NOT_FOUND"},
+                      {"ignore default\r\n", "NOT_IGNORED"},
+                      {"reserve-with-timeout 0\r\n", "TIMED_OUT"},
+                      {"put 0 0 1 1\r\na\r\n", "INSERTED 1"},
+                      {"reserve\r\n", "RESERVED 1 1"}});
   EXPECT_EQ(c->bytes(3), "a\r\n");
   // TTR 1 s: the job is in its safety margin at once.
   EXPECT_EQ(c->ask("reserve\r\n"), "DEADLINE_SOON");

@@ -5,15 +5,10 @@
 // paces the batches against the start time. Prints {added, secs, added_per_s}.
 'use strict';
 const { Queue } = require('bullmq');
-const { parseArgs, producerSpec, redisSpec, checkDelays, batchSize, pace, randomDelay, emitAdded,
-  ready, run } = require('./lib');
+const { parseArgs, producerSpec, redisSpec, batchSpec, checkDelays, addInBatches, randomDelay,
+  emitAdded, run } = require('./lib');
 
-const o = parseArgs({
-  ...redisSpec('fleet'),
-  ...producerSpec,
-  batch: [1000, 1, 100000],
-  rate: [0, 0, 1e7],
-});
+const o = parseArgs({ ...redisSpec('fleet'), ...producerSpec, ...batchSpec });
 checkDelays(o);
 
 async function main() {
@@ -22,12 +17,7 @@ async function main() {
   await queue.waitUntilReady();
   // The JSON of {b: "..."} is body-bytes long, the size the other peers store.
   const pad = 'x'.repeat(o['body-bytes'] - 8);
-  const batch = batchSize(o);
-  ready();
-  const start = performance.now();
-  let added = 0;
-  while (added < o.n) {
-    const k = Math.min(batch, o.n - added);
+  const { added, start } = await addInBatches(o, async (first, k) => {
     const jobs = new Array(k);
     for (let i = 0; i < k; i++) {
       jobs[i] = {
@@ -37,9 +27,7 @@ async function main() {
       };
     }
     await queue.addBulk(jobs);
-    added += k;
-    await pace(start, added, o.rate);
-  }
+  });
   emitAdded('bullmq', added, start);
   await queue.close();
 }

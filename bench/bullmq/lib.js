@@ -104,6 +104,25 @@ function batchSize(o) {
   return o.rate > 0 ? Math.max(1, Math.min(o.batch, Math.round(o.rate / 20))) : o.batch;
 }
 
+// The options of a producer that adds in batches (the Redis-backed peers): --batch, --rate.
+const batchSpec = { batch: [1000, 1, 100000], rate: [0, 0, 1e7] };
+
+// Adds --n jobs in batches of batchSize(o) paced at --rate, after ready(): `addBatch(first, k)`
+// stores jobs first .. first + k - 1 and resolves once they are stored. Returns {added, start}.
+async function addInBatches(o, addBatch) {
+  const batch = batchSize(o);
+  ready();
+  const start = performance.now();
+  let added = 0;
+  while (added < o.n) {
+    const k = Math.min(batch, o.n - added);
+    await addBatch(added, k);
+    added += k;
+    await pace(start, added, o.rate);
+  }
+  return { added, start };
+}
+
 // At --rate `rate` a second from `start` (performance.now()), waits until `count` jobs are due.
 async function pace(start, count, rate) {
   if (rate <= 0) return;
@@ -143,5 +162,5 @@ function run(name, main) {
 
 module.exports = {
   parseArgs, makeBody, dueOf, randomDelay, percentiles, emit, ready, sleep, producerSpec,
-  redisSpec, checkDelays, batchSize, pace, emitAdded, emitDelivered, run,
+  redisSpec, checkDelays, batchSize, batchSpec, addInBatches, pace, emitAdded, emitDelivered, run,
 };

@@ -4,15 +4,10 @@
 'use strict';
 const Redis = require('ioredis');
 const { define } = require('./plain-scripts');
-const { parseArgs, producerSpec, redisSpec, checkDelays, batchSize, pace, makeBody, randomDelay,
-  emitAdded, ready, run } = require('./lib');
+const { parseArgs, producerSpec, redisSpec, batchSpec, checkDelays, addInBatches, makeBody,
+  randomDelay, emitAdded, run } = require('./lib');
 
-const o = parseArgs({
-  ...redisSpec('plain'),
-  ...producerSpec,
-  batch: [1000, 1, 100000],
-  rate: [0, 0, 1e7],
-});
+const o = parseArgs({ ...redisSpec('plain'), ...producerSpec, ...batchSpec });
 checkDelays(o);
 
 async function main() {
@@ -20,23 +15,16 @@ async function main() {
   await redis.connect();
   const k = define(redis, o.queue);
   const tag = `${process.pid.toString(36)}${Date.now().toString(36)}`; // ids unique per run
-  const batch = batchSize(o);
-  ready();
-  const start = performance.now();
-  let added = 0;
-  while (added < o.n) {
-    const m = Math.min(batch, o.n - added);
+  const { added, start } = await addInBatches(o, async (first, m) => {
     const p = redis.pipeline();
     const now = Date.now();
     for (let i = 0; i < m; i++) {
-      const id = `${tag}-${added + i}`;
+      const id = `${tag}-${first + i}`;
       const due = now + randomDelay(o['min-delay-ms'], o['max-delay-ms']);
       p.plainAdd(k.delayed, k.job(id), id, due, makeBody(due, o['body-bytes']));
     }
     for (const [err] of await p.exec()) if (err) throw err;
-    added += m;
-    await pace(start, added, o.rate);
-  }
+  });
   emitAdded('plain', added, start);
   redis.disconnect();
 }

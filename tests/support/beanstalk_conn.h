@@ -8,13 +8,17 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace wheel_test {
 
@@ -106,5 +110,24 @@ class BeanstalkConn {
   std::string in_;
   std::size_t in_pos_ = 0;
 };
+
+// Sends `requests` over `c` with at most `window` in flight and hands each reply, in order, to
+// `on` (its index, line and data). False when the server stops answering by `deadline`.
+inline bool pipeline(
+    BeanstalkConn& c, const std::vector<std::string>& requests,
+    const std::function<void(std::size_t, const std::string&, const std::string&)>& on,
+    std::chrono::steady_clock::time_point deadline, std::size_t window = 256) {
+  std::size_t sent = 0, answered = 0;
+  while (answered < requests.size()) {
+    while (sent < requests.size() && sent - answered < window) c.queue(requests[sent++]);
+    if (!c.flush() || std::chrono::steady_clock::now() > deadline) return false;
+    pollfd p{c.fd(), static_cast<short>(POLLIN | (c.wants_write() ? POLLOUT : 0)), 0};
+    poll(&p, 1, 100);
+    if (!c.fill() && !c.open()) return false;
+    std::string line, data;
+    while (answered < sent && c.next_reply(&line, &data)) on(answered++, line, data);
+  }
+  return true;
+}
 
 }  // namespace wheel_test

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstddef>
 #include <map>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -54,14 +55,10 @@ struct Exposition {
 
 namespace detail {
 
+// The format's own regular expression, written independently of the writer under test.
 inline bool metric_name_ok(std::string_view n) {
-  if (n.empty()) return false;
-  for (std::size_t i = 0; i < n.size(); ++i) {
-    const char c = n[i];
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
-  }
-  return true;
+  static const std::regex name("[a-zA-Z_:][a-zA-Z0-9_:]*");
+  return std::regex_match(n.begin(), n.end(), name);
 }
 
 inline bool label_name_ok(std::string_view n) {
