@@ -191,6 +191,7 @@ TEST_F(LogJournalTest, IdsAreNeverReusedAfterAPowerLoss) {
 }
 
 TEST_F(LogJournalTest, ADiskFullLogRefusesPutsAndTheQueueStaysAsItWas) {
+  fs.set_reserve_supported(false);  // each record written as it comes: the next one is refused
   Journaled j(*this, SyncPolicy::kAlways);
   JobQueue& queue = j.queue;
   const SessionId s = j.session;
@@ -203,7 +204,35 @@ TEST_F(LogJournalTest, ADiskFullLogRefusesPutsAndTheQueueStaysAsItWas) {
   EXPECT_EQ(queue.counters().ready, 1u);
 }
 
+TEST_F(LogJournalTest, WithSpaceSetAsideTheDiskFullRefusalComesWhenItIsUsedUp) {
+  // Batched writes go into space set aside beforehand (WritableFile::reserve): a full disk
+  // refuses the put that no longer fits there, at once, and every put accepted before is kept.
+  Journaled j(*this, SyncPolicy::kAlways);
+  JobQueue& queue = j.queue;
+  const SessionId s = j.session;
+  ASSERT_EQ(queue.put(s, 0, 0ms, 1s, "small").outcome, Outcome::kOk);
+  fs.set_capacity(fs.used_bytes());
+  std::uint64_t accepted = 1;
+  PutResult refused;
+  for (int i = 0; i < 10'000; ++i) {  // 10 KB each: a few hundred fill the space set aside
+    refused = queue.put(s, 0, 0ms, 1s, std::string(10'000, 'z'));
+    if (refused.outcome != Outcome::kOk) break;
+    ++accepted;
+  }
+  EXPECT_EQ(refused.outcome, Outcome::kOutOfMemory);
+  EXPECT_EQ(j.journal.last_refusal(), Refusal::kFull);
+  EXPECT_EQ(queue.counters().total_jobs, accepted);
+  bool durable = false;
+  j.journal.when_durable([&] { durable = true; });
+  EXPECT_TRUE(durable);
+  j.log.reset();
+  Recovered r;
+  auto log = open(&r);
+  EXPECT_EQ(r.jobs.size(), accepted);
+}
+
 TEST_F(LogJournalTest, ALogStoppedByAnIoErrorAnswersInternalErrorNotOutOfMemory) {
+  fs.set_reserve_supported(false);  // each record written as it comes: that write fails
   Journaled j(*this, SyncPolicy::kAlways);
   JobQueue& queue = j.queue;
   const SessionId s = j.session;
@@ -215,6 +244,38 @@ TEST_F(LogJournalTest, ALogStoppedByAnIoErrorAnswersInternalErrorNotOutOfMemory)
   EXPECT_EQ(queue.remove(s, id), Outcome::kInternalError);
   EXPECT_NE(queue.peek(id), nullptr);  // reads go on
   EXPECT_EQ(queue.counters().total_jobs, 1u);
+}
+
+TEST_F(LogJournalTest, ABatchWhoseWriteFailsIsNeverAcknowledgedAndLaterChangesAreRefused) {
+  // Batched writes (the default): the put is taken into the batch, the batch's one write fails
+  // with EIO at when_durable(): its callback runs as lost, never as durable; then the log
+  // refuses everything with INTERNAL_ERROR.
+  Journaled j(*this, SyncPolicy::kAlways);
+  JobQueue& queue = j.queue;
+  const SessionId s = j.session;
+  const std::uint64_t id = queue.put(s, 0, 0ms, 1s, "kept").id;
+  ASSERT_NE(id, 0u);
+  bool kept = false;
+  j.journal.when_durable([&] { kept = !j.journal.calling_back_lost(); });
+  EXPECT_TRUE(kept);
+  fs.set_ops_until_crash(1);
+  EXPECT_EQ(queue.put(s, 0, 0ms, 1s, "lost").outcome, Outcome::kOk);  // gathered, not written
+  int calls = 0;
+  bool lost = false;
+  j.journal.when_durable([&] {
+    ++calls;
+    lost = j.journal.calling_back_lost();
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(lost);
+  EXPECT_EQ(queue.put(s, 0, 0ms, 1s, "refused").outcome, Outcome::kInternalError);
+  EXPECT_EQ(j.journal.last_refusal(), Refusal::kFailed);
+  EXPECT_EQ(queue.remove(s, id), Outcome::kInternalError);
+  EXPECT_NE(queue.peek(id), nullptr);  // reads go on
+  // A batch that recorded nothing is answered (not as lost).
+  lost = true;
+  j.journal.when_durable([&] { lost = j.journal.calling_back_lost(); });
+  EXPECT_FALSE(lost);
 }
 
 }  // namespace

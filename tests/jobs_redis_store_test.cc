@@ -81,6 +81,15 @@ class RedisStoreTest : public ::testing::Test {
     store_->put(tube, pri, delay, ttr, body, [&](InsertResult&& v) { r = std::move(v); });
     return wait(r);
   }
+  // Puts until Redis answers again (at most 10 s): the client reconnects after a failure.
+  InsertResult put_once_back(std::string tube, std::string body) {
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    InsertResult r;
+    do {
+      r = put(tube, 0, milliseconds(0), milliseconds(1000), body);
+    } while (r.status != StoreStatus::kOk && Clock::now() < deadline);
+    return r;
+  }
   ClaimResult reserve(std::vector<std::string> tubes) {
     std::optional<ClaimResult> r;
     store_->reserve(tubes, [&](ClaimResult&& v) { r = std::move(v); });
@@ -214,6 +223,40 @@ TEST_F(RedisStoreTest, ALeaseThatRanOutIsFencedOffOnceAnotherHolderHasTheJob) {
             StoreStatus::kOk);
 }
 
+TEST_F(RedisStoreTest, DeleteNeedsTheTokenOnlyWhileTheLeaseRunsAndDropsAnEmptiedTube) {
+  const auto p = put("e", 0, milliseconds(0), milliseconds(300), "x");
+  const auto held = reserve({"e"});
+  ASSERT_EQ(held.status, StoreStatus::kOk);
+  EXPECT_EQ(change([&](auto d) { store_->remove(p.id, 0, d); }).status, StoreStatus::kNotFound);
+  // Nothing looks at the job until its lease ran out: the delete itself times the lease out
+  // (counted), and then anyone may delete the ready job, as in beanstalkd.
+  std::this_thread::sleep_for(milliseconds(400));
+  EXPECT_EQ(change([&](auto d) { store_->remove(p.id, 0, d); }).status, StoreStatus::kOk);
+  std::optional<StoreTotals> totals;
+  store_->totals([&](StoreTotals&& t) { totals = std::move(t); });
+  EXPECT_EQ(wait(totals).job_timeouts, 1u);
+  // Its last job deleted, the tube is gone; a second tube with a job left stays.
+  ASSERT_EQ(put("kept", 0, milliseconds(0), milliseconds(1000), "y").status, StoreStatus::kOk);
+  EXPECT_EQ(redis_command(redis_.port(), {"SMEMBERS", "t:tubes"}), "kept");
+  EXPECT_EQ(tube("e").status, StoreStatus::kNotFound);
+}
+
+TEST_F(RedisStoreTest, AClaimThatTakesTheLastReadyJobSaysWhenTheNextComesDue) {
+  const auto a = put("n", 0, milliseconds(0), milliseconds(60'000), "a");
+  put("n", 0, milliseconds(0), milliseconds(60'000), "b");
+  const auto later = put("n", 0, milliseconds(5000), milliseconds(60'000), "c");
+  const auto first = reserve({"n"});
+  ASSERT_EQ(first.status, StoreStatus::kOk);
+  EXPECT_EQ(first.id, a.id);
+  EXPECT_EQ(first.more, 1u);
+  EXPECT_FALSE(first.next_known);  // another is ready: nothing to wait for
+  const auto second = reserve({"n"});
+  ASSERT_EQ(second.status, StoreStatus::kOk);
+  EXPECT_EQ(second.more, 0u);
+  ASSERT_TRUE(second.next_known);
+  EXPECT_EQ(second.next_due, later.now + 5000);  // the delayed job, before either lease ends
+}
+
 TEST_F(RedisStoreTest, ReleaseBuryKickAndCounters) {
   const auto p = put("k", 7, milliseconds(0), milliseconds(60'000), "body");
   auto r = reserve({"k"});
@@ -333,11 +376,7 @@ TEST_F(RedisStoreTest, RedisDownFailsFastThenTheClientReconnects) {
   EXPECT_NE(failed.error.find("unavailable"), std::string::npos) << failed.error;
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));
   ASSERT_TRUE(redis_.restart());
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
-  InsertResult after;
-  do {
-    after = put("r", 0, milliseconds(0), milliseconds(1000), "after");
-  } while (after.status != StoreStatus::kOk && Clock::now() < deadline);
+  const InsertResult after = put_once_back("r", "after");
   ASSERT_EQ(after.status, StoreStatus::kOk);
   EXPECT_EQ(after.id, 2u);  // the AOF kept job 1 and the id counter
   EXPECT_EQ(reserve({"r"}).body, "before");
@@ -352,11 +391,7 @@ TEST_F(RedisStoreTest, ARedisThatHangsTimesOutInsteadOfHanging) {
   EXPECT_EQ(r.status, StoreStatus::kError);
   EXPECT_NE(r.error.find("timeout"), std::string::npos) << r.error;
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
-  InsertResult after;
-  do {
-    after = put("h", 0, milliseconds(0), milliseconds(1000), "y");
-  } while (after.status != StoreStatus::kOk && Clock::now() < deadline);
+  const InsertResult after = put_once_back("h", "y");
   EXPECT_EQ(after.status, StoreStatus::kOk);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "drain_signal.h"
 #include "wheel/jobs/beanstalk_protocol.h"
 #include "wheel/jobs/beanstalk_reply.h"
 #include "wheel/logger.h"
@@ -52,16 +53,10 @@ void BeanstalkServerHandler::attach(net::TcpServer& server) {
   timer_ = new uv_timer_t;
   uv_timer_init(server.loop(), timer_);
   timer_->data = this;
-  drain_ = new uv_signal_t;
-  uv_signal_init(server.loop(), drain_);
-  drain_->data = this;
-  uv_signal_start(
-      drain_,
-      [](uv_signal_t* signal, int) {
-        logger()->info("beanstalk server: SIGUSR1: drain mode, puts are refused with DRAINING");
-        static_cast<BeanstalkServerHandler*>(signal->data)->queue_.set_draining(true);
-      },
-      SIGUSR1);
+  drain_ = watch_drain_signal<[](void* self) {
+    logger()->info("beanstalk server: SIGUSR1: drain mode, puts are refused with DRAINING");
+    static_cast<BeanstalkServerHandler*>(self)->queue_.set_draining(true);
+  }>(server.loop(), this);
   advance_clock();
 }
 
@@ -180,6 +175,12 @@ void BeanstalkServerHandler::flush(Client* client) {
   journal_.when_durable([this, id, quit, out = std::move(out)] {
     net::Connection* c = server_->find(id);
     if (c == nullptr) return;
+    if (journal_.calling_back_lost()) {
+      // These changes never became durable (the log stopped): no acknowledgement, the client
+      // sees the connection close instead.
+      c->close();
+      return;
+    }
     auto* owner = static_cast<Client*>(c->context());
     if (!out.empty()) c->send(out);
     if (owner != nullptr) owner->unsent--;

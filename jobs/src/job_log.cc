@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// JobLog: appends, group commit, the id lease and the disk-full state. Open and replay are in
-// job_log_recovery.cc, compaction in job_log_compaction.cc.
+// JobLog: group commit, the id lease and the disk-full state. Writing records (gathered, one
+// write per batch) is in job_log_write.cc, open and replay in job_log_recovery.cc, compaction
+// in job_log_compaction.cc.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -30,10 +31,6 @@ class LogCategory final : public std::error_category {
     return "unknown job log error";
   }
 };
-
-bool is_no_space(std::error_code ec) {
-  return ec == std::errc::no_space_on_device;
-}
 
 }  // namespace
 
@@ -78,8 +75,10 @@ std::error_code JobLog::Impl::start_segment(std::uint64_t number) {
   std::string rec;
   std::random_device random;
   const std::uint64_t nonce = (std::uint64_t{random()} << 32) ^ random();
+  // The start record, synced below, also covers a limit still waiting for its sync.
+  const std::uint64_t limit = std::max({id_limit, next_id, pending_limit});
   log::append_record(&rec, log::RecordType::kSegmentStart,
-                     codec::encode_segment_start({number, std::max(id_limit, next_id), nonce}));
+                     codec::encode_segment_start({number, limit, nonce}));
   auto ec = file->append(std::as_bytes(std::span(rec.data(), rec.size())));
   // The start record and the directory entry are durable before any record of the segment can
   // be acknowledged: only the last segment can ever end torn.
@@ -92,66 +91,11 @@ std::error_code JobLog::Impl::start_segment(std::uint64_t number) {
   head = std::shared_ptr<WritableFile>(std::move(file));
   head_nonce = nonce;
   marked_end = 0;
+  reserved_end = 0;
   segments.push_back({number, rec.size()});
   total_bytes += rec.size();
-  if (next_id > id_limit) id_limit = next_id;
-  return {};
-}
-
-std::error_code JobLog::Impl::rotate() {
-  // The old head is synced in full first, for the same reason as in start_segment().
-  if (auto ec = head->sync()) return ec;
-  return start_segment(segments.back().number + 1);
-}
-
-std::error_code JobLog::Impl::append(log::RecordType type, std::string_view payload,
-                                     bool may_use_reserve, JobLog::Lsn* lsn, std::uint64_t* segment,
-                                     std::uint64_t* offset) {
-  if (failed) return LogError::kFailed;
-  if (disk_full && !may_use_reserve) return LogError::kDiskFull;
-  std::string rec;
-  log::append_record(&rec, type, payload);
-  if (segments.back().bytes + rec.size() > opt.segment_bytes && segments.back().bytes > 64) {
-    if (auto ec = rotate()) {
-      if (is_no_space(ec)) {
-        enter_disk_full();
-        return LogError::kDiskFull;
-      }
-      note_failure("starting a segment", ec);
-      return LogError::kFailed;
-    }
-  }
-  SegmentInfo& seg = segments.back();
-  const auto bytes = std::as_bytes(std::span(rec.data(), rec.size()));
-  std::error_code ec = head->append(bytes);
-  if (ec && is_no_space(ec)) {
-    // Cut off whatever part of the record made it, so the next record follows a whole one.
-    if (auto tec = fs->truncate(segment_path(seg.number), seg.bytes)) {
-      note_failure("cutting back a partial write", tec);
-      return LogError::kFailed;
-    }
-    enter_disk_full();
-    if (!may_use_reserve) return LogError::kDiskFull;
-    ec = head->append(bytes);  // the reserve was just given back
-    if (ec && is_no_space(ec)) {
-      if (auto tec = fs->truncate(segment_path(seg.number), seg.bytes)) {
-        note_failure("cutting back a partial write", tec);
-        return LogError::kFailed;
-      }
-      return LogError::kDiskFull;
-    }
-  }
-  if (ec) {
-    note_failure("write", ec);
-    return LogError::kFailed;
-  }
-  *segment = seg.number;
-  *offset = seg.bytes;
-  seg.bytes += rec.size();
-  total_bytes += rec.size();
-  if (type != log::RecordType::kSynced) ++last_lsn;
-  *lsn = last_lsn;
-  syncer->note_written(head, last_lsn, seg.number, seg.bytes, rec.size());
+  id_limit = limit;
+  pending_limit_lsn = 0;
   return {};
 }
 
@@ -172,6 +116,7 @@ void JobLog::Impl::mark_synced() {
 }
 
 std::error_code JobLog::Impl::sync_inline() {
+  if (auto ec = write_out()) return ec;
   if (auto ec = syncer->sync_now()) {
     note_failure("fdatasync", ec);
     return LogError::kFailed;
@@ -221,26 +166,47 @@ void JobLog::Impl::check_space(std::uint64_t now_ms) {
 }
 
 std::error_code JobLog::Impl::ensure_id_lease() {
-  if (next_id < id_limit) return {};
-  // Record, durably, that ids up to next_id + kIdLease may be used before using any of them:
-  // a put lost with an unsynced tail can then never give its id to another job.
-  JobLog::Lsn lsn = 0;
-  std::uint64_t seg = 0;
-  std::uint64_t off = 0;
-  const std::uint64_t limit = next_id + kIdLease;
-  if (auto ec =
-          append(log::RecordType::kIdLimit, codec::encode_u64(limit), false, &lsn, &seg, &off)) {
-    return ec;
+  // Ids below a limit are handed out only once a sync covered its record: a put lost with an
+  // unsynced tail can then never give its id to another job. The next limit is written while
+  // half of the current lease is left, so it rides with a sync that happens anyway (the next
+  // group commit, or one asked of the sync thread) and the owner waits for a sync of its own
+  // only when the ids run out first.
+  if (pending_limit_lsn != 0 && syncer->durable_lsn() >= pending_limit_lsn) {
+    id_limit = std::max(id_limit, pending_limit);
+    pending_limit_lsn = 0;
   }
+  if (next_id + kIdLease / 2 < id_limit) return {};
+  if (pending_limit_lsn == 0) {
+    JobLog::Lsn lsn = 0;
+    std::uint64_t seg = 0;
+    std::uint64_t off = 0;
+    const std::uint64_t limit = next_id + kIdLease;
+    if (auto ec =
+            append(log::RecordType::kIdLimit, codec::encode_u64(limit), false, &lsn, &seg, &off)) {
+      return ec;
+    }
+    pending_limit = limit;
+    pending_limit_lsn = lsn;
+    if (opt.sync_thread && opt.sync != SyncPolicy::kAlways) syncer->request();
+  }
+  if (next_id < id_limit) return {};
   if (auto ec = sync_inline()) return ec;
-  id_limit = limit;
+  id_limit = std::max(id_limit, pending_limit);
+  pending_limit_lsn = 0;
   return {};
 }
 
 JobLog::JobLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 JobLog::~JobLog() {
-  if (!impl_->failed && impl_->syncer->durable_lsn() < impl_->last_lsn) impl_->syncer->sync_now();
+  Impl& d = *impl_;
+  if (d.failed) return;
+  // Marks too (they carry no LSN): the next start then knows how far the head was synced.
+  if (d.write_out()) return;
+  if (d.syncer->durable_lsn() < d.last_lsn) d.syncer->sync_now();  // no mark after it: nothing
+  if (d.reserved_end > d.segments.back().bytes) {                  // would write it out
+    d.fs->truncate(d.segment_path(d.segments.back().number), d.segments.back().bytes);
+  }
 }
 
 std::error_code JobLog::allocate_id(std::uint64_t* id) {
@@ -256,10 +222,7 @@ std::error_code JobLog::put(const StoredJob& job, Lsn* lsn) {
   }
   std::uint64_t seg = 0;
   std::uint64_t off = 0;
-  if (auto ec =
-          impl_->append(log::RecordType::kPut, codec::encode_put(job), false, lsn, &seg, &off)) {
-    return ec;
-  }
+  if (auto ec = impl_->append_put(job, lsn, &seg, &off)) return ec;
   const std::uint64_t size = codec::put_record_size(job);
   auto [it, inserted] = impl_->index.try_emplace(job.id);
   if (!inserted) impl_->live_bytes -= it->second.put_size;
@@ -315,7 +278,7 @@ std::error_code JobLog::remove(std::uint64_t id, Lsn* lsn) {
 }
 
 void JobLog::commit() {
-  if (impl_->failed || impl_->opt.sync != SyncPolicy::kAlways) return;
+  if (impl_->write_out() || impl_->failed || impl_->opt.sync != SyncPolicy::kAlways) return;
   if (impl_->syncer->durable_lsn() >= impl_->last_lsn) return;
   if (impl_->opt.sync_thread) {
     impl_->syncer->request();
@@ -334,7 +297,7 @@ JobLog::Lsn JobLog::last_lsn() const {
 void JobLog::poll(std::uint64_t now_ms) {
   Impl& d = *impl_;
   if (auto ec = d.syncer->failure()) d.note_failure("fdatasync", ec);
-  if (d.failed) return;
+  if (d.write_out() || d.failed) return;
   if (d.opt.sync == SyncPolicy::kInterval) {
     // The first poll syncs too: what was appended before it (the log has no clock of its own)
     // must not wait a whole interval more than what comes after.
@@ -392,6 +355,10 @@ LogSyncMetrics JobLog::sync_metrics() const {
 
 bool JobLog::disk_full() const {
   return impl_->disk_full;
+}
+
+bool JobLog::failed() const {
+  return impl_->failed;
 }
 
 }  // namespace wheel::jobs

@@ -88,7 +88,7 @@ bool JobLog::Impl::compact_oldest() {
     JobLog::Lsn lsn = 0;
     std::uint64_t seg = 0;
     std::uint64_t off = 0;
-    if (append(log::RecordType::kPut, codec::encode_put(job), false, &lsn, &seg, &off)) {
+    if (append_put(job, &lsn, &seg, &off)) {
       return false;  // disk full or failed: the old segment stays, nothing is lost
     }
     it->second.segment = seg;

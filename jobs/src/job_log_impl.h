@@ -31,8 +31,14 @@ struct SegmentInfo {
   std::uint64_t bytes = 0;
 };
 
-inline constexpr std::uint64_t kIdLease = 1024;  // ids reserved per synced id-limit record
+// Ids a synced id-limit record covers ahead of the next id (the next record is written when
+// half of them are left).
+inline constexpr std::uint64_t kIdLease = 16384;
 inline constexpr const char* kReserveFile = "reserve.space";
+// Records up to this size are gathered for one write per batch; the batch is written once it
+// reaches it. Space is set aside in steps of kReserveStep.
+inline constexpr std::size_t kMaxPending = 256 * 1024;
+inline constexpr std::uint64_t kReserveStep = 1024 * 1024;
 
 class JobLog::Impl {
  public:
@@ -43,8 +49,22 @@ class JobLog::Impl {
 
   // Frames and writes one record to the head (rotating first when it is full). On success
   // sets *lsn and where it went. `may_use_reserve`: allowed while the disk is full (deletes).
+  // Records are gathered in `pending` and written by write_out() (one write per batch) when
+  // the file can set space aside (WritableFile::reserve); else each is written at once.
   std::error_code append(log::RecordType type, std::string_view payload, bool may_use_reserve,
                          JobLog::Lsn* lsn, std::uint64_t* segment, std::uint64_t* offset);
+  // The same for a put record, encoded straight into `framed`.
+  std::error_code append_put(const StoredJob& job, JobLog::Lsn* lsn, std::uint64_t* segment,
+                             std::uint64_t* offset);
+  // Appends the record in `framed`.
+  std::error_code append_framed(log::RecordType type, bool may_use_reserve, JobLog::Lsn* lsn,
+                                std::uint64_t* segment, std::uint64_t* offset);
+  std::error_code write_direct(const std::string& rec, bool may_use_reserve);
+  // Sets aside the head's space up to byte `end` (and some ahead).
+  std::error_code reserve_space(std::uint64_t end, bool may_use_reserve);
+  // Writes the gathered records to the head and tells the syncer. Called before every sync,
+  // rotation and reply (JobLog::commit()); an error fails the log.
+  std::error_code write_out();
   // After a sync: appends a kSynced record naming how far the head is synced (it rides with
   // the next batch; it is not a change and needs no sync of its own).
   void mark_synced();
@@ -67,6 +87,11 @@ class JobLog::Impl {
   FileSystem* fs;
   std::deque<SegmentInfo> segments;  // oldest first; back() is the head
   std::shared_ptr<WritableFile> head;
+  std::string framed;              // the record being appended (reused: no allocation)
+  std::string pending;             // records appended to the head but not yet written
+  JobLog::Lsn pending_lsn = 0;     // the LSN the pending records reach
+  std::uint64_t reserved_end = 0;  // the head's space is set aside up to this byte
+  bool batch_writes = true;        // false once the file could not set space aside
   std::uint64_t head_nonce = 0;
   std::uint64_t marked_end = 0;  // the head's last kSynced offset
   std::unordered_map<std::uint64_t, IndexEntry> index;
@@ -78,7 +103,9 @@ class JobLog::Impl {
   std::uint64_t live_bytes = 0;
   std::uint64_t total_bytes = 0;
   std::uint64_t next_id = 1;
-  std::uint64_t id_limit = 1;  // ids below this may have been handed out (durably recorded)
+  std::uint64_t id_limit = 1;         // ids below this may have been handed out (durably recorded)
+  std::uint64_t pending_limit = 0;    // the latest id-limit record, maybe not synced yet
+  JobLog::Lsn pending_limit_lsn = 0;  // its LSN; 0: none waiting for a sync
   JobLog::Lsn last_lsn = 0;
   std::unique_ptr<Syncer> syncer;
   bool disk_full = false;

@@ -88,13 +88,28 @@ bool LogJournal::record(const JobChange& change) {
 
 void LogJournal::when_durable(std::function<void()> done) {
   const JobLog::Lsn lsn = log_.last_lsn();
+  const bool recorded = lsn > last_batch_lsn_;
+  last_batch_lsn_ = lsn;
+  // Writes the batch's records out before any reply leaves, whatever the policy (a kill -9
+  // after a reply then loses none of them); with kAlways also starts their sync (without a
+  // sync thread the fdatasync runs in there).
+  log_.commit();
+  if (log_.failed()) {
+    // What waits will never be durable: those callbacks go first, as lost. Then this batch: lost
+    // too if its own records were not made durable (whatever the policy: they may never have
+    // reached the file); answered if it recorded nothing (refusals, reads).
+    run_durable();
+    calling_back_lost_ = recorded && log_.durable_lsn() < lsn;
+    done();
+    calling_back_lost_ = false;
+    return;
+  }
   // In order: a callback never overtakes an earlier one still waiting.
   if (policy_ != SyncPolicy::kAlways || (waiting_.empty() && log_.durable_lsn() >= lsn)) {
     done();
     return;
   }
   waiting_.emplace_back(lsn, std::move(done));
-  log_.commit();  // without a sync thread the fdatasync ran in there
   run_durable();
 }
 
@@ -106,6 +121,12 @@ void LogJournal::run_durable() {
     waiting_.pop_front();
     done();
   }
+  if (!log_.failed() || waiting_.empty()) return;
+  std::deque<std::pair<JobLog::Lsn, std::function<void()>>> lost;
+  lost.swap(waiting_);
+  calling_back_lost_ = true;
+  for (auto& [lsn, done] : lost) done();
+  calling_back_lost_ = false;
 }
 
 void LogJournal::poll(std::uint64_t now_ms) {

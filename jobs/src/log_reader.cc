@@ -38,16 +38,24 @@ bool check_at(std::string_view data, std::uint64_t pos, std::uint32_t* length, s
 
 }  // namespace
 
-void append_record(std::string* out, RecordType type, std::string_view payload) {
+std::size_t begin_record(std::string* out, RecordType type) {
   const std::size_t start = out->size();
-  put_u32(out, 0);
-  put_u32(out, static_cast<std::uint32_t>(payload.size()));
-  out->push_back(static_cast<char>(type));
+  char header[kHeaderSize] = {};
+  header[8] = static_cast<char>(type);
+  out->append(header, sizeof header);
+  return start;
+}
+
+void finish_record(std::string* out, std::size_t start) {
+  char* p = out->data() + start;
+  store_u32(p + 4, static_cast<std::uint32_t>(out->size() - start - kHeaderSize));
+  store_u32(p, crc32c::mask(crc32c::value(p + 4, out->size() - start - 4)));
+}
+
+void append_record(std::string* out, RecordType type, std::string_view payload) {
+  const std::size_t start = begin_record(out, type);
   out->append(payload);
-  const std::uint32_t crc = crc32c::value(out->data() + start + 4, 5 + payload.size());
-  std::string masked;
-  put_u32(&masked, crc32c::mask(crc));
-  out->replace(start, 4, masked);
+  finish_record(out, start);
 }
 
 Reader::Status Reader::next(Record* record) {

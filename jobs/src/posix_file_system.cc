@@ -44,6 +44,22 @@ class PosixWritableFile final : public WritableFile {
     return {};
   }
 
+  std::error_code reserve(std::uint64_t offset, std::uint64_t length) override {
+#ifdef FALLOC_FL_KEEP_SIZE
+    while (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                       static_cast<off_t>(length)) != 0) {
+      if (errno == EINTR) continue;
+      if (errno == EOPNOTSUPP || errno == ENOSYS) {
+        return std::make_error_code(std::errc::operation_not_supported);
+      }
+      return last_error();
+    }
+    return {};
+#else
+    return WritableFile::reserve(offset, length);
+#endif
+  }
+
  private:
   int fd_;
 };

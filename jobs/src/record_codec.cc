@@ -53,20 +53,26 @@ bool put_needs_counters(const StoredJob& job) {
          c.delay_ms != put_delay(job);
 }
 
+void append_put(std::string* out, const StoredJob& job) {
+  char fixed[kPutFixed];
+  log::store_u64(fixed, job.id);
+  fixed[8] = static_cast<char>(job.state);
+  log::store_u32(fixed + 9, job.priority);
+  log::store_u64(fixed + 13, static_cast<std::uint64_t>(job.due_unix_ms));
+  log::store_u64(fixed + 21, job.ttr_ms);
+  log::store_u64(fixed + 29, static_cast<std::uint64_t>(job.created_unix_ms));
+  fixed[37] = static_cast<char>(job.tube.size());
+  out->append(fixed, sizeof fixed);
+  out->append(job.tube);
+  put_u32(out, static_cast<std::uint32_t>(job.body.size()));
+  out->append(job.body);
+  if (put_needs_counters(job)) put_counters(out, job.counters);
+}
+
 std::string encode_put(const StoredJob& job) {
   std::string out;
   out.reserve(kPutFixed + job.tube.size() + 4 + job.body.size() + kCountersSize);
-  put_u64(&out, job.id);
-  out.push_back(static_cast<char>(job.state));
-  put_u32(&out, job.priority);
-  put_u64(&out, static_cast<std::uint64_t>(job.due_unix_ms));
-  put_u64(&out, job.ttr_ms);
-  put_u64(&out, static_cast<std::uint64_t>(job.created_unix_ms));
-  out.push_back(static_cast<char>(job.tube.size()));
-  out.append(job.tube);
-  put_u32(&out, static_cast<std::uint32_t>(job.body.size()));
-  out.append(job.body);
-  if (put_needs_counters(job)) put_counters(&out, job.counters);
+  append_put(&out, job);
   return out;
 }
 

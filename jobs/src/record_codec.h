@@ -38,6 +38,7 @@ bool decode_synced(std::string_view payload, SyncedMark* mark);
 // A put record leaves the counters out when they are a new job's (see StoredJob::counters).
 bool put_needs_counters(const StoredJob& job);
 std::string encode_put(const StoredJob& job);
+void append_put(std::string* out, const StoredJob& job);  // encode_put() appended to `out`
 bool decode_put(std::string_view payload, StoredJob* job);
 // The id of a put payload without copying the body (compaction, fuzzing).
 bool peek_put_id(std::string_view payload, std::uint64_t* id);

@@ -87,6 +87,13 @@ void uv_events_update(UvEvents* p, int events) {
   }
 }
 
+// hiredis's addRead/delRead/addWrite/delWrite: `kEvent` on (kOn) or off in the poll.
+template <int kEvent, bool kOn>
+void toggle_events(void* d) {
+  auto* e = static_cast<UvEvents*>(d);
+  uv_events_update(e, kOn ? (e->events | kEvent) : (e->events & ~kEvent));
+}
+
 bool attach_uv(redisAsyncContext* ac, uv_loop_t* loop) {
   auto* p = new UvEvents;
   if (uv_poll_init(loop, &p->handle, ac->c.fd) != 0) {
@@ -96,22 +103,10 @@ bool attach_uv(redisAsyncContext* ac, uv_loop_t* loop) {
   p->context = ac;
   p->handle.data = p;
   ac->ev.data = p;
-  ac->ev.addRead = [](void* d) {
-    auto* e = static_cast<UvEvents*>(d);
-    uv_events_update(e, e->events | UV_READABLE);
-  };
-  ac->ev.delRead = [](void* d) {
-    auto* e = static_cast<UvEvents*>(d);
-    uv_events_update(e, e->events & ~UV_READABLE);
-  };
-  ac->ev.addWrite = [](void* d) {
-    auto* e = static_cast<UvEvents*>(d);
-    uv_events_update(e, e->events | UV_WRITABLE);
-  };
-  ac->ev.delWrite = [](void* d) {
-    auto* e = static_cast<UvEvents*>(d);
-    uv_events_update(e, e->events & ~UV_WRITABLE);
-  };
+  ac->ev.addRead = &toggle_events<UV_READABLE, true>;
+  ac->ev.delRead = &toggle_events<UV_READABLE, false>;
+  ac->ev.addWrite = &toggle_events<UV_WRITABLE, true>;
+  ac->ev.delWrite = &toggle_events<UV_WRITABLE, false>;
   ac->ev.cleanup = [](void* d) {
     auto* e = static_cast<UvEvents*>(d);
     e->context = nullptr;

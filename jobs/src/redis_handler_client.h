@@ -50,6 +50,10 @@ struct RedisJobsHandler::TubeWaiters {
   std::uint64_t live = 0;                                     // entries still waiting
   LoopWheel::Handle timer;                                    // next due of the tube
   std::int64_t timer_at = -1;                                 // local ms
+  // Local ms until which this node knows the tube has no ready job (-1: not known): a claim's
+  // answer said so and when the next comes due, the tube timer is set for then, and no event,
+  // scan or claim said otherwise since.
+  std::int64_t empty_until = -1;
 };
 
 }  // namespace wheel::jobs

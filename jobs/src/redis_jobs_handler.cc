@@ -8,6 +8,7 @@
 #include <span>
 #include <type_traits>
 
+#include "drain_signal.h"
 #include "overloaded.h"
 #include "redis_handler_client.h"
 #include "wheel/jobs/beanstalk_reply.h"
@@ -114,20 +115,15 @@ void RedisJobsHandler::attach(net::TcpServer& server) {
   uv_timer_init(server.loop(), scan_timer_);
   scan_timer_->data = this;
   schedule_scan(0);
-  drain_ = new uv_signal_t;
-  uv_signal_init(server.loop(), drain_);
-  drain_->data = this;
-  uv_signal_start(
-      drain_,
-      [](uv_signal_t* s, int) {
-        logger()->info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
-        static_cast<RedisJobsHandler*>(s->data)->draining_ = true;
-      },
-      SIGUSR1);
+  drain_ = watch_drain_signal<[](void* self) {
+    logger()->info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
+    static_cast<RedisJobsHandler*>(self)->draining_ = true;
+  }>(server.loop(), this);
   events_.subscribe(store_.event_channel(), [this](std::string_view m) { on_event(m); });
   // Events published while the subscription was down are lost: after a reconnect, look (once
   // the subscription is likely back: the shortest scan gap later).
   events_.set_on_connect([this] {
+    for (auto& [tube, w] : waiters_) w.empty_until = -1;
     if (events_.connects() > 0) schedule_scan(options_.min_scan_interval.count());
   });
 }

@@ -50,16 +50,21 @@ local function expire(m)
   to_ready(m, j[2], j[3], delay_due)
   return j[2]
 end
--- every timer due by now (at most limit of them), then one event per tube that got work
-local function promote(now, limit)
+-- every timer due by now (at most limit of them); returns the set of tubes that got work
+local function promote_quietly(now, limit)
   local due = redis.call('ZRANGEBYSCORE', P .. 'timers', '-inf', S(now), 'LIMIT', 0, limit)
   local woke = {}
   for _, m in ipairs(due) do
     local tube = expire(m)
     if tube then woke[tube] = true end
   end
+  return woke
+end
+local function announce(woke, now)
   for tube in pairs(woke) do publish(tube, now) end
 end
+-- promote_quietly, then one event per tube that got work
+local function promote(now, limit) announce(promote_quietly(now, limit), now) end
 -- one job's own timer, if due: what a command on one job sees is never stale
 local function settle(m, now)
   local due = redis.call('ZSCORE', P .. 'timers', m)
@@ -88,15 +93,22 @@ end
 local function holds(j_st, j_tok, tok)
   return j_st == 'x' and tonumber(j_tok) == tonumber(tok)
 end
-local function maybe_drop(tube, now)
+-- after a delete: drops a tube (not default) whose jobs are all deleted and that is not paused.
+-- Jobs never change tube, so its puts (total) equal its deletes exactly when it is empty.
+local function drop_if_empty(tube, deleted)
   if tube == 'default' then return end
-  local n = redis.call('ZCARD', tk(tube, 'r')) + redis.call('ZCARD', tk(tube, 'd')) +
-            redis.call('ZCARD', tk(tube, 'x')) + redis.call('ZCARD', tk(tube, 'b'))
-  if n > 0 then return end
-  local pu = tonumber(redis.call('HGET', tk(tube, 's'), 'pu') or '0')
-  if pu > now then return end
+  local s = redis.call('HMGET', tk(tube, 's'), 'total', 'pu')
+  if tonumber(s[1] or '0') > deleted then return end
+  if tonumber(s[2] or '0') > now_ms() then return end
   redis.call('SREM', P .. 'tubes', tube)
   redis.call('DEL', tk(tube, 's'))
+end
+-- the job a command names (ARGV[2]), its own timer settled first: m, now and its fields asked for
+local function the_job(...)
+  local m = ARGV[2]
+  local now = now_ms()
+  settle(m, now)
+  return m, now, redis.call('HMGET', jk(m), ...)
 end
 )LUA";
 
@@ -127,8 +139,9 @@ if delay > 0 then
 else
   redis.call('ZADD', tk(tube, 'r'), pri, m)
 end
-redis.call('SADD', P .. 'tubes', tube)
-redis.call('HINCRBY', tk(tube, 's'), 'total', 1)
+if redis.call('HINCRBY', tk(tube, 's'), 'total', 1) == 1 then
+  redis.call('SADD', P .. 'tubes', tube)  -- a new tube (a dropped one starts again at 1)
+end
 publish(tube, delay > 0 and due or now)
 return {id, now}
 )LUA");
@@ -138,52 +151,64 @@ std::string reserve() {
   return with_prologue(R"LUA(
 local n = tonumber(ARGV[2])
 local now = now_ms()
-promote(now, MAXP)
+local woke = promote_quietly(now, MAXP)
 local best, best_pri, best_tube, nxt = nil, nil, nil, nil
 local pus = {}
 local function consider(t) if nxt == nil or t < nxt then nxt = t end end
+-- when the next job of these tubes may come due (read only when needed, to save commands)
+local function next_due()
+  for i = 1, n do
+    local tube = ARGV[2 + i]
+    local d = redis.call('ZRANGE', tk(tube, 'd'), 0, 0, 'WITHSCORES')
+    if d[2] then consider(math.max(tonumber(d[2]), pus[i])) end
+    local x = redis.call('ZRANGE', tk(tube, 'x'), 0, 0, 'WITHSCORES')
+    if x[2] then consider(math.max(tonumber(x[2]), pus[i])) end
+  end
+  return nxt or -1
+end
 for i = 1, n do
   local tube = ARGV[2 + i]
   local pu = tonumber(redis.call('HGET', tk(tube, 's'), 'pu') or '0')
-  local top = redis.call('ZRANGE', tk(tube, 'r'), 0, 0, 'WITHSCORES')
-  if top[1] then
-    if pu > now then
-      consider(pu)
-    else
-      local p = tonumber(top[2])
-      if best == nil or p < best_pri or (p == best_pri and top[1] < best) then
-        best, best_pri, best_tube = top[1], p, tube
+  pus[i] = pu
+  if n == 1 and pu <= now then
+    local top = redis.call('ZPOPMIN', tk(tube, 'r'))  -- one tube: take its best at once
+    if top[1] then best, best_tube = top[1], tube end
+  else
+    local top = redis.call('ZRANGE', tk(tube, 'r'), 0, 0, 'WITHSCORES')
+    if top[1] then
+      if pu > now then
+        consider(pu)
+      else
+        local p = tonumber(top[2])
+        if best == nil or p < best_pri or (p == best_pri and top[1] < best) then
+          best, best_pri, best_tube = top[1], p, tube
+        end
       end
     end
   end
-  pus[i] = pu
 end
 if best then
-  redis.call('ZREM', tk(best_tube, 'r'), best)
+  if n > 1 then redis.call('ZREM', tk(best_tube, 'r'), best) end
   local r = claim(best, best_tube, now)
   r[7] = redis.call('ZCARD', tk(best_tube, 'r'))
   r[8] = best_tube
   r[9] = r.due
+  -- one tube left without ready jobs: say when the next comes due, so that the node's other
+  -- waiters for this tube wait for that instead of each running a claim that finds nothing
+  if n == 1 and r[7] == 0 then r[10] = next_due() end
+  -- the claimed tube's event would only send other waiters to find it empty
+  if r[7] == 0 then woke[best_tube] = nil end
+  announce(woke, now)
   return r
 end
--- nothing to claim: when the next job of these tubes comes due (only now, to save commands)
-for i = 1, n do
-  local tube = ARGV[2 + i]
-  local d = redis.call('ZRANGE', tk(tube, 'd'), 0, 0, 'WITHSCORES')
-  if d[2] then consider(math.max(tonumber(d[2]), pus[i])) end
-  local x = redis.call('ZRANGE', tk(tube, 'x'), 0, 0, 'WITHSCORES')
-  if x[2] then consider(math.max(tonumber(x[2]), pus[i])) end
-end
-return {0, now, nxt or -1}
+announce(woke, now)
+return {0, now, next_due()}
 )LUA");
 }
 
 std::string reserve_job() {
   return with_prologue(R"LUA(
-local m = ARGV[2]
-local now = now_ms()
-settle(m, now)
-local j = redis.call('HMGET', jk(m), 'st', 'tube')
+local m, now, j = the_job('st', 'tube')
 if not j[1] or j[1] == 'x' then return {0, now} end
 take_out(m, j[1], j[2])
 return claim(m, j[2], now)
@@ -193,25 +218,32 @@ return claim(m, j[2], now)
 std::string remove() {
   return with_prologue(R"LUA(
 local m, tok = ARGV[2], ARGV[3]
-local now = now_ms()
-settle(m, now)
-local j = redis.call('HMGET', jk(m), 'st', 'tube', 'tok')
-if not j[1] then return {0, now} end
-if j[1] == 'x' and not holds(j[1], j[3], tok) then return {0, now} end
-take_out(m, j[1], j[2])
+local j = redis.call('HMGET', jk(m), 'st', 'tube', 'tok', 'due')
+if not j[1] then return {0, 0} end
+local st, now = j[1], 0
+-- Only a lease needs the clock: one that ran out times out first (counted, as beanstalkd does),
+-- and then anyone may delete the job; else only its holder may. A delay that ended or not, the
+-- job goes either way, so it is not settled.
+if st == 'x' then
+  now = now_ms()
+  if tonumber(j[4]) <= now then
+    expire(m)
+    st = 'r'
+  elseif not holds(st, j[3], tok) then
+    return {0, now}
+  end
+end
+take_out(m, st, j[2])
 redis.call('DEL', jk(m))
-redis.call('HINCRBY', tk(j[2], 's'), 'del', 1)
-maybe_drop(j[2], now)
+drop_if_empty(j[2], redis.call('HINCRBY', tk(j[2], 's'), 'del', 1))
 return {1, now}
 )LUA");
 }
 
 std::string release() {
   return with_prologue(R"LUA(
-local m, tok, pri, delay, counted = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
-local now = now_ms()
-settle(m, now)
-local j = redis.call('HMGET', jk(m), 'st', 'tube', 'tok', 'pri')
+local tok, pri, delay, counted = ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
+local m, now, j = the_job('st', 'tube', 'tok', 'pri')
 if not holds(j[1], j[3], tok) then return {0, now} end
 if pri == '-1' then pri = j[4] end
 take_out(m, 'x', j[2])
@@ -233,10 +265,8 @@ return {1, now}
 
 std::string bury() {
   return with_prologue(R"LUA(
-local m, tok, pri = ARGV[2], ARGV[3], ARGV[4]
-local now = now_ms()
-settle(m, now)
-local j = redis.call('HMGET', jk(m), 'st', 'tube', 'tok')
+local tok, pri = ARGV[3], ARGV[4]
+local m, now, j = the_job('st', 'tube', 'tok')
 if not holds(j[1], j[3], tok) then return {0, now} end
 take_out(m, 'x', j[2])
 local seq = redis.call('INCR', P .. 'bseq')
@@ -249,10 +279,8 @@ return {1, now}
 
 std::string touch() {
   return with_prologue(R"LUA(
-local m, tok = ARGV[2], ARGV[3]
-local now = now_ms()
-settle(m, now)
-local j = redis.call('HMGET', jk(m), 'st', 'tube', 'tok', 'ttr')
+local tok = ARGV[3]
+local m, now, j = the_job('st', 'tube', 'tok', 'ttr')
 if not holds(j[1], j[3], tok) then return {0, now} end
 local lease = now + tonumber(j[4])
 redis.call('ZADD', tk(j[2], 'x'), S(lease), m)
@@ -286,10 +314,7 @@ return {#ms, now}
 
 std::string kick_job() {
   return with_prologue(R"LUA(
-local m = ARGV[2]
-local now = now_ms()
-settle(m, now)
-local j = redis.call('HMGET', jk(m), 'st', 'tube', 'pri')
+local m, now, j = the_job('st', 'tube', 'pri')
 if j[1] ~= 'b' and j[1] ~= 'd' then return {0, now} end
 take_out(m, j[1], j[2])
 to_ready(m, j[2], j[3])
@@ -301,11 +326,9 @@ return {1, now}
 
 std::string peek() {
   return with_prologue(R"LUA(
-local m = ARGV[2]
-settle(m, now_ms())
-local body = redis.call('HGET', jk(m), 'body')
-if not body then return {0} end
-return {1, tonumber(m), body}
+local m, _, j = the_job('body')
+if not j[1] then return {0} end
+return {1, tonumber(m), j[1]}
 )LUA");
 }
 
@@ -321,11 +344,8 @@ return {1, tonumber(top[1]), redis.call('HGET', jk(top[1]), 'body')}
 
 std::string stats_job() {
   return with_prologue(R"LUA(
-local m = ARGV[2]
-local now = now_ms()
-settle(m, now)
-local j = redis.call('HMGET', jk(m), 'tube', 'st', 'pri', 'ct', 'dl', 'ttr', 'due', 'res', 'to',
-                     'rel', 'bur', 'kck')
+local m, now, j = the_job('tube', 'st', 'pri', 'ct', 'dl', 'ttr', 'due', 'res', 'to', 'rel',
+                          'bur', 'kck')
 if not j[1] then return {0} end
 local left = 0
 if j[2] == 'x' or j[2] == 'd' then left = math.max(0, tonumber(j[7]) - now) end

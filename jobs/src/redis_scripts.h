@@ -10,8 +10,8 @@ namespace wheel::jobs::redis_scripts {
 
 // The text of each script (the shared prologue included).
 std::string put();  // tube pri delay_ms ttr_ms body -> {id, now}
-std::string
-reserve();  // n tube... -> {1,id,token,body,lease,now,more,tube,delay_due} | {0,now,next}
+// n tube... -> {1,id,token,body,lease,now,more,tube,delay_due[,next]} | {0,now,next}
+std::string reserve();
 std::string reserve_job();  // id -> {1,id,token,body,lease,now} | {0,now}
 std::string remove();       // id token -> {1|0, now}
 std::string release();      // id token pri(-1 keeps) delay_ms -> {1|0, now}

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <memory>
+#include <utility>
 
 #include "redis_scripts.h"
 
@@ -46,6 +47,11 @@ std::int64_t as_int(const RedisValue& v) {
 const RedisValue& at(const RedisValue& v, std::size_t i) {
   static const RedisValue kNil;
   return i < v.elements.size() ? v.elements[i] : kNil;
+}
+
+// Element i of a reply as a count.
+std::uint64_t count_at(const RedisValue& v, std::size_t i) {
+  return static_cast<std::uint64_t>(as_int(at(v, i)));
 }
 
 // Fills status/error from an error reply or a malformed one; true when `v` is a usable array.
@@ -122,13 +128,16 @@ void RedisStore::put(std::string_view tube, std::uint32_t priority, Millis delay
 
 namespace {
 
-// {1,id,token,body,lease,now[,more,tube,delay_due]} | {0,now[,next]}
+// {1,id,token,body,lease,now[,more,tube,delay_due[,next]]} | {0,now[,next]}
 void read_claim(const RedisValue& v, ClaimResult& r) {
   if (!check(v, r, 2)) return;
   if (as_int(at(v, 0)) != 1) {
     r.status = StoreStatus::kNotFound;
     r.now = as_int(at(v, 1));
-    if (v.elements.size() > 2) r.next_due = as_int(at(v, 2));
+    if (v.elements.size() > 2) {
+      r.next_due = as_int(at(v, 2));
+      r.next_known = true;
+    }
     return;
   }
   if (v.elements.size() < 6) {
@@ -144,6 +153,10 @@ void read_claim(const RedisValue& v, ClaimResult& r) {
   r.more = v.elements.size() > 6 ? static_cast<std::uint64_t>(as_int(at(v, 6))) : 0;
   if (v.elements.size() > 7) r.tube = at(v, 7).str;
   if (v.elements.size() > 8) r.delay_due = as_int(at(v, 8));
+  if (v.elements.size() > 9) {
+    r.next_due = as_int(at(v, 9));
+    r.next_known = true;
+  }
 }
 
 // {1|0, now[, value]} (kick: {count, now})
@@ -274,39 +287,32 @@ void RedisStore::tube_stats(std::string_view tube, bool known, Done<TubeInfo> do
                answer(std::move(done), [](const RedisValue& v, TubeInfo& r) {
                  if (!found(v, r, 11)) return;
                  auto& s = r.stats;
-                 auto u = [&](std::size_t i) {
-                   return static_cast<std::uint64_t>(as_int(at(v, i)));
-                 };
-                 s.urgent = u(1);
-                 s.ready = u(2);
-                 s.reserved = u(3);
-                 s.delayed = u(4);
-                 s.buried = u(5);
-                 s.total_jobs = u(6);
-                 s.cmd_delete = u(7);
-                 s.cmd_pause_tube = u(8);
+                 for (auto [i, field] : {std::pair{1, &beanstalk::TubeStats::urgent},
+                                         {2, &beanstalk::TubeStats::ready},
+                                         {3, &beanstalk::TubeStats::reserved},
+                                         {4, &beanstalk::TubeStats::delayed},
+                                         {5, &beanstalk::TubeStats::buried},
+                                         {6, &beanstalk::TubeStats::total_jobs},
+                                         {7, &beanstalk::TubeStats::cmd_delete},
+                                         {8, &beanstalk::TubeStats::cmd_pause_tube}}) {
+                   s.*field = count_at(v, static_cast<std::size_t>(i));
+                 }
                  s.pause = Millis(as_int(at(v, 9)));
                  s.pause_time_left = Millis(as_int(at(v, 10)));
                }));
 }
 
 void RedisStore::totals(Done<StoreTotals> done) {
-  client_.eval(scripts_->stats, {options_.prefix},
-               answer(std::move(done), [](const RedisValue& v, StoreTotals& r) {
-                 if (check(v, r, 8)) {
-                   auto u = [&](std::size_t i) {
-                     return static_cast<std::uint64_t>(as_int(at(v, i)));
-                   };
-                   r.urgent = u(0);
-                   r.ready = u(1);
-                   r.reserved = u(2);
-                   r.delayed = u(3);
-                   r.buried = u(4);
-                   r.job_timeouts = u(5);
-                   r.total_jobs = u(6);
-                   r.tubes = u(7);
-                 }
-               }));
+  client_.eval(
+      scripts_->stats, {options_.prefix},
+      answer(std::move(done), [](const RedisValue& v, StoreTotals& r) {
+        if (!check(v, r, 8)) return;
+        std::size_t i = 0;
+        for (std::uint64_t* field : {&r.urgent, &r.ready, &r.reserved, &r.delayed, &r.buried,
+                                     &r.job_timeouts, &r.total_jobs, &r.tubes}) {
+          *field = count_at(v, i++);
+        }
+      }));
 }
 
 void RedisStore::list_tubes(Done<TubeList> done) {

@@ -42,7 +42,38 @@ void RedisJobsHandler::reserve(Client* client, std::optional<Millis> timeout, st
   client->worker = true;
   client->busy = true;
   start_wait(client, timeout);
-  attempt(client);
+  // A reserve that may wait need not ask Redis when this node knows its tubes have nothing
+  // ready (its tube timers then wake a waiter when that may change): saves a claim per job.
+  if ((timeout && timeout->count() == 0) || !known_empty(client->watched)) attempt(client);
+}
+
+bool RedisJobsHandler::known_empty(const std::vector<std::string>& tubes) const {
+  if (!events_.connected()) return false;  // events may be lost: what we know may be stale
+  const std::int64_t now = local_ms();
+  for (const std::string& tube : tubes) {
+    auto it = waiters_.find(tube);
+    if (it == waiters_.end()) return false;
+    const TubeWaiters& w = it->second;
+    if (w.empty_until <= now || !w.timer || w.timer_at > w.empty_until) return false;
+  }
+  return true;
+}
+
+void RedisJobsHandler::learn_empty(const std::string& tube, std::int64_t redis_next_due) {
+  auto it = waiters_.find(tube);
+  if (it == waiters_.end() || it->second.live == 0) return;
+  TubeWaiters& w = it->second;
+  if (redis_next_due < 0) {
+    w.empty_until = -1;  // nothing pending: no timer to stand for it, so claim as before
+    return;
+  }
+  wake_tube_at(tube, std::max(to_local(redis_next_due), local_ms() + 1));
+  w.empty_until = w.timer ? w.timer_at : -1;
+}
+
+void RedisJobsHandler::forget_empty(const std::string& tube) {
+  auto it = waiters_.find(tube);
+  if (it != waiters_.end()) it->second.empty_until = -1;
 }
 
 void RedisJobsHandler::start_wait(Client* client, std::optional<Millis> timeout) {
@@ -137,25 +168,36 @@ void RedisJobsHandler::attempt(Client* client, std::deque<Waiter> chain) {
   ++counters_.attempts;
   const std::uint64_t conn = client->conn;
   const std::uint64_t seq = client->wait_seq;
-  store_.reserve(client->watched,
-                 [this, conn, seq, chain = std::move(chain)](ClaimResult&& r) mutable {
-                   const StoreStatus status = r.status;
-                   const std::int64_t next_due = r.next_due;
-                   claimed(conn, seq, std::move(r));
-                   if (chain.empty()) return;
-                   if (status != StoreStatus::kNotFound) {
-                     run_chain(std::move(chain));  // a job taken (or an error): the next tries
-                     return;
-                   }
-                   // Nothing ready: the rest would hear the same; they wait for that due time.
-                   if (next_due < 0) return;  // nothing pending: events and scans wake them
-                   for (const auto& [wconn, wseq] : chain) {
-                     Client* w = find(wconn);
-                     if (w != nullptr && w->waiting && w->wait_seq == wseq && !w->attempting) {
-                       schedule_retry(w, next_due);
-                     }
-                   }
-                 });
+  store_.reserve(client->watched, [this, conn, seq, watched = client->watched,
+                                   chain = std::move(chain)](ClaimResult&& r) mutable {
+    // The claim says when the next job comes due when it found nothing, or took the last ready
+    // one of its only tube: the rest of the chain would hear the same.
+    const bool settled = r.next_known && (r.status == StoreStatus::kNotFound ||
+                                          (r.status == StoreStatus::kOk && r.more == 0));
+    const std::int64_t next_due = r.next_due;
+    claimed(conn, seq, std::move(r));
+    if (chain.empty()) return;
+    if (!settled) {
+      run_chain(std::move(chain));  // more ready jobs (or an error): the next tries
+      return;
+    }
+    defer_chain(std::move(chain), watched, next_due);
+  });
+}
+
+void RedisJobsHandler::defer_chain(std::deque<Waiter> chain, const std::vector<std::string>& tubes,
+                                   std::int64_t next_due) {
+  std::deque<Waiter> others;
+  for (const auto& [wconn, wseq] : chain) {
+    Client* w = find(wconn);
+    if (w == nullptr || !w->waiting || w->wait_seq != wseq || w->attempting) continue;
+    if (w->watched != tubes) {
+      others.emplace_back(wconn, wseq);  // other tubes: its own claim finds out
+    } else if (next_due >= 0) {
+      schedule_retry(w, next_due);
+    }  // else nothing is pending: events and scans wake it
+  }
+  run_chain(std::move(others));
 }
 
 void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& r) {
@@ -180,7 +222,12 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
       c->leases[r.id] = {r.token, to_local(r.lease_end), 0};
       std::string out;
       bs::append_job(out, bs::JobReply::kReserved, r.id, r.body);
-      if (r.more > 0) wake(r.tube, std::min<std::uint64_t>(r.more, 16));
+      if (r.more > 0) {
+        forget_empty(r.tube);
+        wake(r.tube, std::min<std::uint64_t>(r.more, 16));
+      } else if (r.next_known) {
+        learn_empty(r.tube, r.next_due);  // the tube's other waiters: when its next is due
+      }
       finish(conn, std::move(out));
       return;
     }
@@ -198,6 +245,7 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
       attempt(c);
       return;
     }
+    if (c->watched.size() == 1) learn_empty(c->watched.front(), r.next_due);
     if (r.next_due >= 0) schedule_retry(c, r.next_due);
   }
 }
@@ -236,6 +284,12 @@ void RedisJobsHandler::schedule_retry(Client* client, std::int64_t redis_due) {
   // Never sooner than 1 ms from now: a due time that our clock estimate puts in the past
   // (Redis's clock a little ahead) must not spin.
   const std::int64_t at = std::max(to_local(redis_due), local_ms() + 1);
+  if (client->watched.size() == 1) {
+    // One tube: its waiters share the tube's timer, so a due time costs one claim, whether an
+    // event or a claim's answer announced it; that claim's answer sets the next.
+    wake_tube_at(client->watched.front(), at);
+    return;
+  }
   if (client->retry_at >= 0 && client->retry_at <= at) return;
   client->retry_at = at;  // a later group it was in skips it when it fires
   RetryGroup& g = retry_groups_[at];
@@ -266,10 +320,13 @@ void RedisJobsHandler::wake(const std::string& tube, std::uint64_t count) {
 }
 
 void RedisJobsHandler::schedule_tube(const std::string& tube, std::int64_t redis_due) {
+  wake_tube_at(tube, std::max(to_local(redis_due), local_ms()));
+}
+
+void RedisJobsHandler::wake_tube_at(const std::string& tube, std::int64_t at) {
   auto it = waiters_.find(tube);
   if (it == waiters_.end() || it->second.live == 0) return;
   TubeWaiters& w = it->second;
-  const std::int64_t at = std::max(to_local(redis_due), local_ms());
   if (w.timer && w.timer_at <= at) return;  // an earlier wake-up is set; its attempt learns more
   if (w.timer) wheel_.cancel(w.timer);
   w.timer_at = at;
@@ -294,10 +351,14 @@ void RedisJobsHandler::on_event(std::string_view message) {
   const std::string tube(message.substr(space + 1));
   auto it = waiters_.find(tube);
   if (it == waiters_.end() || it->second.live == 0) return;
+  TubeWaiters& w = it->second;
   if (!clock_known_ || to_local(due) <= local_ms()) {
+    w.empty_until = -1;
     wake(tube, 1);
   } else {
+    // Work later: nothing is ready before it, so what we know holds until then.
     schedule_tube(tube, due);
+    w.empty_until = std::min(w.empty_until, to_local(due));
   }
 }
 
@@ -318,7 +379,10 @@ void RedisJobsHandler::scan() {
     }
     learn_clock(r.now);
     for (const auto& t : r.tubes) {
-      if (t.ready) wake(t.name, 1);
+      if (t.ready) {
+        forget_empty(t.name);
+        wake(t.name, 1);
+      }
       if (t.next_due >= 0) schedule_tube(t.name, t.next_due);
     }
     // With reserves waiting here, look again when the fleet's first timer comes due (a lease of

@@ -26,17 +26,14 @@ Syncer::~Syncer() {
 void Syncer::note_written(const std::shared_ptr<WritableFile>& file, std::uint64_t lsn,
                           std::uint64_t segment, std::uint64_t end, std::uint64_t bytes) {
   std::lock_guard lock(mu_);
-  written_bytes_ += bytes;
   if (std::find(dirty_.begin(), dirty_.end(), file) == dirty_.end()) dirty_.push_back(file);
-  written_lsn_ = lsn;
-  written_segment_ = segment;
-  written_end_ = end;
+  written_ = {lsn, segment, end, written_.bytes + bytes};
 }
 
 void Syncer::durable_position(std::uint64_t* segment, std::uint64_t* end) const {
   std::lock_guard lock(mu_);
-  *segment = durable_segment_;
-  *end = durable_end_;
+  *segment = durable_.segment;
+  *end = durable_.end;
 }
 
 void Syncer::note_dir_changed() {
@@ -56,20 +53,14 @@ std::error_code Syncer::sync_now() {
   std::lock_guard sync_lock(sync_mu_);
   std::vector<std::shared_ptr<WritableFile>> files;
   bool dir = false;
-  std::uint64_t target = 0;
-  std::uint64_t segment = 0;
-  std::uint64_t end = 0;
-  std::uint64_t bytes = 0;
+  Mark target;
   {
     std::lock_guard lock(mu_);
     if (failure_) return failure_;
-    bytes = written_bytes_;
     files.swap(dirty_);
     dir = dir_dirty_;
     dir_dirty_ = false;
-    target = written_lsn_;
-    segment = written_segment_;
-    end = written_end_;
+    target = written_;
   }
   const bool any = !files.empty() || dir;
   const std::chrono::nanoseconds start = any ? clock_() : std::chrono::nanoseconds{};
@@ -84,20 +75,19 @@ std::error_code Syncer::sync_now() {
     // A failed fdatasync leaves the file's state unknown (the kernel may have dropped the
     // dirty pages): never retry and claim success later.
     failure_ = ec;
-  } else {
-    if (any) {
-      batch_records_.observe_value(target > durable_lsn_ ? target - durable_lsn_ : 0);
-      batch_bytes_.observe_value(bytes - durable_bytes_);
-    }
-    durable_bytes_ = bytes;
-    if (target > durable_lsn_) {
-      ++syncs_;
-      synced_records_ += target - durable_lsn_;
-      durable_lsn_ = target;
-    }
-    durable_segment_ = segment;
-    durable_end_ = end;
+    return ec;
   }
+  // Syncs are serialized and `written_` only grows, so the snapshot is not behind `durable_`.
+  const std::uint64_t records = target.lsn > durable_.lsn ? target.lsn - durable_.lsn : 0;
+  if (any) {
+    batch_records_.observe_value(records);
+    batch_bytes_.observe_value(target.bytes > durable_.bytes ? target.bytes - durable_.bytes : 0);
+  }
+  if (records > 0) {
+    ++syncs_;
+    synced_records_ += records;
+  }
+  durable_ = target;
   return ec;
 }
 
@@ -115,20 +105,16 @@ void Syncer::run() {
 }
 
 std::uint64_t Syncer::durable_lsn() const {
-  std::lock_guard lock(mu_);
-  return durable_lsn_;
+  return locked(durable_).lsn;
 }
 std::error_code Syncer::failure() const {
-  std::lock_guard lock(mu_);
-  return failure_;
+  return locked(failure_);
 }
 std::uint64_t Syncer::syncs() const {
-  std::lock_guard lock(mu_);
-  return syncs_;
+  return locked(syncs_);
 }
 std::uint64_t Syncer::synced_records() const {
-  std::lock_guard lock(mu_);
-  return synced_records_;
+  return locked(synced_records_);
 }
 
 LogSyncMetrics Syncer::metrics() const {

@@ -66,18 +66,26 @@ class Syncer {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  // How far the log is: written (note_written), and covered by the last successful sync.
+  struct Mark {
+    std::uint64_t lsn = 0;
+    std::uint64_t segment = 0;
+    std::uint64_t end = 0;    // byte offset in `segment`
+    std::uint64_t bytes = 0;  // appended since the start
+  };
+  // A field read under mu_.
+  template <typename T>
+  T locked(const T& field) const {
+    std::lock_guard lock(mu_);
+    return field;
+  }
+
   std::vector<std::shared_ptr<WritableFile>> dirty_;  // written since the last snapshot
   bool dir_dirty_ = false;
-  std::uint64_t written_lsn_ = 0;
-  std::uint64_t durable_lsn_ = 0;
-  std::uint64_t written_segment_ = 0;
-  std::uint64_t written_end_ = 0;
-  std::uint64_t durable_segment_ = 0;
-  std::uint64_t durable_end_ = 0;
+  Mark written_;
+  Mark durable_;
   std::uint64_t syncs_ = 0;
   std::uint64_t synced_records_ = 0;
-  std::uint64_t written_bytes_ = 0;  // appended since the start, and covered by a sync
-  std::uint64_t durable_bytes_ = 0;
   std::error_code failure_;
   bool requested_ = false;
   bool stop_ = false;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/fault_injection_fs.h"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace wheel::jobs::testing {
@@ -18,6 +19,9 @@ class FaultFile final : public WritableFile {
     return fs_->append_to(inode_, data);
   }
   std::error_code sync() override { return fs_->sync_inode(inode_); }
+  std::error_code reserve(std::uint64_t offset, std::uint64_t length) override {
+    return fs_->reserve_in(inode_, offset + length);
+  }
 
  private:
   FaultInjectionFs* fs_;
@@ -106,6 +110,7 @@ std::error_code FaultInjectionFs::truncate(const std::string& path, std::uint64_
   Inode& inode = *it->second;
   if (size < inode.data.size()) inode.data.resize(size);
   if (inode.synced > size) inode.synced = size;  // a cut is taken as durable at once
+  inode.reserved = 0;  // as ftruncate: the space set aside past the end is given back
   return {};
 }
 
@@ -142,8 +147,7 @@ std::error_code FaultInjectionFs::sync_dir(const std::string& dir) {
 std::error_code FaultInjectionFs::free_bytes(const std::string&, std::uint64_t* bytes) {
   std::lock_guard lock(mu_);
   if (crashed_) return err(EIO);
-  std::uint64_t used = 0;
-  for (const auto& [path, inode] : live_) used += inode->data.size();
+  const std::uint64_t used = used_locked();
   *bytes = capacity_ == UINT64_MAX ? (1ull << 40) : (used >= capacity_ ? 0 : capacity_ - used);
   return {};
 }
@@ -157,15 +161,44 @@ std::error_code FaultInjectionFs::append_to(const std::shared_ptr<Inode>& inode,
     if (ops_ == crash_at_ && !d.empty()) inode->data.append(p, tear_rng_() % d.size());
     return err(EIO);
   }
-  std::uint64_t used = 0;
-  for (const auto& [path, node] : live_) used += node->data.size();
-  if (capacity_ != UINT64_MAX && used + d.size() > capacity_) {
-    const std::uint64_t fits = used >= capacity_ ? 0 : capacity_ - used;
+  // Bytes past the space set aside for the file count against the capacity.
+  const std::uint64_t used = used_locked();
+  const std::uint64_t covered = std::max<std::uint64_t>(inode->data.size(), inode->reserved);
+  const std::uint64_t grows =
+      inode->data.size() + d.size() > covered ? inode->data.size() + d.size() - covered : 0;
+  if (capacity_ != UINT64_MAX && used + grows > capacity_) {
+    const std::uint64_t fits =
+        (covered - inode->data.size()) + (used >= capacity_ ? 0 : capacity_ - used);
     inode->data.append(p, fits);
     return err(ENOSPC);
   }
   inode->data.append(p, d.size());
   return {};
+}
+
+std::error_code FaultInjectionFs::reserve_in(const std::shared_ptr<Inode>& inode,
+                                             std::uint64_t end) {
+  std::lock_guard lock(mu_);
+  if (!reserve_supported_) return std::make_error_code(std::errc::operation_not_supported);
+  if (!take_op()) return err(EIO);
+  const std::uint64_t covered = std::max<std::uint64_t>(inode->data.size(), inode->reserved);
+  if (end <= covered) return {};
+  if (capacity_ != UINT64_MAX && used_locked() + (end - covered) > capacity_) return err(ENOSPC);
+  inode->reserved = end;
+  return {};
+}
+
+std::uint64_t FaultInjectionFs::used_locked() const {
+  std::uint64_t used = 0;
+  for (const auto& [path, inode] : live_) {
+    used += std::max<std::uint64_t>(inode->data.size(), inode->reserved);
+  }
+  return used;
+}
+
+void FaultInjectionFs::set_reserve_supported(bool supported) {
+  std::lock_guard lock(mu_);
+  reserve_supported_ = supported;
 }
 
 std::error_code FaultInjectionFs::sync_inode(const std::shared_ptr<Inode>& inode) {
@@ -223,9 +256,7 @@ void FaultInjectionFs::set_capacity(std::uint64_t bytes) {
 }
 std::uint64_t FaultInjectionFs::used_bytes() const {
   std::lock_guard lock(mu_);
-  std::uint64_t used = 0;
-  for (const auto& [path, inode] : live_) used += inode->data.size();
-  return used;
+  return used_locked();
 }
 void FaultInjectionFs::set_ignore_sync(bool ignore) {
   std::lock_guard lock(mu_);

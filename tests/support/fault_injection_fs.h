@@ -6,7 +6,10 @@
 //
 // Cut points: set_ops_until_crash(n) lets n mutating operations through; the n-th and all later
 // ones fail with EIO (an append may leave a random prefix first), as if the process died there.
-// Disk full: set_capacity(bytes) fails appends past it with ENOSPC (after writing what fits).
+// Disk full: set_capacity(bytes) fails appends past it with ENOSPC (after writing what fits);
+// space set aside with WritableFile::reserve() counts as used, and appends into it never fail
+// for space (as fallocate); set_reserve_supported(false) makes reserve() unsupported, so the
+// log writes each record as it comes.
 // Planted bug: set_ignore_sync(true) makes sync() and sync_dir() succeed without syncing.
 // Thread-safe (one mutex): the log syncs from its own thread.
 #pragma once
@@ -27,6 +30,7 @@ class FaultInjectionFs final : public FileSystem {
   struct Inode {
     std::string data;
     std::size_t synced = 0;
+    std::uint64_t reserved = 0;  // space set aside up to this byte (lost at a power loss)
   };
 
   std::error_code create_dir(const std::string& dir) override;
@@ -52,7 +56,8 @@ class FaultInjectionFs final : public FileSystem {
   // sometimes garbled); forgets the rest; the file system works again afterwards.
   void power_loss(std::mt19937_64& rng, bool torn);
 
-  void set_capacity(std::uint64_t bytes);  // UINT64_MAX: unlimited
+  void set_capacity(std::uint64_t bytes);      // UINT64_MAX: unlimited
+  void set_reserve_supported(bool supported);  // default true
   std::uint64_t used_bytes() const;
   void set_ignore_sync(bool ignore);
   // While closed, sync() blocks (group-commit tests); syncs_waiting() counts the blocked ones.
@@ -67,10 +72,12 @@ class FaultInjectionFs final : public FileSystem {
   // Called by the writable files.
   std::error_code append_to(const std::shared_ptr<Inode>& inode, std::span<const std::byte> d);
   std::error_code sync_inode(const std::shared_ptr<Inode>& inode);
+  std::error_code reserve_in(const std::shared_ptr<Inode>& inode, std::uint64_t end);
 
  private:
   bool take_op();  // false: this operation is past the cut point
   static std::string parent(const std::string& path);
+  std::uint64_t used_locked() const;  // bytes held, with the space set aside; under mu_
 
   mutable std::mutex mu_;
   std::condition_variable gate_cv_;
@@ -82,6 +89,7 @@ class FaultInjectionFs final : public FileSystem {
   bool crashed_ = false;
   std::uint64_t capacity_ = UINT64_MAX;
   bool ignore_sync_ = false;
+  bool reserve_supported_ = true;
   bool gate_open_ = true;
   int waiting_ = 0;
   std::uint64_t file_syncs_ = 0;

@@ -34,6 +34,17 @@ class WritableFile {
   // with append: it covers at least every append that returned before it was called.
   virtual std::error_code sync() = 0;
 
+  // Sets aside disk space for bytes [offset, offset + length) without changing the file's size
+  // (fallocate with FALLOC_FL_KEEP_SIZE), so that appends up to there cannot fail for lack of
+  // space. ENOSPC when the space is not there. The default answers
+  // std::errc::operation_not_supported: the job log then writes each record as it comes instead
+  // of one write per batch. Same thread as append.
+  virtual std::error_code reserve(std::uint64_t offset, std::uint64_t length) {
+    (void)offset;
+    (void)length;
+    return std::make_error_code(std::errc::operation_not_supported);
+  }
+
  protected:
   WritableFile() = default;
 };

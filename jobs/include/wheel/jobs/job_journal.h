@@ -76,6 +76,10 @@ class JobJournal {
   // Calls `done` once every change recorded so far is durable (at once if it already is, or if
   // the journal does not sync).
   virtual void when_durable(std::function<void()> done) = 0;
+  // True while when_durable() calls back for changes that never will be durable (a log stopped
+  // by an I/O error after they were recorded): the caller must not acknowledge them (the
+  // server closes the connection instead). The default: never.
+  virtual bool calling_back_lost() const { return false; }
 };
 
 // A journal that keeps nothing: the queue is memory only. when_durable calls back at once.

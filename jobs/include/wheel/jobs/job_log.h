@@ -10,10 +10,12 @@
 //
 // Acknowledging a change (group commit): each append returns the change's LSN (1, 2, 3, ...).
 // The owner appends the changes of one loop turn, calls commit() once, and later replies to each
-// change once durable_lsn() >= its LSN. With SyncPolicy::kAlways commit() asks for one
+// change once durable_lsn() >= its LSN. Whatever the policy, commit() (and poll(), and every
+// sync) first writes the records gathered since the last one to the file in one write; a
+// kill -9 loses nothing written. With SyncPolicy::kAlways commit() then asks for one
 // fdatasync covering every record appended before it; changes appended while that sync runs
-// share the next one. With kInterval and kNever the owner replies at once (durable_lsn() is
-// then only informative).
+// share the next one. With kInterval and kNever the owner replies after commit() (durable_lsn()
+// is then only informative).
 //
 // After a crash (kill -9 or power loss), open() finds: with kAlways every change whose LSN was
 // <= durable_lsn(); with kInterval every change appended more than `sync_interval_ms` before
@@ -126,7 +128,8 @@ class JobLog {
   std::error_code change(const StoredChange& change, Lsn* lsn);
   std::error_code remove(std::uint64_t id, Lsn* lsn);
 
-  // Ends a batch of appends: with kAlways starts (or queues) one fdatasync for all of them.
+  // Ends a batch of appends: writes them to the file (one write), then with kAlways starts (or
+  // queues) one fdatasync for all of them.
   void commit();
   // Every change with an LSN <= this is on disk.
   Lsn durable_lsn() const;
@@ -150,6 +153,9 @@ class JobLog {
   // the log lives: plain atomic reads, no lock, never blocks behind a running fdatasync.
   LogSyncMetrics sync_metrics() const;
   bool disk_full() const;
+  // True once an I/O error stopped the log (changes refused with LogError::kFailed until a
+  // restart; changes appended but not yet durable then never will be).
+  bool failed() const;
 
   class Impl;
 

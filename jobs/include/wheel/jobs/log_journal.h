@@ -38,6 +38,7 @@ class LogJournal final : public JobJournal {
   // kFull after a refusal for a full disk (LogError::kDiskFull), kFailed otherwise.
   Refusal last_refusal() const override { return last_refusal_; }
   void when_durable(std::function<void()> done) override;
+  bool calling_back_lost() const override { return calling_back_lost_; }
 
   // The log's housekeeping (finished syncs, interval syncs, compaction, disk space), then the
   // callbacks of when_durable() that are durable now. `now_ms`: any monotonic clock.
@@ -57,13 +58,17 @@ class LogJournal final : public JobJournal {
 
  private:
   std::int64_t wall_now() const;
-  void run_durable();                // the callbacks whose changes are durable now
+  // The callbacks whose changes are durable now; once the log failed, all the others too
+  // (with calling_back_lost()).
+  void run_durable();
   bool refused(std::error_code ec);  // notes why; true when `ec` refused
 
   JobLog& log_;
   SyncPolicy policy_;
   WallClock wall_now_ms_;
   std::deque<std::pair<JobLog::Lsn, std::function<void()>>> waiting_;
+  JobLog::Lsn last_batch_lsn_ = 0;  // the LSN the previous when_durable() waited for
+  bool calling_back_lost_ = false;
   Refusal last_refusal_ = Refusal::kFailed;
 };
 

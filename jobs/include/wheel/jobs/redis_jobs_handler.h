@@ -129,9 +129,20 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void attempt(Client* client, std::deque<Waiter> chain = {});
   void claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& r);
   void run_chain(std::deque<Waiter> chain);
+  // After a claim over `tubes` learnt when their next job comes due (-1: none pending): the
+  // waiters of chain on the same tubes wait for it; the others run their own claims in turn.
+  void defer_chain(std::deque<Waiter> chain, const std::vector<std::string>& tubes,
+                   std::int64_t next_due);
   void fire_retry(std::int64_t at);
   void wake(const std::string& tube, std::uint64_t count);
   void schedule_tube(const std::string& tube, std::int64_t redis_due);
+  // At local ms `at` (or sooner if already set sooner), one waiter of `tube` runs a claim.
+  void wake_tube_at(const std::string& tube, std::int64_t at);
+  // Whether every one of `tubes` is known to have no ready job (TubeWaiters::empty_until).
+  bool known_empty(const std::vector<std::string>& tubes) const;
+  // A claim over `tube` alone left it with no ready job; its next is due at redis_next_due.
+  void learn_empty(const std::string& tube, std::int64_t redis_next_due);
+  void forget_empty(const std::string& tube);
   void schedule_retry(Client* client, std::int64_t redis_due);
   void deadline_check(Client* client);
   void leave();           // SIGTERM: gives back the held jobs, then stop_when_idle()

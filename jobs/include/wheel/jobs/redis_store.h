@@ -57,7 +57,9 @@ struct ClaimResult : StoreResult {
   std::uint64_t token = 0;  // fencing token of this lease
   std::string body;
   std::int64_t lease_end = 0;  // Redis ms
-  std::int64_t next_due = -1;  // kNotFound from reserve: Redis ms when one may be ready; -1 none
+  std::int64_t next_due = -1;  // Redis ms when one may be ready; -1 none (if next_known)
+  // reserve: next_due is known for kNotFound, and for kOk from one tube left with no ready job
+  bool next_known = false;
   std::uint64_t more = 0;      // kOk from reserve: ready jobs left in the job's tube
   std::string tube;            // kOk from reserve: the job's tube
   std::int64_t delay_due = 0;  // kOk from reserve: when the delay that made it ready was due
