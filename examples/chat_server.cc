@@ -188,9 +188,7 @@ int main(int argc, char** argv) {
   milliseconds reader = 30s, writer = 10s, tick = 100ms;
   DelayLimits limits;
   CLI::App app{kDescription};
-  wheel::cli::apply_style(app);
-  app.set_version_flag("--version", std::string("chat-server ") + wheel::kVersion,
-                       "print the version and exit");
+  wheel::cli::apply_style(app, "chat-server", wheel::kVersion);
   app.add_option("--host", options.host, "IPv4 or IPv6 address or host name to listen on")
       ->type_name(wheel::cli::kTypeAddress)
       ->capture_default_str();

@@ -120,3 +120,17 @@ TEST(CliStyleParse, HelpExitsZeroErrorsExitTwo) {
   char* argv0[] = {none[0].data()};
   EXPECT_EQ(wheel::cli::parse_command_line(ok, 1, argv0, "prog"), std::nullopt);
 }
+
+TEST(CliStyleParse, VersionFlagPrintsProgramAndVersionAndExitsZero) {
+  CLI::App app{"t"};
+  wheel::cli::apply_style(app, "prog", "1.2.3");
+  std::vector<std::string> args = {"prog", "--version"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(wheel::cli::parse_command_line(app, 2, argv.data(), "prog"), 0);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "prog 1.2.3\n");
+  const std::string help = app.help();
+  EXPECT_NE(help.find("--version"), std::string::npos) << help;
+  EXPECT_NE(help.find("print the version and exit"), std::string::npos) << help;
+}

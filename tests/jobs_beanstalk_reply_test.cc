@@ -40,6 +40,7 @@ TEST(BeanstalkReply, FixedLinesAreBeanstalkds) {
     append_reply(out, reply);
     EXPECT_EQ(out, "x" + line);
   }
+  EXPECT_EQ(reply_line(static_cast<Reply>(17)), "INTERNAL_ERROR\r\n");  // not a Reply
 }
 
 TEST(BeanstalkReply, ProtocolErrorsMapToTheirReplies) {
@@ -107,6 +108,7 @@ TEST(BeanstalkStats, JobStatsAsBeanstalkdPrintsThem) {
         std::pair{JobState::kBuried, "buried"}}) {
     EXPECT_EQ(job_state_name(state), name);
   }
+  EXPECT_EQ(job_state_name(static_cast<JobState>(4)), "ready");  // not a JobState
 }
 
 TEST(BeanstalkStats, TubeStatsAsBeanstalkdPrintsThem) {

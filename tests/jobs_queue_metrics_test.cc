@@ -131,8 +131,17 @@ TEST_F(QueueMetricsTest, EveryKindOfChangeIsCountedOnce) {
   EXPECT_EQ(changes(ChangeCounter::kTimeout), 1u);
   EXPECT_EQ(changes(ChangeCounter::kHangUp), 1u);
   EXPECT_EQ(changes(ChangeCounter::kDelete), 1u);
+  EXPECT_EQ(change_counter_name(ChangeCounter::kPut), "put");
+  EXPECT_EQ(change_counter_name(ChangeCounter::kReserve), "reserve");
+  EXPECT_EQ(change_counter_name(ChangeCounter::kRelease), "release");
+  EXPECT_EQ(change_counter_name(ChangeCounter::kBury), "bury");
+  EXPECT_EQ(change_counter_name(ChangeCounter::kKick), "kick");
+  EXPECT_EQ(change_counter_name(ChangeCounter::kDelete), "delete");
+  EXPECT_EQ(change_counter_name(ChangeCounter::kTouch), "touch");
   EXPECT_EQ(change_counter_name(ChangeCounter::kDelayEnded), "delay_ended");
+  EXPECT_EQ(change_counter_name(ChangeCounter::kTimeout), "timeout");
   EXPECT_EQ(change_counter_name(ChangeCounter::kHangUp), "hang_up");
+  EXPECT_EQ(change_counter_name(static_cast<ChangeCounter>(kChangeCounters)), "unknown");
 }
 
 class RefusingJournal final : public JobJournal {

@@ -227,5 +227,12 @@ TEST_F(IdleDetectorTest, BadTimesAndIdsThrow) {
   EXPECT_THROW(detector().watch(8, w, IdleTimes{}), std::logic_error);
 }
 
+TEST(IdleKindName, EachKindAndAnOutOfRangeValue) {
+  EXPECT_STREQ(to_string(IdleKind::kReader), "reader");
+  EXPECT_STREQ(to_string(IdleKind::kWriter), "writer");
+  EXPECT_STREQ(to_string(IdleKind::kAll), "all");
+  EXPECT_STREQ(to_string(static_cast<IdleKind>(3)), "?");
+}
+
 }  // namespace
 }  // namespace wheel::net

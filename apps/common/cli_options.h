@@ -17,18 +17,26 @@
 
 namespace wheel::cli {
 
-// An option holding a duration such as 250ms, 30s, 5m, 1h, or 0, within lo ..= hi; its help
-// ends with ", LO to HI (default D)" with D the value *out holds when called.
+// An option that stores a duration such as 250ms, 30s, 5m, 1h, or 0 in *out, shown as DURATION
+// in --help. The caller adds the check, which must refuse every text parse_duration() refuses
+// (CLI11 runs it before storing).
+inline CLI::Option* add_duration_value(CLI::App& app, const std::string& name,
+                                       std::chrono::milliseconds* out, const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name, [out](const std::string& text) { *out = *wheel::apps::parse_duration(text); }, help)
+      ->type_name(kTypeDuration);
+}
+
+// An option holding a duration within lo ..= hi; its help ends with ", LO to HI (default D)"
+// with D the value *out holds when called.
 inline CLI::Option* add_duration(CLI::App& app, const std::string& name,
                                  std::chrono::milliseconds* out, const std::string& help,
                                  std::chrono::milliseconds lo, std::chrono::milliseconds hi) {
   using wheel::apps::format_duration;
-  return app
-      .add_option_function<std::string>(
-          name, [out](const std::string& text) { *out = *wheel::apps::parse_duration(text); },
-          help + ", " + format_duration(lo) + " to " + format_duration(hi) + " (default " +
-              format_duration(*out) + ")")
-      ->type_name(kTypeDuration)
+  return add_duration_value(app, name, out,
+                            help + ", " + format_duration(lo) + " to " + format_duration(hi) +
+                                " (default " + format_duration(*out) + ")")
       ->check(CLI::Validator(
           [lo, hi](std::string& text) { return wheel::apps::check_duration(text, lo, hi); }, ""));
 }

@@ -41,6 +41,12 @@ void apply_style(CLI::App& app) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::Throw);
 }
 
+void apply_style(CLI::App& app, std::string_view program, std::string_view version) {
+  apply_style(app);
+  app.set_version_flag("--version", std::string(program) + " " + std::string(version),
+                       "print the version and exit");
+}
+
 CLI::Validator integer_range(std::int64_t lo, std::int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {

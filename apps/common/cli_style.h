@@ -4,7 +4,7 @@
 // the option and the range in plain numbers, and CLI11's own errors ("At Most 1 required but
 // received 2", "1 required INT missing") rewritten in plain words. Errors exit 2.
 //
-// Adopting it: call apply_style(app) before adding options, check ranges with
+// Adopting it: call apply_style(app, program, version) before adding options, check ranges with
 // integer_range / number_range / one_of instead of CLI::Range / CLI::PositiveNumber /
 // CLI::IsMember, and parse with parse_command_line.
 #pragma once
@@ -30,6 +30,9 @@ inline constexpr const char* kTypeLevel = "LEVEL";
 
 // Installs the formatter on `app` and makes a repeated single-value option an error.
 void apply_style(CLI::App& app);
+// The same, and a --version flag that prints "<program> <version>" and exits 0: how every program
+// of the project starts its command line.
+void apply_style(CLI::App& app, std::string_view program, std::string_view version);
 
 // A whole number from lo to hi (inclusive): "must be a whole number from 1 to 65535, got '0'".
 CLI::Validator integer_range(std::int64_t lo, std::int64_t hi);

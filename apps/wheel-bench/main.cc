@@ -34,9 +34,7 @@ int main(int argc, char** argv) {
   using wheel::bench::BenchOptions;
   BenchOptions o;
   CLI::App app{"wheel-bench: timer benchmark, same metrics and JSON lines as Netty's TimerBench"};
-  app.set_version_flag("--version", std::string("wheel-bench ") + wheel::kVersion,
-                       "print the version and exit");
-  wheel::cli::apply_style(app);
+  wheel::cli::apply_style(app, "wheel-bench", wheel::kVersion);
   using wheel::cli::integer_range;
   using wheel::cli::number_range;
   const auto ticks_ms = integer_range(1, 60'000);    // a tick of up to a minute

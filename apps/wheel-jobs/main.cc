@@ -308,9 +308,7 @@ int run(int argc, char** argv) {
   std::string log_format = "text";
 
   CLI::App app{"wheel-jobs: a job queue that speaks beanstalkd's protocol, on a timing wheel"};
-  wheel::cli::apply_style(app);
-  app.set_version_flag("--version", std::string("wheel-jobs ") + wheel::kVersion,
-                       "print the version and exit");
+  wheel::cli::apply_style(app, "wheel-jobs", wheel::kVersion);
   app.add_option("--host", host, "IPv4 or IPv6 address or host name to listen on")
       ->type_name(wheel::cli::kTypeAddress)
       ->capture_default_str();

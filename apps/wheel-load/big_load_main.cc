@@ -28,9 +28,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "wheel-big-load: N connections against wheel-server on this machine, planned to "
       "its limits; the server's CPU and memory while all are open and idle"};
-  app.set_version_flag("--version", std::string("wheel-big-load ") + wheel::kVersion,
-                       "print the version and exit");
-  wheel::cli::apply_style(app);
+  wheel::cli::apply_style(app, "wheel-big-load", wheel::kVersion);
   wheel::load::BigLoadRequest request;
   std::string server_path, load_path, report_path = "big-load-report.json",
                                       summary_path = "big-load-summary.txt";

@@ -6,22 +6,20 @@
 #include <chrono>
 #include <string>
 
-#include "cli_style.h"
+#include "cli_options.h"
 #include "duration.h"
 
 namespace wheel::load_app {
 
-// A duration option (500ms, 5s, 2m, 1h, 0) stored in `out`, at most `max`; checked while
-// parsing, so a bad value exits 2 naming the option.
+// A duration option (500ms, 5s, 2m, 1h, 0) stored in `out`, at most `max`, its default shown by
+// CLI11; checked while parsing, so a bad value exits 2 naming the option. (wheel-load's own
+// messages; the other programs state a range with wheel::cli::add_duration.)
 inline CLI::Option* add_duration(CLI::App& app, const std::string& name,
                                  std::chrono::milliseconds* out, const std::string& help,
                                  std::chrono::milliseconds max) {
   using wheel::apps::format_duration;
   using wheel::apps::parse_duration;
-  return app
-      .add_option_function<std::string>(
-          name, [out](const std::string& text) { *out = parse_duration(text).value(); }, help)
-      ->type_name(wheel::cli::kTypeDuration)
+  return wheel::cli::add_duration_value(app, name, out, help)
       ->default_str(format_duration(*out))
       ->check(CLI::Validator(
           [max](std::string& text) -> std::string {

@@ -122,9 +122,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "wheel-jobs-load: pipelined load of job servers (beanstalkd protocol or a Redis "
       "delay queue), and their side-by-side comparison"};
-  wheel::cli::apply_style(app);
-  app.set_version_flag("--version", std::string("wheel-jobs-load ") + wheel::kVersion,
-                       "print the version and exit");
+  wheel::cli::apply_style(app, "wheel-jobs-load", wheel::kVersion);
   app.require_subcommand(1);
   std::string log_level = "info", log_format = "text";
   wheel::cli::add_logging_options(app, log_level, log_format);

@@ -49,9 +49,7 @@ int main(int argc, char** argv) {
   using wheel::cli::integer_range;
   using wheel::cli::number_range;
   CLI::App app{"wheel-load: many long-lived connections against an idle-disconnect line server"};
-  app.set_version_flag("--version", std::string("wheel-load ") + wheel::kVersion,
-                       "print the version and exit");
-  wheel::cli::apply_style(app);
+  wheel::cli::apply_style(app, "wheel-load", wheel::kVersion);
   wheel::load::LoadConfig config;
   // The defaults agree with wheel-server's: it closes a silent connection after --reader-idle
   // 30s, so that is what is expected, and the run is long enough to see it (connect 2 s +

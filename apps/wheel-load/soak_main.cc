@@ -22,9 +22,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "wheel-soak: wheel-server under rounds of a mixed wheel-load; checks memory, "
       "descriptors, counters and logs afterwards"};
-  app.set_version_flag("--version", std::string("wheel-soak ") + wheel::kVersion,
-                       "print the version and exit");
-  wheel::cli::apply_style(app);
+  wheel::cli::apply_style(app, "wheel-soak", wheel::kVersion);
   wheel::load::SoakOptions options;
   std::chrono::milliseconds round = 30s, tolerance = 3s;
   std::string keep;

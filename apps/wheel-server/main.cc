@@ -78,9 +78,7 @@ int run_server(int argc, char** argv) {
   CLI::App app{
       "wheel-server: a libuv line server that answers heartbeats and closes idle "
       "connections with a hashed wheel timer"};
-  wheel::cli::apply_style(app);
-  app.set_version_flag("--version", std::string("wheel-server ") + wheel::kVersion,
-                       "print the version and exit");
+  wheel::cli::apply_style(app, "wheel-server", wheel::kVersion);
   app.add_option("--host", options.host, "IPv4 or IPv6 address or host name to listen on")
       ->type_name(wheel::cli::kTypeAddress)
       ->capture_default_str();

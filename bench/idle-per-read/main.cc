@@ -26,9 +26,7 @@ int main(int argc, char** argv) {
   impls.emplace_back("asio");
 #endif
   CLI::App app{"wheel-idle-bench: the cost of an idle timeout per read, N simulated connections"};
-  app.set_version_flag("--version", std::string("wheel-idle-bench ") + wheel::kVersion,
-                       "print the version and exit");
-  wheel::cli::apply_style(app);
+  wheel::cli::apply_style(app, "wheel-idle-bench", wheel::kVersion);
   app.add_option("--impl", impl, "wheel, libuv or asio (asio when built with Boost)")
       ->check(wheel::cli::one_of(impls));
   app.add_option("--n", p.n, "simulated connections (default 1000000)")

@@ -102,94 +102,28 @@ class Args {
   std::string_view rest_;
 };
 
-enum class Word : std::uint8_t {
-  kPut,
-  kUse,
-  kReserve,
-  kReserveWithTimeout,
-  kReserveJob,
-  kDelete,
-  kRelease,
-  kBury,
-  kTouch,
-  kWatch,
-  kIgnore,
-  kPeek,
-  kPeekReady,
-  kPeekDelayed,
-  kPeekBuried,
-  kKick,
-  kKickJob,
-  kStatsJob,
-  kStatsTube,
-  kStats,
-  kListTubes,
-  kListTubeUsed,
-  kListTubesWatched,
-  kQuit,
-  kPauseTube,
-  kUnknown
-};
-
-struct WordName {
-  std::string_view name;
-  Word word;
-};
-
-constexpr WordName kWords[] = {
-    {"put", Word::kPut},
-    {"use", Word::kUse},
-    {"reserve", Word::kReserve},
-    {"reserve-with-timeout", Word::kReserveWithTimeout},
-    {"reserve-job", Word::kReserveJob},
-    {"delete", Word::kDelete},
-    {"release", Word::kRelease},
-    {"bury", Word::kBury},
-    {"touch", Word::kTouch},
-    {"watch", Word::kWatch},
-    {"ignore", Word::kIgnore},
-    {"peek", Word::kPeek},
-    {"peek-ready", Word::kPeekReady},
-    {"peek-delayed", Word::kPeekDelayed},
-    {"peek-buried", Word::kPeekBuried},
-    {"kick", Word::kKick},
-    {"kick-job", Word::kKickJob},
-    {"stats-job", Word::kStatsJob},
-    {"stats-tube", Word::kStatsTube},
-    {"stats", Word::kStats},
-    {"list-tubes", Word::kListTubes},
-    {"list-tube-used", Word::kListTubeUsed},
-    {"list-tubes-watched", Word::kListTubesWatched},
-    {"quit", Word::kQuit},
-    {"pause-tube", Word::kPauseTube},
-};
-
-Word find_word(std::string_view name) noexcept {
-  for (const WordName& w : kWords) {
-    if (w.name == name) return w.word;
-  }
-  return Word::kUnknown;
-}
-
 constexpr std::uint64_t kU32 = UINT32_MAX;
 constexpr std::uint64_t kU64 = UINT64_MAX;
 
+// Every command's parser takes the line's arguments and where put tells its body's size.
+using Parser = Request (*)(Args& args, std::uint32_t* announced_bytes);
+
 template <class T>
-Request no_args(Args& args) {
+Request no_args(Args& args, std::uint32_t*) {
   if (!args.at_end()) return ProtocolError::kBadFormat;
   return T{};
 }
 
 // Commands of one id: delete, touch, peek, kick-job, stats-job, reserve-job.
 template <class T>
-Request one_id(Args& args) {
+Request one_id(Args& args, std::uint32_t*) {
   T request;
   if (!args.integer(request.id, kU64) || !args.at_end()) return ProtocolError::kBadFormat;
   return request;
 }
 
 template <class T>
-Request one_tube(Args& args) {
+Request one_tube(Args& args, std::uint32_t*) {
   T request;
   if (!args.tube_rest(request.tube)) return ProtocolError::kBadFormat;
   return request;
@@ -209,7 +143,7 @@ Request parse_put(Args& args, std::uint32_t* announced_bytes) {
   return put;
 }
 
-Request parse_release(Args& args) {
+Request parse_release(Args& args, std::uint32_t*) {
   Release release;
   std::uint64_t priority = 0;
   if (!args.integer(release.id, kU64) || !args.integer(priority, kU32) ||
@@ -220,7 +154,7 @@ Request parse_release(Args& args) {
   return release;
 }
 
-Request parse_bury(Args& args) {
+Request parse_bury(Args& args, std::uint32_t*) {
   Bury bury;
   std::uint64_t priority = 0;
   if (!args.integer(bury.id, kU64) || !args.integer(priority, kU32) || !args.at_end()) {
@@ -230,7 +164,7 @@ Request parse_bury(Args& args) {
   return bury;
 }
 
-Request parse_reserve_with_timeout(Args& args) {
+Request parse_reserve_with_timeout(Args& args, std::uint32_t*) {
   ReserveWithTimeout request;
   if (!args.duration(request.timeout, kMaxReserveTimeoutSeconds) || !args.at_end()) {
     return ProtocolError::kBadFormat;
@@ -238,13 +172,13 @@ Request parse_reserve_with_timeout(Args& args) {
   return request;
 }
 
-Request parse_kick(Args& args) {
+Request parse_kick(Args& args, std::uint32_t*) {
   Kick kick;
   if (!args.integer(kick.bound, kU64) || !args.at_end()) return ProtocolError::kBadFormat;
   return kick;
 }
 
-Request parse_pause_tube(Args& args) {
+Request parse_pause_tube(Args& args, std::uint32_t*) {
   PauseTube pause;
   if (!args.tube_token(pause.tube) || !args.duration(pause.delay, kMaxDurationSeconds) ||
       !args.at_end()) {
@@ -252,6 +186,40 @@ Request parse_pause_tube(Args& args) {
   }
   return pause;
 }
+
+// The commands beanstalkd's protocol.txt lists, each with its parser.
+struct Command {
+  std::string_view name;
+  Parser parse;
+};
+
+constexpr Command kCommands[] = {
+    {"put", parse_put},
+    {"use", one_tube<Use>},
+    {"reserve", no_args<Reserve>},
+    {"reserve-with-timeout", parse_reserve_with_timeout},
+    {"reserve-job", one_id<ReserveJob>},
+    {"delete", one_id<Delete>},
+    {"release", parse_release},
+    {"bury", parse_bury},
+    {"touch", one_id<Touch>},
+    {"watch", one_tube<Watch>},
+    {"ignore", one_tube<Ignore>},
+    {"peek", one_id<Peek>},
+    {"peek-ready", no_args<PeekReady>},
+    {"peek-delayed", no_args<PeekDelayed>},
+    {"peek-buried", no_args<PeekBuried>},
+    {"kick", parse_kick},
+    {"kick-job", one_id<KickJob>},
+    {"stats-job", one_id<StatsJob>},
+    {"stats-tube", one_tube<StatsTube>},
+    {"stats", no_args<Stats>},
+    {"list-tubes", no_args<ListTubes>},
+    {"list-tube-used", no_args<ListTubeUsed>},
+    {"list-tubes-watched", no_args<ListTubesWatched>},
+    {"quit", no_args<Quit>},
+    {"pause-tube", parse_pause_tube},
+};
 
 }  // namespace
 
@@ -269,59 +237,8 @@ Request parse_command_line(std::string_view line, std::uint32_t* announced_bytes
   const std::size_t space = line.find(' ');
   const std::string_view name = line.substr(0, space);
   Args args(space == std::string_view::npos ? std::string_view{} : line.substr(space));
-  switch (find_word(name)) {
-    case Word::kPut:
-      return parse_put(args, announced_bytes);
-    case Word::kUse:
-      return one_tube<Use>(args);
-    case Word::kReserve:
-      return no_args<Reserve>(args);
-    case Word::kReserveWithTimeout:
-      return parse_reserve_with_timeout(args);
-    case Word::kReserveJob:
-      return one_id<ReserveJob>(args);
-    case Word::kDelete:
-      return one_id<Delete>(args);
-    case Word::kRelease:
-      return parse_release(args);
-    case Word::kBury:
-      return parse_bury(args);
-    case Word::kTouch:
-      return one_id<Touch>(args);
-    case Word::kWatch:
-      return one_tube<Watch>(args);
-    case Word::kIgnore:
-      return one_tube<Ignore>(args);
-    case Word::kPeek:
-      return one_id<Peek>(args);
-    case Word::kPeekReady:
-      return no_args<PeekReady>(args);
-    case Word::kPeekDelayed:
-      return no_args<PeekDelayed>(args);
-    case Word::kPeekBuried:
-      return no_args<PeekBuried>(args);
-    case Word::kKick:
-      return parse_kick(args);
-    case Word::kKickJob:
-      return one_id<KickJob>(args);
-    case Word::kStatsJob:
-      return one_id<StatsJob>(args);
-    case Word::kStatsTube:
-      return one_tube<StatsTube>(args);
-    case Word::kStats:
-      return no_args<Stats>(args);
-    case Word::kListTubes:
-      return no_args<ListTubes>(args);
-    case Word::kListTubeUsed:
-      return no_args<ListTubeUsed>(args);
-    case Word::kListTubesWatched:
-      return no_args<ListTubesWatched>(args);
-    case Word::kQuit:
-      return no_args<Quit>(args);
-    case Word::kPauseTube:
-      return parse_pause_tube(args);
-    case Word::kUnknown:
-      break;
+  for (const Command& command : kCommands) {
+    if (command.name == name) return command.parse(args, announced_bytes);
   }
   return ProtocolError::kUnknownCommand;
 }

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -19,33 +20,52 @@ using bs::Reply;
 
 namespace {
 
-void append_outcome(std::string& out, Outcome outcome, Reply success) {
+// The reply to a command's outcome: `success` when it went through.
+Reply reply_to(Outcome outcome, Reply success) {
   switch (outcome) {
     case Outcome::kOk:
-      bs::append_reply(out, success);
-      return;
+      return success;
     case Outcome::kNotFound:
-      bs::append_reply(out, Reply::kNotFound);
-      return;
+      return Reply::kNotFound;
     case Outcome::kOutOfMemory:
-      bs::append_reply(out, Reply::kOutOfMemory);
-      return;
+      return Reply::kOutOfMemory;
     case Outcome::kDraining:
-      bs::append_reply(out, Reply::kDraining);
-      return;
+      return Reply::kDraining;
     case Outcome::kNotIgnored:
-      bs::append_reply(out, Reply::kNotIgnored);
-      return;
+      return Reply::kNotIgnored;
     case Outcome::kTimedOut:
-      bs::append_reply(out, Reply::kTimedOut);
-      return;
+      return Reply::kTimedOut;
     case Outcome::kDeadlineSoon:
-      bs::append_reply(out, Reply::kDeadlineSoon);
-      return;
+      return Reply::kDeadlineSoon;
     case Outcome::kInternalError:
     case Outcome::kWaiting:
-      bs::append_reply(out, Reply::kInternalError);
-      return;
+      break;
+  }
+  return Reply::kInternalError;
+}
+
+void append_outcome(std::string& out, Outcome outcome, Reply success) {
+  bs::append_reply(out, reply_to(outcome, success));
+}
+
+// Writes the reply of a command that went through with `on_ok()`; otherwise its error.
+template <class OnOk>
+void append_on_ok(std::string& out, Outcome outcome, OnOk on_ok) {
+  if (outcome == Outcome::kOk) {
+    on_ok();
+  } else {
+    append_outcome(out, outcome, Reply::kInternalError);
+  }
+}
+
+// stats-job and stats-tube: "OK <bytes>" and the YAML of `stats`, or NOT_FOUND.
+template <class Stats>
+void append_stats(std::string& out, const std::optional<Stats>& stats,
+                  std::string (*yaml)(const Stats&)) {
+  if (stats) {
+    bs::append_ok(out, yaml(*stats));
+  } else {
+    bs::append_reply(out, Reply::kNotFound);
   }
 }
 
@@ -104,19 +124,11 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
           [&](bs::Put& put) {
             PutResult r =
                 queue_.put(session, put.priority, put.delay, put.ttr, std::move(put.body));
-            if (r.outcome == Outcome::kOk) {
-              bs::append_inserted(out, r.id);
-            } else {
-              append_outcome(out, r.outcome, Reply::kInternalError);
-            }
+            append_on_ok(out, r.outcome, [&] { bs::append_inserted(out, r.id); });
           },
           [&](bs::Use& use) {
-            Outcome o = queue_.use(session, use.tube);
-            if (o == Outcome::kOk) {
-              bs::append_using(out, use.tube);
-            } else {
-              append_outcome(out, o, Reply::kInternalError);
-            }
+            append_on_ok(out, queue_.use(session, use.tube),
+                         [&] { bs::append_using(out, use.tube); });
           },
           [&](bs::Reserve&) { reserve_reply(queue_.reserve(session, std::nullopt)); },
           [&](bs::ReserveWithTimeout& r) { reserve_reply(queue_.reserve(session, r.timeout)); },
@@ -134,19 +146,11 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
           [&](bs::Touch& r) { append_outcome(out, queue_.touch(session, r.id), Reply::kTouched); },
           [&](bs::Watch& r) {
             WatchResult w = queue_.watch(session, r.tube);
-            if (w.outcome == Outcome::kOk) {
-              bs::append_watching(out, w.watching);
-            } else {
-              append_outcome(out, w.outcome, Reply::kInternalError);
-            }
+            append_on_ok(out, w.outcome, [&] { bs::append_watching(out, w.watching); });
           },
           [&](bs::Ignore& r) {
             WatchResult w = queue_.ignore(session, r.tube);
-            if (w.outcome == Outcome::kOk) {
-              bs::append_watching(out, w.watching);
-            } else {
-              append_outcome(out, w.outcome, Reply::kInternalError);
-            }
+            append_on_ok(out, w.outcome, [&] { bs::append_watching(out, w.watching); });
           },
           [&](bs::Peek& r) { append_found(out, queue_.peek(r.id)); },
           [&](bs::PeekReady&) { append_found(out, queue_.peek_ready(session)); },
@@ -154,21 +158,9 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
           [&](bs::PeekBuried&) { append_found(out, queue_.peek_buried(session)); },
           [&](bs::Kick& r) { bs::append_kicked_count(out, queue_.kick(session, r.bound)); },
           [&](bs::KickJob& r) { append_outcome(out, queue_.kick_job(r.id), Reply::kKicked); },
-          [&](bs::StatsJob& r) {
-            auto stats = queue_.job_stats(r.id);
-            if (stats) {
-              bs::append_ok(out, bs::job_stats_yaml(*stats));
-            } else {
-              bs::append_reply(out, Reply::kNotFound);
-            }
-          },
+          [&](bs::StatsJob& r) { append_stats(out, queue_.job_stats(r.id), bs::job_stats_yaml); },
           [&](bs::StatsTube& r) {
-            auto stats = queue_.tube_stats(r.tube);
-            if (stats) {
-              bs::append_ok(out, bs::tube_stats_yaml(*stats));
-            } else {
-              bs::append_reply(out, Reply::kNotFound);
-            }
+            append_stats(out, queue_.tube_stats(r.tube), bs::tube_stats_yaml);
           },
           [&](bs::Stats&) { bs::append_ok(out, bs::server_stats_yaml(server_stats())); },
           [&](bs::ListTubes&) {

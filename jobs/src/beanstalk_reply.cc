@@ -2,6 +2,7 @@
 #include "wheel/jobs/beanstalk_reply.h"
 
 #include <charconv>
+#include <iterator>
 
 namespace wheel::jobs::beanstalk {
 namespace {
@@ -26,43 +27,16 @@ std::string_view job_word(JobReply kind) noexcept {
 }  // namespace
 
 std::string_view reply_line(Reply reply) noexcept {
-  switch (reply) {
-    case Reply::kOutOfMemory:
-      return "OUT_OF_MEMORY\r\n";
-    case Reply::kInternalError:
-      return "INTERNAL_ERROR\r\n";
-    case Reply::kBadFormat:
-      return "BAD_FORMAT\r\n";
-    case Reply::kUnknownCommand:
-      return "UNKNOWN_COMMAND\r\n";
-    case Reply::kExpectedCrlf:
-      return "EXPECTED_CRLF\r\n";
-    case Reply::kJobTooBig:
-      return "JOB_TOO_BIG\r\n";
-    case Reply::kDraining:
-      return "DRAINING\r\n";
-    case Reply::kNotFound:
-      return "NOT_FOUND\r\n";
-    case Reply::kDeadlineSoon:
-      return "DEADLINE_SOON\r\n";
-    case Reply::kTimedOut:
-      return "TIMED_OUT\r\n";
-    case Reply::kDeleted:
-      return "DELETED\r\n";
-    case Reply::kReleased:
-      return "RELEASED\r\n";
-    case Reply::kBuried:
-      return "BURIED\r\n";
-    case Reply::kKicked:
-      return "KICKED\r\n";
-    case Reply::kTouched:
-      return "TOUCHED\r\n";
-    case Reply::kPaused:
-      return "PAUSED\r\n";
-    case Reply::kNotIgnored:
-      return "NOT_IGNORED\r\n";
-  }
-  return "INTERNAL_ERROR\r\n";
+  // In Reply's order; a value outside it (a cast from a bad number) reads INTERNAL_ERROR.
+  constexpr std::string_view kLines[] = {
+      "OUT_OF_MEMORY\r\n", "INTERNAL_ERROR\r\n", "BAD_FORMAT\r\n", "UNKNOWN_COMMAND\r\n",
+      "EXPECTED_CRLF\r\n", "JOB_TOO_BIG\r\n",    "DRAINING\r\n",   "NOT_FOUND\r\n",
+      "DEADLINE_SOON\r\n", "TIMED_OUT\r\n",      "DELETED\r\n",    "RELEASED\r\n",
+      "BURIED\r\n",        "KICKED\r\n",         "TOUCHED\r\n",    "PAUSED\r\n",
+      "NOT_IGNORED\r\n"};
+  static_assert(std::size(kLines) == static_cast<std::size_t>(Reply::kNotIgnored) + 1);
+  const auto i = static_cast<std::size_t>(reply);
+  return i < std::size(kLines) ? kLines[i] : "INTERNAL_ERROR\r\n";
 }
 
 Reply reply_for(ProtocolError error) noexcept {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <concepts>
 #include <cstdio>
+#include <iterator>
 
 namespace wheel::jobs::beanstalk {
 namespace {
@@ -69,17 +70,11 @@ void current_jobs(Yaml& y, const Stats& s) {
 }  // namespace
 
 std::string_view job_state_name(JobState state) noexcept {
-  switch (state) {
-    case JobState::kReady:
-      return "ready";
-    case JobState::kDelayed:
-      return "delayed";
-    case JobState::kReserved:
-      return "reserved";
-    case JobState::kBuried:
-      return "buried";
-  }
-  return "ready";
+  // In JobState's order; a value outside it (a cast from a bad number) reads "ready".
+  constexpr std::string_view kNames[] = {"ready", "delayed", "reserved", "buried"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(JobState::kBuried) + 1);
+  const auto i = static_cast<std::size_t>(state);
+  return i < std::size(kNames) ? kNames[i] : "ready";
 }
 
 std::string job_stats_yaml(const JobStats& s) {

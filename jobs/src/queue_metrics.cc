@@ -3,35 +3,20 @@
 #include "wheel/jobs/queue_metrics.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "wheel/jobs/job_queue.h"
 
 namespace wheel::jobs {
 
 std::string_view change_counter_name(ChangeCounter kind) {
-  switch (kind) {
-    case ChangeCounter::kPut:
-      return "put";
-    case ChangeCounter::kReserve:
-      return "reserve";
-    case ChangeCounter::kRelease:
-      return "release";
-    case ChangeCounter::kBury:
-      return "bury";
-    case ChangeCounter::kKick:
-      return "kick";
-    case ChangeCounter::kDelete:
-      return "delete";
-    case ChangeCounter::kTouch:
-      return "touch";
-    case ChangeCounter::kDelayEnded:
-      return "delay_ended";
-    case ChangeCounter::kTimeout:
-      return "timeout";
-    case ChangeCounter::kHangUp:
-      return "hang_up";
-  }
-  return "unknown";
+  // In ChangeCounter's order; a value outside it (a cast from a bad number) reads "unknown".
+  constexpr std::string_view kNames[] = {"put",    "reserve", "release",     "bury",    "kick",
+                                         "delete", "touch",   "delay_ended", "timeout", "hang_up"};
+  static_assert(std::size(kNames) == kChangeCounters &&
+                static_cast<std::size_t>(ChangeCounter::kHangUp) + 1 == kChangeCounters);
+  const auto i = static_cast<std::size_t>(kind);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 std::vector<const Tube*> JobQueue::tubes_by_jobs(std::size_t limit) const {

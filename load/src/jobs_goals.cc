@@ -47,6 +47,29 @@ json row(const std::string& metric, const std::string& goal, const std::string& 
 
 const char* kNotMeasured = "not measured";
 
+// A goal comparing one metric's median on our server with theirs: measured as "<ours> vs
+// <theirs> (<ours/theirs>x)", each side written by `text`, the ratio with two decimals; met as
+// `met(ours, theirs)` says; not measured (met null) unless both ran.
+json compared(const Values& v, const std::string& metric, const char* ours, const char* theirs,
+              std::string (*text)(double), bool (*met)(double, double), const std::string& name,
+              const std::string& goal) {
+  const auto w = median_of(v, metric, ours);
+  const auto b = median_of(v, metric, theirs);
+  if (!w || !b) return row(name, goal, kNotMeasured, std::nullopt);
+  return row(name, goal, text(*w) + " vs " + text(*b) + " (" + fmt("%.2fx", *w / *b) + ")",
+             met(*w, *b));
+}
+
+std::string per_second(double value) {
+  return grouped(value) + "/s";
+}
+std::string bytes(double value) {
+  return grouped(value) + " B";
+}
+std::string seconds(double value) {
+  return fmt("%.3f s", value);
+}
+
 }  // namespace
 
 json summarize_goals(const Values& v, std::uint64_t pending, std::uint32_t body_size) {
@@ -76,16 +99,10 @@ json summarize_goals(const Values& v, std::uint64_t pending, std::uint32_t body_
     goals.push_back(row("durable puts/s, each acknowledged after its fsync",
                         ">= 20x beanstalkd -f0; >= 1.5x Redis always", measured, met));
   }
-  {
-    const auto w = put(kWheelMemory), b = put(kBeanstalkMemory);
-    std::string measured = kNotMeasured;
-    std::optional<bool> met;
-    if (w && b) {
-      measured = grouped(*w) + "/s vs " + grouped(*b) + "/s (" + fmt("%.2fx", *w / *b) + ")";
-      met = *w >= 1.5 * *b;
-    }
-    goals.push_back(row("puts/s, memory only", ">= 1.5x beanstalkd without -b", measured, met));
-  }
+  goals.push_back(compared(
+      v, "puts_per_s", kWheelMemory, kBeanstalkMemory, per_second,
+      [](double w, double b) { return w >= 1.5 * b; }, "puts/s, memory only",
+      ">= 1.5x beanstalkd without -b"));
   {
     const auto p50 = median_of(v, "lateness_p50_ms", kWheelF50);
     const auto p99 = median_of(v, "lateness_p99_ms", kWheelF50);
@@ -108,33 +125,17 @@ json summarize_goals(const Values& v, std::uint64_t pending, std::uint32_t body_
                             grouped(static_cast<double>(pending)) + " pending, delays 1 s - 1 h",
                         "p99 <= 5 ms (report beanstalkd's)", measured, met));
   }
-  {
-    const auto w = median_of(v, "rss_per_job_bytes", kWheelF50);
-    const auto b = median_of(v, "rss_per_job_bytes", kBeanstalkF50);
-    std::string measured = kNotMeasured;
-    std::optional<bool> met;
-    if (w && b) {
-      measured = grouped(*w) + " B vs " + grouped(*b) + " B (" + fmt("%.2fx", *w / *b) + ")";
-      met = *w <= 0.5 * *b;
-    }
-    goals.push_back(row("RSS per pending job, " + std::to_string(body_size) + "-byte bodies, " +
-                            grouped(static_cast<double>(pending)) + " pending",
-                        "<= 0.5x beanstalkd", measured, met));
-  }
-  {
-    const auto w = median_of(v, "restart_s", kWheelF50);
-    const auto b = median_of(v, "restart_s", kBeanstalkF50);
-    std::string measured = kNotMeasured;
-    std::optional<bool> met;
-    if (w && b) {
-      measured =
-          fmt("%.3f", *w) + " s vs " + fmt("%.3f", *b) + " s (" + fmt("%.2fx", *w / *b) + ")";
-      met = *w <= 1.0 && *w <= 0.5 * *b;
-    }
-    goals.push_back(row(
-        "restart to serving (kill -9) with " + grouped(static_cast<double>(pending)) + " pending",
-        "<= 1 s and <= 0.5x beanstalkd", measured, met));
-  }
+  goals.push_back(compared(
+      v, "rss_per_job_bytes", kWheelF50, kBeanstalkF50, bytes,
+      [](double w, double b) { return w <= 0.5 * b; },
+      "RSS per pending job, " + std::to_string(body_size) + "-byte bodies, " +
+          grouped(static_cast<double>(pending)) + " pending",
+      "<= 0.5x beanstalkd"));
+  goals.push_back(compared(
+      v, "restart_s", kWheelF50, kBeanstalkF50, seconds,
+      [](double w, double b) { return w <= 1.0 && w <= 0.5 * b; },
+      "restart to serving (kill -9) with " + grouped(static_cast<double>(pending)) + " pending",
+      "<= 1 s and <= 0.5x beanstalkd"));
   {
     const auto w = median_of(v, "log_bytes_after_delete", kWheelF50);
     const auto live = median_of(v, "jobs_after_delete", kWheelF50);

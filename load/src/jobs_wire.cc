@@ -141,18 +141,24 @@ int JobsReplyParser::parse_one(Expect expect, std::vector<JobsReply>& out) {
                                                : parse_redis(expect, out);
 }
 
-int JobsReplyParser::parse_beanstalk(Expect expect, std::vector<JobsReply>& out) {
-  const std::string_view rest = std::string_view(buffer_).substr(pos_);
+int JobsReplyParser::next_line(std::string_view& rest, std::string_view& line) {
+  rest = std::string_view(buffer_).substr(pos_);
   const std::size_t eol = rest.find(kCrlf);
   if (eol == std::string_view::npos) {
     return rest.size() > 1024 ? fail("a reply line longer than 1024 bytes") : 0;
   }
-  const std::string_view line = rest.substr(0, eol);
+  line = rest.substr(0, eol);
+  return 1;
+}
+
+int JobsReplyParser::parse_beanstalk(Expect expect, std::vector<JobsReply>& out) {
+  std::string_view rest, line;
+  if (const int whole = next_line(rest, line); whole <= 0) return whole;
   const std::size_t space = line.find(' ');
   const std::string_view word = line.substr(0, space);
   const std::string_view args = space == std::string_view::npos ? "" : line.substr(space + 1);
   JobsReply reply;
-  std::size_t used = eol + 2;
+  std::size_t used = line.size() + 2;
   if (word == "INSERTED" && expect == Expect::kPut) {
     reply.kind = JobsReply::Kind::kInserted;
     if (!parse_u64(args, reply.id)) return fail("bad INSERTED line: " + std::string(line));
@@ -198,15 +204,11 @@ int JobsReplyParser::parse_beanstalk(Expect expect, std::vector<JobsReply>& out)
 }
 
 int JobsReplyParser::parse_redis(Expect expect, std::vector<JobsReply>& out) {
-  const std::string_view rest = std::string_view(buffer_).substr(pos_);
-  const std::size_t eol = rest.find(kCrlf);
-  if (eol == std::string_view::npos) {
-    return rest.size() > 1024 ? fail("a reply line longer than 1024 bytes") : 0;
-  }
-  const std::string_view line = rest.substr(0, eol);
+  std::string_view rest, line;
+  if (const int whole = next_line(rest, line); whole <= 0) return whole;
   if (line.empty()) return fail("an empty reply line");
   JobsReply reply;
-  std::size_t used = eol + 2;
+  std::size_t used = line.size() + 2;
   const std::string_view value = line.substr(1);
   switch (line[0]) {
     case '+':

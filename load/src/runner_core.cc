@@ -22,7 +22,7 @@ constexpr std::uint64_t kSlowReadEveryMs = 50;
 
 }  // namespace
 
-RunnerCore::RunnerCore(LoadConfig config, LoadRunner::ProgressCallback on_progress, int stop_fd)
+RunnerCore::RunnerCore(LoadConfig config, ProgressCallback on_progress, int stop_fd)
     : cfg_(std::move(config)),
       on_progress_(std::move(on_progress)),
       rng_(cfg_.seed),

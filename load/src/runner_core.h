@@ -21,15 +21,17 @@
 #include <vector>
 
 #include "connection.h"
-#include "wheel/load/load_runner.h"
+#include "wheel/load/load_config.h"
+#include "wheel/load/load_result.h"
 #include "wheel/load/ping_ring.h"
+#include "wheel/load/progress.h"
 #include "wheel/net/line_framer.h"
 
 namespace wheel::load {
 
 class RunnerCore {
  public:
-  RunnerCore(LoadConfig config, LoadRunner::ProgressCallback on_progress, int stop_fd);
+  RunnerCore(LoadConfig config, ProgressCallback on_progress, int stop_fd);
 
   // See LoadRunner::run.
   LoadResult run();
@@ -90,7 +92,7 @@ class RunnerCore {
   static constexpr std::chrono::milliseconds kPingTick{10};
 
   LoadConfig cfg_;
-  LoadRunner::ProgressCallback on_progress_;
+  ProgressCallback on_progress_;
   std::mt19937_64 rng_;
   uv_loop_t loop_{};
   uv_timer_t connect_timer_{}, ping_timer_{}, progress_timer_{}, end_timer_{}, grace_timer_{};

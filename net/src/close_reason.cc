@@ -1,32 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "wheel/net/close_reason.h"
 
+#include <iterator>
+
 namespace wheel::net {
 
+namespace {
+
+// In CloseReason's order; a value outside it (a cast from a bad number) reads "?".
+constexpr const char* kNames[] = {"reader idle", "writer idle",   "all idle",      "quit",
+                                  "peer closed", "slow consumer", "line too long", "error",
+                                  "shutdown",    "local"};
+static_assert(std::size(kNames) == kCloseReasonCount &&
+              static_cast<std::size_t>(CloseReason::kLocal) + 1 == kCloseReasonCount);
+
+}  // namespace
+
 const char* to_string(CloseReason reason) {
-  switch (reason) {
-    case CloseReason::kReaderIdle:
-      return "reader idle";
-    case CloseReason::kWriterIdle:
-      return "writer idle";
-    case CloseReason::kAllIdle:
-      return "all idle";
-    case CloseReason::kQuit:
-      return "quit";
-    case CloseReason::kPeerClosed:
-      return "peer closed";
-    case CloseReason::kSlowConsumer:
-      return "slow consumer";
-    case CloseReason::kLineTooLong:
-      return "line too long";
-    case CloseReason::kError:
-      return "error";
-    case CloseReason::kShutdown:
-      return "shutdown";
-    case CloseReason::kLocal:
-      return "local";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(reason);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 }  // namespace wheel::net

@@ -2,20 +2,17 @@
 #include "wheel/net/idle_detector.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 namespace wheel::net {
 
 const char* to_string(IdleKind kind) {
-  switch (kind) {
-    case IdleKind::kReader:
-      return "reader";
-    case IdleKind::kWriter:
-      return "writer";
-    case IdleKind::kAll:
-      return "all";
-  }
-  return "?";
+  // In IdleKind's order; a value outside it (a cast from a bad number) reads "?".
+  constexpr const char* kNames[] = {"reader", "writer", "all"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(IdleKind::kAll) + 1);
+  const auto i = static_cast<std::size_t>(kind);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 namespace {

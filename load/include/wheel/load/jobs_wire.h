@@ -124,6 +124,9 @@ class JobsReplyParser {
   int parse_one(Expect expect, std::vector<JobsReply>& out);
   int parse_beanstalk(Expect expect, std::vector<JobsReply>& out);
   int parse_redis(Expect expect, std::vector<JobsReply>& out);
+  // The unread bytes in `rest` and their first line, without its CRLF, in `line`. Returns 1
+  // when that line is whole, 0 when it is not yet, -1 (fail) when it ran past 1024 bytes.
+  int next_line(std::string_view& rest, std::string_view& line);
   int fail(std::string message);
   void compact();
 

@@ -7,7 +7,6 @@
 // connection is a small state machine (see src/connection.h); nothing is allocated per PING.
 #pragma once
 
-#include <functional>
 #include <memory>
 
 #include "wheel/load/load_config.h"
@@ -20,7 +19,7 @@ class RunnerCore;  // src/runner_core.h
 
 class LoadRunner {
  public:
-  using ProgressCallback = std::function<void(const Progress&)>;
+  using ProgressCallback = wheel::load::ProgressCallback;  // progress.h
 
   // `config` describes this process's share (first_index, share, connect_rate of its own).
   // `on_progress` is called on the loop thread about once a second and once at the end.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace wheel::load {
@@ -21,6 +22,10 @@ struct Progress {
 
   Progress& operator+=(const Progress& other);
 };
+
+// What a run calls with its progress (LoadRunner: on the loop thread, about once a second and
+// once at the end).
+using ProgressCallback = std::function<void(const Progress&)>;
 
 // One line, no newline: "wheel-load 3s: connected 10000/10000 active 5000 idle-open 2000 ...".
 std::string format_progress(const Progress& p);
