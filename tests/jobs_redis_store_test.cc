@@ -50,7 +50,9 @@ class RedisStoreTest : public ::testing::Test {
     uv_loop_init(&loop_);
     RedisClientOptions o;
     o.endpoint = {"127.0.0.1", static_cast<std::uint16_t>(redis_.port()), 0};
-    o.command_timeout = milliseconds(500);
+    // Generous: an fsync of the AOF (appendfsync always) stalls for hundreds of ms on a loaded
+    // machine; the hang test still ends in seconds.
+    o.command_timeout = milliseconds(2000);
     o.min_backoff = milliseconds(20);
     o.max_backoff = milliseconds(200);
     client_.emplace(&loop_, o);
