@@ -25,7 +25,7 @@ if git grep -nE 'spdlog::(trace|debug|info|warn|error|critical)\(' -- '*.h' '*.c
   exit 1
 fi
 # No two files include each other, in every C++ folder but jobs/ (which still has such pairs:
-# job_log, queue_metrics and the Redis store and handler; issue 18).
+# job_log and the Redis store and handler; issue 18).
 python3 scripts/check-include-cycles.py timer net server load apps examples bench tests
 if [[ ${1:-} == --tidy ]]; then
   [[ -f build/plain/compile_commands.json ]] || { echo "lint: build plain first" >&2; exit 2; }

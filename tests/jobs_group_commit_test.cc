@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
 #include "support/wait_until.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/logger.h"
@@ -66,6 +67,44 @@ TEST(GroupCommitTest, ChangesDuringOneSyncShareTheNext) {
 // Not a test but the figure for docs/jobs.md: N submitter threads, each with one change in
 // flight, against one owner thread on the real file system. Run with
 // --gtest_also_run_disabled_tests --gtest_filter=*Measure*.
+TEST(GroupCommitTest, IdLeasesRideTheGroupCommitInsteadOfSyncsOfTheirOwn) {
+  // 20,000 ids in batches of 100, each batch committed (one fdatasync): the id-limit records
+  // that renew the lease ride those syncs; only the very first lease (no ids at all yet) waits
+  // for a sync of its own. The ids keep growing across a reopen.
+  logger()->set_level(spdlog::level::off);
+  FaultInjectionFs fs;
+  JobLogOptions o = testing::log_options(fs, JobLogOptions{}.segment_bytes);
+  std::uint64_t last_id = 0;
+  {
+    Recovered r;
+    auto log = testing::open_log(o, &r);
+    ASSERT_TRUE(log);
+    const std::uint64_t syncs_at_open = fs.file_syncs();
+    int commits = 0;
+    for (int batch = 0; batch < 200; ++batch) {
+      for (int i = 0; i < 100; ++i) {
+        StoredJob job;
+        ASSERT_FALSE(log->allocate_id(&job.id));
+        ASSERT_GT(job.id, last_id);
+        last_id = job.id;
+        JobLog::Lsn lsn = 0;
+        ASSERT_FALSE(log->put(job, &lsn));
+      }
+      log->commit();
+      ++commits;
+    }
+    EXPECT_EQ(fs.file_syncs() - syncs_at_open, static_cast<std::uint64_t>(commits) + 1)
+        << "one sync per commit, plus the first lease";
+  }
+  Recovered r;
+  auto log = testing::open_log(o, &r);
+  ASSERT_TRUE(log);
+  EXPECT_EQ(r.jobs.size(), 20'000u);
+  std::uint64_t id = 0;
+  ASSERT_FALSE(log->allocate_id(&id));
+  EXPECT_GT(id, last_id);
+}
+
 TEST(GroupCommitTest, DISABLED_MeasureChangesPerFdatasync) {
   logger()->set_level(spdlog::level::off);
   for (int submitters : {1, 8, 64}) {

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // IdleDetector and IdleWatch (wheel/net/idle_detector.h): Netty's IdleStateHandler semantics
-// on a LoopTimer, without sockets. The loop runs on the test thread.
+// on a LoopTimer, without sockets. The timer runs on a ManualClock: the test moves time by hand,
+// so every event is checked at its exact time (tick 1 ms: an event is due at its time and seen
+// at most one tick later) and nothing depends on the scheduler. One smoke test runs a real loop.
 #include <gtest/gtest.h>
 #include <uv.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
 
+#include "wheel/manual_clock.h"
 #include "wheel/net/idle_detector.h"
 
 namespace wheel::net {
@@ -20,26 +24,24 @@ using Clock = std::chrono::steady_clock;
 struct Seen {
   std::uint64_t id;
   IdleEvent event;
-  std::uint64_t at_ms;  // loop time
+  std::uint64_t at_ms;  // the timer's time
 };
 
-class IdleDetectorTest : public ::testing::Test, public IdleDetector::Owner {
+TimerOptions fine_tick() {
+  TimerOptions o;
+  o.tick_duration = 1ms;
+  o.ticks_per_wheel = 256;
+  return o;
+}
+
+// The owner of the watches, and the loop. Subclasses make the timer.
+class IdleDetectorFixture : public ::testing::Test, public IdleDetector::Owner {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(uv_loop_init(&loop_), 0);
-    TimerOptions o;
-    o.tick_duration = 1ms;
-    o.ticks_per_wheel = 256;
-    timer_ = std::make_unique<LoopTimer>(&loop_, o);
-    ASSERT_EQ(uv_timer_init(&loop_, &poll_), 0);
-    uv_timer_start(
-        &poll_, [](uv_timer_t*) {}, 1, 1);
-  }
+  void SetUp() override { ASSERT_EQ(uv_loop_init(&loop_), 0); }
   void TearDown() override {
     for (auto& [id, w] : watches_) detector().unwatch(*w);
-    timer_->close();
-    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), nullptr);
-    uv_run(&loop_, UV_RUN_DEFAULT);
+    if (timer_) timer_->close();
+    uv_run(&loop_, UV_RUN_DEFAULT);  // finishes the closes
     EXPECT_EQ(uv_loop_close(&loop_), 0);
   }
 
@@ -50,18 +52,7 @@ class IdleDetectorTest : public ::testing::Test, public IdleDetector::Owner {
   IdleWatch& add(std::uint64_t id) {
     return *watches_.emplace(id, std::make_unique<IdleWatch>()).first->second;
   }
-  std::uint64_t now() { return uv_now(&loop_); }
-
-  // Runs the loop until `done()` or `limit` of wall time; returns done().
-  template <class Done>
-  bool run_until(Done done, std::chrono::milliseconds limit = 10s) {
-    const auto deadline = Clock::now() + limit;
-    while (!done() && Clock::now() < deadline) uv_run(&loop_, UV_RUN_ONCE);
-    return done();
-  }
-  void run_for(std::chrono::milliseconds d) {
-    run_until([] { return false; }, d);
-  }
+  std::uint64_t now() { return timer_->now_ms(); }
 
   // IdleDetector::Owner
   IdleWatch* find_watch(std::uint64_t id) override {
@@ -74,12 +65,24 @@ class IdleDetectorTest : public ::testing::Test, public IdleDetector::Owner {
   }
 
   uv_loop_t loop_;
-  uv_timer_t poll_;  // keeps the loop turning so run_until() can check its condition
+  ManualClock clock_;  // before timer_: outlives it
   std::unique_ptr<LoopTimer> timer_;
   std::unique_ptr<IdleDetector> detector_;
   std::map<std::uint64_t, std::unique_ptr<IdleWatch>> watches_;
   std::vector<Seen> seen_;
   std::function<void(std::uint64_t, IdleEvent)> on_idle_hook_;
+};
+
+class IdleDetectorTest : public IdleDetectorFixture {
+ protected:
+  void SetUp() override {
+    IdleDetectorFixture::SetUp();
+    timer_ = std::make_unique<LoopTimer>(&loop_, clock_, fine_tick());
+  }
+  // Moves the clock by `by`, a millisecond at a time, so each event is seen at its own time.
+  void advance(std::chrono::milliseconds by) {
+    for (std::int64_t i = 0; i < by.count(); ++i) clock_.advance(1ms);
+  }
 };
 
 TEST_F(IdleDetectorTest, ReadsAndWritesPerformZeroTimerOperations) {
@@ -98,75 +101,91 @@ TEST_F(IdleDetectorTest, ReadsAndWritesPerformZeroTimerOperations) {
   EXPECT_EQ(timer_->pending_timeouts(), 3u);
 }
 
-TEST_F(IdleDetectorTest, ReaderIdleFiresAfterItsTimeThenRepeatsAsNotFirst) {
+TEST_F(IdleDetectorTest, ReaderIdleFiresAtItsTimeThenRepeatsAsNotFirst) {
   IdleWatch& w = add(7);
-  const std::uint64_t start = now();
   detector().watch(7, w, IdleTimes{50ms, 0ms, 0ms});
-  ASSERT_TRUE(run_until([&] { return seen_.size() >= 2; }));
+  advance(49ms);
+  EXPECT_TRUE(seen_.empty()) << "before its time";
+  advance(2ms);
+  ASSERT_EQ(seen_.size(), 1u);
   EXPECT_EQ(seen_[0].id, 7u);
   EXPECT_EQ(seen_[0].event.kind, IdleKind::kReader);
   EXPECT_TRUE(seen_[0].event.first);
-  EXPECT_GE(seen_[0].at_ms - start, 50u);
+  EXPECT_GE(seen_[0].at_ms, 50u);
+  EXPECT_LE(seen_[0].at_ms, 51u);
+  advance(51ms);
+  ASSERT_EQ(seen_.size(), 2u) << "re-armed for the full time";
   EXPECT_FALSE(seen_[1].event.first) << "no activity in between";
-  EXPECT_GE(seen_[1].at_ms - seen_[0].at_ms, 50u - 1) << "re-armed for the full time";
-  // Activity makes the next event a first one again.
-  w.record_read(now());
-  const std::size_t before = seen_.size();
-  ASSERT_TRUE(run_until([&] { return seen_.size() > before; }));
-  EXPECT_TRUE(seen_.back().event.first);
+  EXPECT_GE(seen_[1].at_ms - seen_[0].at_ms, 50u);
+  EXPECT_LE(seen_[1].at_ms - seen_[0].at_ms, 51u);
+  // Activity makes the next event a first one again, its full time after the read.
+  advance(10ms);
+  const std::uint64_t read_at = now();
+  w.record_read(read_at);
+  advance(49ms);
+  EXPECT_EQ(seen_.size(), 2u);
+  advance(2ms);
+  ASSERT_EQ(seen_.size(), 3u);
+  EXPECT_TRUE(seen_[2].event.first);
+  EXPECT_LE(seen_[2].at_ms - read_at, 51u);
 }
 
 TEST_F(IdleDetectorTest, ActivityPostponesTheEventByTheRemainingTime) {
   IdleWatch& w = add(2);
   detector().watch(2, w, IdleTimes{0ms, 80ms, 0ms});
-  std::uint64_t last_write = now();
-  for (int i = 0; i < 6; ++i) {  // a write every ~30 ms for ~180 ms: never 80 ms silent
-    run_for(30ms);
-    last_write = now();
-    w.record_write(last_write);
+  for (int i = 0; i < 6; ++i) {  // a write every 30 ms for 180 ms: never 80 ms silent
+    advance(30ms);
+    w.record_write(now());
   }
-  ASSERT_TRUE(run_until([&] { return !seen_.empty(); }));
+  EXPECT_TRUE(seen_.empty()) << "writes postponed writer-idle";
+  const std::uint64_t last_write = now();
+  advance(79ms);
+  EXPECT_TRUE(seen_.empty()) << "no earlier than its time after the last write";
+  advance(2ms);
+  ASSERT_EQ(seen_.size(), 1u) << "no later than one tick after it";
   EXPECT_EQ(seen_[0].event.kind, IdleKind::kWriter);
-  EXPECT_GE(seen_[0].at_ms - last_write, 80u) << "no earlier than its time after the last write";
+  EXPECT_GE(seen_[0].at_ms - last_write, 80u);
 }
 
 // Reads postpone reader-idle and writes do not (a reader-idle timer that looked at the last
-// write would fire here while the reads go on).
+// write would never fire here).
 TEST_F(IdleDetectorTest, ReadsPostponeReaderIdleAndWritesDoNot) {
   IdleWatch& w = add(9);
   detector().watch(9, w, IdleTimes{80ms, 0ms, 0ms});
-  std::uint64_t last_read = now();
-  for (int i = 0; i < 6 && seen_.empty(); ++i) {  // a read every ~30 ms for ~180 ms
-    run_for(30ms);
-    if (!seen_.empty()) break;  // a stall longer than 80 ms: a genuine idle period
-    last_read = now();
-    w.record_read(last_read);
+  for (int i = 0; i < 6; ++i) {  // a read every 30 ms for 180 ms
+    advance(30ms);
+    w.record_read(now());
   }
-  ASSERT_TRUE(run_until([&] { return !seen_.empty(); }));
-  EXPECT_EQ(seen_[0].event.kind, IdleKind::kReader);
-  EXPECT_GE(seen_[0].at_ms - last_read, 80u) << "no earlier than its time after the last read";
-
-  // Writes alone leave the reader idle: the next event comes while they go on.
-  const std::size_t before = seen_.size();
-  for (int i = 0; i < 1000 && seen_.size() == before; ++i) {
-    run_for(10ms);
+  EXPECT_TRUE(seen_.empty()) << "reads postponed reader-idle";
+  const std::uint64_t last_read = now();
+  for (int i = 0; i < 9; ++i) {  // writes alone, every 10 ms
+    advance(10ms);
     w.record_write(now());
   }
-  EXPECT_GT(seen_.size(), before) << "writes postponed reader-idle";
+  ASSERT_EQ(seen_.size(), 1u) << "writes postponed reader-idle";
+  EXPECT_EQ(seen_[0].event.kind, IdleKind::kReader);
+  EXPECT_GE(seen_[0].at_ms - last_read, 80u);
+  EXPECT_LE(seen_[0].at_ms - last_read, 81u);
 }
 
 TEST_F(IdleDetectorTest, AllIdleCountsEitherDirectionAndZeroDisablesAKind) {
   IdleWatch& w = add(3);
   detector().watch(3, w, IdleTimes{0ms, 0ms, 60ms});
-  for (int i = 0; i < 4; ++i) {
-    run_for(30ms);
+  for (int i = 0; i < 4; ++i) {  // a read or a write every 30 ms
+    advance(30ms);
     if (i % 2 == 0)
       w.record_read(now());
     else
       w.record_write(now());
   }
-  ASSERT_TRUE(run_until([&] { return !seen_.empty(); }));
-  for (const Seen& s : seen_) EXPECT_EQ(s.event.kind, IdleKind::kAll);
+  EXPECT_TRUE(seen_.empty()) << "reads and writes both postpone all-idle";
+  const std::uint64_t last = now();
+  advance(61ms);
+  ASSERT_EQ(seen_.size(), 1u);
+  EXPECT_EQ(seen_[0].event.kind, IdleKind::kAll);
+  EXPECT_GE(seen_[0].at_ms - last, 60u);
+  advance(200ms);
+  for (const Seen& s : seen_) EXPECT_EQ(s.event.kind, IdleKind::kAll) << "0 disables a kind";
 }
 
 TEST_F(IdleDetectorTest, UnwatchCancelsAndLateTimeoutsAreStale) {
@@ -180,7 +199,7 @@ TEST_F(IdleDetectorTest, UnwatchCancelsAndLateTimeoutsAreStale) {
   // b's owner forgets it without unwatching: its timeout fires for an unknown id.
   auto forgotten = std::move(watches_[11]);
   watches_.erase(11);
-  run_for(150ms);
+  advance(150ms);
   EXPECT_TRUE(seen_.empty());
   EXPECT_EQ(detector().stale_timeouts(), 1u);
   detector().unwatch(*forgotten);
@@ -190,8 +209,9 @@ TEST_F(IdleDetectorTest, OnIdleMayUnwatchWhatItWasToldAbout) {
   IdleWatch& w = add(4);
   on_idle_hook_ = [&](std::uint64_t, IdleEvent) { detector().unwatch(w); };
   detector().watch(4, w, IdleTimes{20ms, 20ms, 0ms});
-  run_for(200ms);
+  advance(200ms);
   EXPECT_EQ(seen_.size(), 1u) << "unwatch in on_idle cancelled the re-armed timeouts";
+  EXPECT_EQ(timer_->pending_timeouts(), 0u);
 }
 
 // netty#8912: a slow reader that drains its output is not writer-idle with observe_output.
@@ -200,7 +220,7 @@ TEST_F(IdleDetectorTest, DrainingOutputIsWriteActivityOnlyWhenObserved) {
   IdleWatch& observed = add(5);
   detector().watch(5, observed, IdleTimes{0ms, 80ms, 0ms});
   for (int i = 0; i < 6; ++i) {
-    run_for(30ms);
+    advance(30ms);
     observed.record_output_progress(now());
   }
   EXPECT_TRUE(seen_.empty()) << "draining output kept it from being writer-idle";
@@ -209,12 +229,13 @@ TEST_F(IdleDetectorTest, DrainingOutputIsWriteActivityOnlyWhenObserved) {
 TEST_F(IdleDetectorTest, DrainingOutputIsNotActivityByDefault) {
   IdleWatch& plain = add(6);
   detector().watch(6, plain, IdleTimes{0ms, 80ms, 0ms});
-  for (int i = 0; i < 6; ++i) {
-    run_for(30ms);
+  for (int i = 0; i < 3; ++i) {
+    advance(30ms);
     plain.record_output_progress(now());
   }
-  ASSERT_TRUE(run_until([&] { return !seen_.empty(); }));
+  ASSERT_EQ(seen_.size(), 1u);
   EXPECT_EQ(seen_[0].event.kind, IdleKind::kWriter);
+  EXPECT_LE(seen_[0].at_ms, 81u) << "80 ms after the watch began, progress or not";
 }
 
 TEST_F(IdleDetectorTest, BadTimesAndIdsThrow) {
@@ -225,6 +246,29 @@ TEST_F(IdleDetectorTest, BadTimesAndIdsThrow) {
   EXPECT_THROW(detector().watch(std::uint64_t{1} << 62, w, IdleTimes{}), std::invalid_argument);
   detector().watch(8, w, IdleTimes{kMaxIdleTime, 0ms, 0ms});
   EXPECT_THROW(detector().watch(8, w, IdleTimes{}), std::logic_error);
+}
+
+// The same detector on a real libuv loop and the steady clock: an event comes, not before its
+// time. Bounds are generous: the scheduler may be slow.
+class IdleDetectorRealLoopTest : public IdleDetectorFixture {};
+
+TEST_F(IdleDetectorRealLoopTest, ReaderIdleFiresOnARunningLoop) {
+  timer_ = std::make_unique<LoopTimer>(&loop_, fine_tick());
+  IdleWatch& w = add(1);
+  const std::uint64_t start = now();
+  detector().watch(1, w, IdleTimes{50ms, 0ms, 0ms});
+  uv_timer_t poll;  // keeps the loop turning so the wait can check its condition
+  ASSERT_EQ(uv_timer_init(&loop_, &poll), 0);
+  uv_timer_start(
+      &poll, [](uv_timer_t*) {}, 1, 1);
+  const auto deadline = Clock::now() + 10s;
+  while (seen_.empty() && Clock::now() < deadline) uv_run(&loop_, UV_RUN_ONCE);
+  uv_close(reinterpret_cast<uv_handle_t*>(&poll), nullptr);
+  uv_run(&loop_, UV_RUN_NOWAIT);  // the close completes while `poll` is on this stack
+  ASSERT_FALSE(seen_.empty());
+  EXPECT_EQ(seen_[0].event.kind, IdleKind::kReader);
+  EXPECT_TRUE(seen_[0].event.first);
+  EXPECT_GE(seen_[0].at_ms - start, 50u);
 }
 
 TEST(IdleKindName, EachKindAndAnOutOfRangeValue) {

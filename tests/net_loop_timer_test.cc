@@ -3,7 +3,8 @@
 // thread; new_timeout/cancel on the loop thread, post_timeout/cancel_posted from others; no
 // wake-up while nothing is pending; the expiry budget lets I/O in between slices of a burst;
 // close leaves no handle open, runs nothing after it, and destroys pending tasks on the loop
-// thread. Waits are for events, bounded by generous deadlines.
+// thread. Waits are for events, bounded by generous deadlines. On a ManualClock the test moves
+// time itself and nothing waits.
 #include <gtest/gtest.h>
 #include <uv.h>
 
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "wheel/manual_clock.h"
 #include "wheel/net/loop_timer.h"
 
 namespace wheel::net {
@@ -267,6 +269,38 @@ TEST_F(LoopTimerTest, DestructorClosesAndTheLoopEnds) {
   timer->new_timeout([] { ADD_FAILURE() << "must not run"; }, 1h);
   timer.reset();
   // TearDown: uv_run returns (no handle left) and uv_loop_close succeeds.
+}
+
+TEST_F(LoopTimerTest, OnAManualClockTimeoutsRunWhenTheClockPassesTheirTick) {
+  ManualClock clock(5s);
+  LoopTimer timer(&loop_, clock, fine_tick());
+  EXPECT_EQ(timer.now_ms(), 5000u) << "the clock's reading, not the loop's";
+  std::vector<std::uint64_t> ran_at;
+  timer.new_timeout([&] { ran_at.push_back(timer.now_ms()); }, 10ms);
+  timer.new_timeout([&] { ran_at.push_back(timer.now_ms()); }, 3s);
+  uv_run(&loop_, UV_RUN_NOWAIT);
+  EXPECT_TRUE(ran_at.empty()) << "the loop alone runs nothing: the clock has not moved";
+  clock.advance(10ms);
+  EXPECT_TRUE(ran_at.empty()) << "its tick has not passed";
+  clock.advance(1ms);  // no uv_run: advance() runs the turn
+  ASSERT_EQ(ran_at.size(), 1u);
+  EXPECT_EQ(ran_at[0], 5011u);
+  clock.advance(1h);
+  ASSERT_EQ(ran_at.size(), 2u);
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+  EXPECT_EQ(timer.fresh_now_ms(), 5000u + 3'600'011u);
+  timer.close();
+}
+
+TEST_F(LoopTimerTest, OnAManualClockCloseDetachesFromTheClock) {
+  ManualClock clock;
+  int runs = 0;
+  {
+    LoopTimer timer(&loop_, clock, fine_tick());
+    timer.new_timeout([&] { ++runs; }, 5ms);
+  }                   // destroyed unclosed: the destructor closes and detaches
+  clock.advance(1s);  // would touch the destroyed timer (ASan) if it were still attached
+  EXPECT_EQ(runs, 0);
 }
 
 TEST_F(LoopTimerTest, InvalidOptionsThrow) {

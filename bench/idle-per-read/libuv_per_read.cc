@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "impls.h"
-#include "uv_runner.h"
+#include "uv_per_read.h"
 
 namespace wheel::bench {
 
 namespace {
 
-class LibuvPerRead final : public PerReadImpl {
+class LibuvPerRead final : public UvPerReadImpl {
  public:
   explicit LibuvPerRead(const PerReadParams& p)
       : p_(p), timers_(new uv_timer_t[static_cast<std::size_t>(p.n)]) {}
@@ -42,22 +42,12 @@ class LibuvPerRead final : public PerReadImpl {
     for (std::int64_t k = 0; k < count; ++k) uv_timer_again(&timers_[picker.next()]);
   }
 
-  void run_for(double secs, const std::function<void()>& every_ms) override {
-    runner_.run_for(secs, every_ms);
-  }
-  void run_once_then_drain(const std::function<void()>& fn) override {
-    runner_.run_once_then_drain(fn);
-  }
-  std::uint64_t idle_events() const override { return idle_events_; }
-  std::int64_t loop_iterations() const override { return runner_.iterations(); }
   std::string read_note() const override { return "uv_timer_again (heap remove + insert)"; }
 
  private:
   PerReadParams p_;
-  UvRunner runner_;
   std::unique_ptr<uv_timer_t[]> timers_;
   std::int64_t opened_ = 0;
-  std::uint64_t idle_events_ = 0;
 };
 
 }  // namespace

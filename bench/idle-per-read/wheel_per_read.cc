@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "impls.h"
-#include "uv_runner.h"
+#include "uv_per_read.h"
 #include "wheel/net/idle_detector.h"
 #include "wheel/net/loop_timer.h"
 
@@ -13,7 +13,7 @@ namespace wheel::bench {
 
 namespace {
 
-class WheelPerRead final : public PerReadImpl, private net::IdleDetector::Owner {
+class WheelPerRead final : public UvPerReadImpl, private net::IdleDetector::Owner {
  public:
   explicit WheelPerRead(const PerReadParams& p)
       : p_(p),
@@ -41,14 +41,6 @@ class WheelPerRead final : public PerReadImpl, private net::IdleDetector::Owner 
     for (std::int64_t k = 0; k < count; ++k) watches_[picker.next()].record_read(now);
   }
 
-  void run_for(double secs, const std::function<void()>& every_ms) override {
-    runner_.run_for(secs, every_ms);
-  }
-  void run_once_then_drain(const std::function<void()>& fn) override {
-    runner_.run_once_then_drain(fn);
-  }
-  std::uint64_t idle_events() const override { return idle_events_; }
-  std::int64_t loop_iterations() const override { return runner_.iterations(); }
   std::string read_note() const override {
     return "IdleWatch::record_read(uv_now): a store; the timeout re-checks when it fires";
   }
@@ -66,11 +58,9 @@ class WheelPerRead final : public PerReadImpl, private net::IdleDetector::Owner 
   void on_idle(std::uint64_t, net::IdleEvent) override { ++idle_events_; }
 
   PerReadParams p_;
-  UvRunner runner_;
   net::LoopTimer timer_;
   net::IdleDetector detector_;
   std::unique_ptr<net::IdleWatch[]> watches_;
-  std::uint64_t idle_events_ = 0;
 };
 
 }  // namespace

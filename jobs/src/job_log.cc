@@ -187,7 +187,11 @@ std::error_code JobLog::Impl::ensure_id_lease() {
     }
     pending_limit = limit;
     pending_limit_lsn = lsn;
-    if (opt.sync_thread && opt.sync != SyncPolicy::kAlways) syncer->request();
+    if (opt.sync_thread && opt.sync != SyncPolicy::kAlways) {
+      // Written out first, so that the sync asked for covers it.
+      if (auto ec = write_out()) return ec;
+      syncer->request();
+    }
   }
   if (next_id < id_limit) return {};
   if (auto ec = sync_inline()) return ec;

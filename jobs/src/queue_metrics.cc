@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// QueueMetrics' names, and the bounded choice of tubes for per-tube series.
+// QueueMetrics' names.
 #include "wheel/jobs/queue_metrics.h"
 
-#include <algorithm>
 #include <iterator>
-
-#include "wheel/jobs/job_queue.h"
 
 namespace wheel::jobs {
 
@@ -17,31 +14,6 @@ std::string_view change_counter_name(ChangeCounter kind) {
                 static_cast<std::size_t>(ChangeCounter::kHangUp) + 1 == kChangeCounters);
   const auto i = static_cast<std::size_t>(kind);
   return i < std::size(kNames) ? kNames[i] : "unknown";
-}
-
-std::vector<const Tube*> JobQueue::tubes_by_jobs(std::size_t limit) const {
-  // More jobs first, then by name: a strict order, so the choice is the same on every scrape
-  // while the counts stay.
-  const auto before = [](const Tube* a, const Tube* b) {
-    if (a->job_count() != b->job_count()) return a->job_count() > b->job_count();
-    return a->name() < b->name();
-  };
-  std::vector<const Tube*> top;
-  if (limit == 0) return top;
-  top.reserve(std::min(limit, tubes_.size()) + 1);
-  // A heap of the best `limit` so far, whose top is the worst of them: O(tubes * log(limit)).
-  for (const auto& [name, tube] : tubes_) {
-    if (top.size() < limit) {
-      top.push_back(tube.get());
-      std::push_heap(top.begin(), top.end(), before);
-    } else if (before(tube.get(), top.front())) {
-      std::pop_heap(top.begin(), top.end(), before);
-      top.back() = tube.get();
-      std::push_heap(top.begin(), top.end(), before);
-    }
-  }
-  std::sort_heap(top.begin(), top.end(), before);
-  return top;
 }
 
 }  // namespace wheel::jobs

@@ -80,8 +80,8 @@ void IdleDetector::on_timeout(std::uint64_t id, IdleKind kind, LoopWheel::Handle
     return;
   }
   watch->timeouts_[k].reset();
-  uv_update_time(timer_.loop());  // the cached loop time may be a whole batch of callbacks old
-  const std::uint64_t now = now_ms();
+  // The cached loop time may be a whole batch of callbacks old.
+  const std::uint64_t now = timer_.fresh_now_ms();
   std::uint64_t last = 0;
   std::uint8_t first_flag = 0;
   switch (kind) {

@@ -25,13 +25,23 @@ std::size_t checked_budget(std::size_t n) {
 
 }  // namespace
 
-LoopWheel::Time LoopTimer::now() {
+LoopWheel::Time LoopTimer::now() const {
+  if (manual_ != nullptr) return manual_->now();
   return std::chrono::duration_cast<LoopWheel::Time>(
       std::chrono::steady_clock::now().time_since_epoch());
 }
 
 LoopTimer::LoopTimer(uv_loop_t* loop, TimerOptions options, LoopTimerOptions loop_options)
+    : LoopTimer(loop, nullptr, std::move(options), loop_options) {}
+
+LoopTimer::LoopTimer(uv_loop_t* loop, ManualClock& clock, TimerOptions options,
+                     LoopTimerOptions loop_options)
+    : LoopTimer(loop, &clock, std::move(options), loop_options) {}
+
+LoopTimer::LoopTimer(uv_loop_t* loop, ManualClock* clock, TimerOptions options,
+                     LoopTimerOptions loop_options)
     : loop_(loop),
+      manual_(clock),
       max_tasks_per_turn_(checked_budget(loop_options.max_tasks_per_turn)),
       tick_observer_(std::move(options.tick_observer)),
       wheel_(wheel_options(options), now()),
@@ -40,7 +50,9 @@ LoopTimer::LoopTimer(uv_loop_t* loop, TimerOptions options, LoopTimerOptions loo
                  [](void* self, std::uint64_t id, std::unique_ptr<detail::PostedTask> task,
                     LoopWheel::Time deadline) {
                    static_cast<LoopTimer*>(self)->take_posted(id, std::move(task), deadline);
-                 }})) {}
+                 }})) {
+  if (manual_ != nullptr) manual_->attach(this);  // its advance() stands in for the uv timer
+}
 
 LoopTimer::~LoopTimer() {
   close();
@@ -112,6 +124,8 @@ void LoopTimer::arm() {
     inbox_->continue_soon();
     return;
   }
+  armed_for_ = due;
+  if (manual_ != nullptr) return;  // ManualClock::advance() runs the turn
   const LoopWheel::Time t = now();
   std::uint64_t ms = 0;
   if (*due > t) {
@@ -120,12 +134,12 @@ void LoopTimer::arm() {
     ms = static_cast<std::uint64_t>(ns / 1'000'000 + (ns % 1'000'000 != 0));
   }
   inbox_->start_timer(ms);
-  armed_for_ = due;
 }
 
 void LoopTimer::close() {
   if (closed_) return;
   closed_ = true;
+  if (manual_ != nullptr) manual_->detach(this);
   armed_for_.reset();
   inbox_->close();  // drops the posted requests unrun, closes the handles
   posted_.clear();

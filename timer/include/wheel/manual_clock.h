@@ -7,6 +7,9 @@
 //     started timer on this clock would have done by then: due tasks run there (or go to the
 //     timer's executor). Deadlines are measured on this clock from the moment the timer started.
 //   * A LoopWheel needs nothing: pass clock.now() to its constructor and to advance().
+//   * A wheel::net::LoopTimer built on the clock reads it instead of the steady clock and never
+//     sleeps on its uv timer: each advance() runs its due tasks on the calling thread (which
+//     must be the loop's).
 //
 // Not thread-safe: one thread moves the clock and uses the timers built on it (their tasks run
 // on that thread). A timer on a manual clock cannot drain() (nothing would advance the clock
@@ -19,7 +22,6 @@
 namespace wheel {
 
 namespace detail {
-class TimerCore;
 
 // What a ManualClock drives: a timer started on it. Internal (implemented by the timer).
 class ClockDriven {
@@ -52,11 +54,13 @@ class ManualClock {
   // advance() to the reading `to`. Throws std::invalid_argument when `to` is before now().
   void advance_to(std::chrono::nanoseconds to);
 
- private:
-  friend class detail::TimerCore;
+  // For the timers built on this clock (HashedWheelTimer, wheel::net::LoopTimer), not for their
+  // users: every advance() from now on runs `timer` once, until detach(timer). `timer` must be
+  // detached before it is destroyed; detaching one not attached does nothing.
   void attach(detail::ClockDriven* timer);
   void detach(detail::ClockDriven* timer) noexcept;
 
+ private:
   std::chrono::nanoseconds now_;
   std::vector<detail::ClockDriven*> timers_;  // started, not stopped
   bool advancing_ = false;

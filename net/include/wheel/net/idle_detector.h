@@ -64,8 +64,9 @@ class IdleDetector {
   // Stops watching: cancels the live timeouts. Idempotent. Loop thread only.
   void unwatch(IdleWatch& watch);
 
-  // The loop time in ms, to pass to IdleWatch::record_*(). Loop thread only.
-  std::uint64_t now_ms() const { return uv_now(timer_.loop()); }
+  // The loop time in ms (the timer's: LoopTimer::now_ms()), to pass to IdleWatch::record_*().
+  // Loop thread only.
+  std::uint64_t now_ms() const { return timer_.now_ms(); }
 
   // Timeouts that fired for an id the owner no longer knew. Loop thread only.
   std::uint64_t stale_timeouts() const { return stale_; }

@@ -22,6 +22,12 @@
 // any open libuv handle does: a program that forgets close() never leaves uv_run(). No task runs
 // after close(); posting after close() drops the task (destroyed on the posting thread).
 //
+// On a ManualClock (the second constructor; for tests): the timer reads that clock instead of
+// the steady clock and never arms its uv timer; each ManualClock::advance() runs a turn on the
+// calling thread, which must be the loop's (tasks over the budget still wait for the loop's
+// next turns, uv_run). now_ms() is the clock's reading, so an IdleDetector on the timer runs on
+// it too. Everything, post_timeout() included, is then loop thread only.
+//
 // Threads: everything is loop thread only (or, before the loop runs, the thread that constructed
 // the timer) except post_timeout() and cancel_posted(), which are safe from any thread while
 // the LoopTimer exists. As in libuv, the loop-only rule is the caller's to keep: nothing can
@@ -43,6 +49,7 @@
 
 #include "wheel/detail/saturating.h"
 #include "wheel/loop_wheel.h"
+#include "wheel/manual_clock.h"
 #include "wheel/net/detail/posted_task.h"
 #include "wheel/timer_options.h"
 
@@ -57,7 +64,7 @@ struct LoopTimerOptions {
   std::size_t max_tasks_per_turn = 1024;
 };
 
-class LoopTimer {
+class LoopTimer : private wheel::detail::ClockDriven {
  public:
   using Handle = LoopWheel::Handle;
 
@@ -76,6 +83,10 @@ class LoopTimer {
   // std::invalid_argument for options the wheel rejects or max_tasks_per_turn 0, std::system_error
   // when a libuv handle cannot be created. Loop thread only (or before the loop runs).
   LoopTimer(uv_loop_t* loop, TimerOptions options = {}, LoopTimerOptions loop_options = {});
+  // The same on `clock` (see the top of this file), which must outlive the timer or its
+  // close(). Loop thread only.
+  LoopTimer(uv_loop_t* loop, ManualClock& clock, TimerOptions options = {},
+            LoopTimerOptions loop_options = {});
   // Closes the timer if close() was not called. Loop thread only.
   ~LoopTimer();
 
@@ -138,6 +149,17 @@ class LoopTimer {
   void close();
 
   uv_loop_t* loop() const { return loop_; }
+  // The present in ms, for IdleWatch::record_*(): the loop's cached time (uv_now); on a
+  // ManualClock, the clock's reading. Loop thread only.
+  std::uint64_t now_ms() const {
+    return manual_ == nullptr ? uv_now(loop_) : static_cast<std::uint64_t>(manual_->now() / kMs);
+  }
+  // now_ms() after refreshing the loop's cached time (uv_update_time), for a callback that may
+  // run late in a long pass of the loop. Loop thread only.
+  std::uint64_t fresh_now_ms() {
+    if (manual_ == nullptr) uv_update_time(loop_);
+    return now_ms();
+  }
   // Timeouts neither run nor cancelled (posted ones once the loop has taken them in).
   // Loop thread only.
   std::size_t pending_timeouts() const { return wheel_.pending(); }
@@ -151,7 +173,11 @@ class LoopTimer {
   std::size_t ticks_per_wheel() const { return wheel_.ticks_per_wheel(); }
 
  private:
-  static LoopWheel::Time now();  // steady_clock
+  static constexpr std::chrono::milliseconds kMs{1};
+  LoopTimer(uv_loop_t* loop, ManualClock* clock, TimerOptions options,
+            LoopTimerOptions loop_options);
+  LoopWheel::Time now() const;                 // steady_clock, or the manual clock
+  void run_worker_once() override { turn(); }  // ManualClock::advance()
   void check_open(const char* what) const;
   PostedTimeout post(std::unique_ptr<detail::PostedTask> task, LoopWheel::Time deadline);
   // Runs a turn: applies posted requests, advances the wheel within the budget, re-arms.
@@ -163,6 +189,7 @@ class LoopTimer {
                    LoopWheel::Time deadline);
 
   uv_loop_t* loop_;
+  ManualClock* const manual_;  // null: the steady clock
   const std::size_t max_tasks_per_turn_;
   const TickObserver tick_observer_;
   LoopWheel wheel_;
