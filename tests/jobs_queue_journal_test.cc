@@ -82,7 +82,8 @@ TEST_F(LogJournalTest, EveryDurableChangeSurvivesAReopen) {
   EXPECT_EQ(queue.peek(3), nullptr);
   EXPECT_EQ(queue.peek(1)->state, JobState::kReady);
   EXPECT_EQ(queue.peek(1)->priority, 5u);
-  EXPECT_EQ(queue.peek(1)->body, "ready");
+  std::string scratch;
+  EXPECT_EQ(queue.body(*queue.peek(1), scratch), "ready");
   EXPECT_EQ(queue.peek(1)->tube->name(), "mail");
   EXPECT_EQ(queue.peek(2)->state, JobState::kDelayed);
   EXPECT_EQ(queue.peek(2)->deadline, 100ms + 4000ms);  // 4 s of its delay left

@@ -71,7 +71,8 @@ TEST(RestoreTest, ManyDelayedAndReadyJobsComeBackInTheSameOrders) {
   std::uint64_t body_bytes = 0;
   for (std::size_t i = 0; i < puts.size(); ++i) body_bytes += ("body " + std::to_string(i)).size();
   EXPECT_EQ(queue.counters().body_bytes, body_bytes);
-  EXPECT_EQ(queue.peek(puts[4321].id)->body, "body 4321");
+  std::string scratch;
+  EXPECT_EQ(queue.body(*queue.peek(puts[4321].id), scratch), "body 4321");
 
   for (const std::string tube : {"a", "b"}) {
     std::vector<Put> delayed, ready;

@@ -174,5 +174,38 @@ TEST_F(ServerHandlerTest,
   EXPECT_EQ(d.ask("list-tube-used\r\n"), "USING default");
 }
 
+TEST_F(ServerHandlerTest, ABodyThatCannotBeReadAnswersInternalErrorAndTheJobStaysReady) {
+  EmbeddedServer server(options());
+  ASSERT_NE(server.port(), 0);
+  Client c(server.port());
+  Client waiter(server.port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(waiter.connected());
+  ASSERT_EQ(c.ask("put 0 0 60 4\r\nkept\r\n"), "INSERTED 1");
+  fs.set_read_failure(true);  // the body lives in the log only: every read of it fails now
+  EXPECT_EQ(c.ask("peek 1\r\n"), "INTERNAL_ERROR");
+  EXPECT_EQ(c.ask("peek-ready\r\n"), "INTERNAL_ERROR");
+  EXPECT_EQ(c.ask("reserve-with-timeout 0\r\n"), "INTERNAL_ERROR");
+  EXPECT_EQ(c.ask("reserve-job 1\r\n"), "INTERNAL_ERROR");
+  const std::string stats = c.yaml("stats-job 1\r\n");
+  EXPECT_NE(stats.find("state: ready\n"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("reserves: 0\n"), std::string::npos) << stats;
+  // A blocked reserve served when a delay ends (the put was written by then): the same answer,
+  // and the job is ready again. (A job put in the same loop turn is read from the log's
+  // unwritten batch, which no disk error can touch.)
+  EXPECT_EQ(c.ask("delete 1\r\n"), "DELETED");
+  waiter.send("reserve\r\n");
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (c.yaml("stats\r\n").find("current-waiting: 1\n") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(c.ask("put 0 0.200 60 4\r\nnext\r\n"), "INSERTED 2");
+  EXPECT_EQ(waiter.line(), "INTERNAL_ERROR");
+  fs.set_read_failure(false);
+  EXPECT_EQ(waiter.ask("reserve-with-timeout 0\r\n"), "RESERVED 2 4");
+  EXPECT_EQ(waiter.bytes(6), "next\r\n");
+}
+
 }  // namespace
 }  // namespace wheel::jobs

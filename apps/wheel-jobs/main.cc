@@ -227,6 +227,7 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
       status = serve_on(&loop, &wake, o, journal, nullptr, nullptr);
     } else {
       log_options->wakeup = [&wake] { uv_async_send(&wake); };
+      log_options->load_bodies = false;  // bodies stay in the log: LogJournal reads them back
       jobs::Recovered recovered;
       std::string error;
       std::unique_ptr<jobs::JobLog> log = jobs::JobLog::open(*log_options, &recovered, &error);

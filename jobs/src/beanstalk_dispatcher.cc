@@ -69,14 +69,6 @@ void append_stats(std::string& out, const std::optional<Stats>& stats,
   }
 }
 
-void append_found(std::string& out, const Job* job) {
-  if (job == nullptr) {
-    bs::append_reply(out, Reply::kNotFound);
-  } else {
-    bs::append_job(out, bs::JobReply::kFound, job->id, job->body);
-  }
-}
-
 std::chrono::microseconds to_micros(const timeval& tv) {
   return std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
 }
@@ -100,9 +92,26 @@ void fill_process_stats(const ServerInfo& info, bs::ServerStats& s) {
 BeanstalkDispatcher::BeanstalkDispatcher(JobQueue& queue, ServerInfo info)
     : queue_(queue), info_(std::move(info)), started_(queue.now()) {}
 
-void BeanstalkDispatcher::append_reserve_end(const ReserveResult& result, std::string& out) {
+void BeanstalkDispatcher::append_found(std::string& out, const Job* job) {
+  if (job == nullptr) {
+    bs::append_reply(out, Reply::kNotFound);
+  } else if (auto body = queue_.body(*job, body_)) {
+    bs::append_job(out, bs::JobReply::kFound, job->id, *body);
+  } else {
+    bs::append_reply(out, Reply::kInternalError);
+  }
+}
+
+void BeanstalkDispatcher::append_reserve_end(SessionId session, const ReserveResult& result,
+                                             std::string& out) {
   if (result.outcome == Outcome::kOk) {
-    bs::append_job(out, bs::JobReply::kReserved, result.job->id, result.job->body);
+    if (auto body = queue_.body(*result.job, body_)) {
+      bs::append_job(out, bs::JobReply::kReserved, result.job->id, *body);
+    } else {
+      // The client never learns the id: give the job back for another try (or a delete).
+      queue_.unreserve(session, result.job->id);
+      bs::append_reply(out, Reply::kInternalError);
+    }
   } else {
     append_outcome(out, result.outcome, Reply::kInternalError);
   }
@@ -116,7 +125,7 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
     if (result.outcome == Outcome::kWaiting) {
       next = Next::kWaiting;
     } else {
-      append_reserve_end(result, out);
+      append_reserve_end(session, result, out);
     }
   };
   std::visit(

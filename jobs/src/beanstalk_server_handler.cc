@@ -193,7 +193,7 @@ void BeanstalkServerHandler::on_reserve_done(SessionId session, const ReserveRes
   if (it == clients_.end()) return;
   Client* client = it->second;
   client->waiting = false;
-  BeanstalkDispatcher::append_reserve_end(result, client->out);
+  dispatcher_.append_reserve_end(session, result, client->out);
   std::string held = std::move(client->held);
   client->held.clear();
   run(client, held);

@@ -108,6 +108,7 @@ bool JobLog::Impl::compact_oldest() {
     return false;
   }
   fs->sync_dir(opt.dir);
+  readers.erase(old.number);  // frees the removed file's space
   segments.pop_front();
   total_bytes -= old.bytes;
   ++compacted_segments;

@@ -78,6 +78,11 @@ class JobLog::Impl {
   void note_failure(const char* what, std::error_code ec);
   std::error_code ensure_id_lease();
 
+  // Positional readers of the segments bodies were read from (job_log_read.cc); a segment's
+  // is dropped when compaction removes it.
+  std::unordered_map<std::uint64_t, std::unique_ptr<RandomAccessFile>> readers;
+  std::error_code read_body(std::uint64_t id, std::string* body);
+
   // Compaction (job_log_compaction.cc).
   bool over_bound(bool hard) const;
   void compact(std::uint64_t max_steps);

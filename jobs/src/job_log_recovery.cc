@@ -33,13 +33,15 @@ void check_options(const JobLogOptions& o) {
 
 struct Replay {
   JobLog::Impl* d;
-  std::unordered_map<std::uint64_t, StoredJob> jobs;
   std::uint64_t max_id = 0;
   std::uint64_t id_limit = 1;
   std::uint64_t nonce = 0;       // of the segment being replayed
   std::uint64_t synced_end = 0;  // its largest kSynced offset seen so far
+  StoredJob scratch;             // reused: a put is decoded without allocating
 
-  // Applies one record; false (and *why) when its payload is malformed.
+  // Applies one record to the log's index (where each live job's latest put is, and its state
+  // now); the jobs themselves are decoded once, at the end, from those puts. False (and *why)
+  // when its payload is malformed.
   bool apply(std::uint64_t segment, const log::Record& r, bool first, std::string* why) {
     const auto type = static_cast<log::RecordType>(r.type);
     if (first != (type == log::RecordType::kSegmentStart)) {
@@ -60,10 +62,10 @@ struct Replay {
         return true;
       }
       case log::RecordType::kPut: {
-        StoredJob job;
-        if (!codec::decode_put(r.payload, &job)) break;
+        StoredJob& job = scratch;
+        if (!codec::decode_put(r.payload, &job, false)) break;
         max_id = std::max(max_id, job.id);
-        const std::uint64_t size = codec::put_record_size(job);
+        const std::uint64_t size = codec::put_record_size(job, job.body_size);
         auto [it, inserted] = d->index.try_emplace(job.id);
         if (!inserted) d->live_bytes -= it->second.put_size;
         it->second = {segment, r.offset, size, job.state, job.priority, job.due_unix_ms};
@@ -73,7 +75,6 @@ struct Replay {
         } else {
           d->counters.erase(job.id);
         }
-        jobs[job.id] = std::move(job);
         return true;
       }
       case log::RecordType::kUpdate: {
@@ -81,28 +82,21 @@ struct Replay {
         bool with_counters = false;
         if (!codec::decode_change(r.payload, &c, &with_counters)) break;
         // A change of a job whose put was compacted into a later segment: that put has it.
-        auto it = jobs.find(c.id);
-        if (it == jobs.end()) return true;
+        auto it = d->index.find(c.id);
+        if (it == d->index.end()) return true;
         it->second.state = c.state;
         it->second.priority = c.priority;
         it->second.due_unix_ms = c.due_unix_ms;
-        auto& e = d->index[c.id];
-        e.state = c.state;
-        e.priority = c.priority;
-        e.due_unix_ms = c.due_unix_ms;
-        if (with_counters) {
-          it->second.counters = c.counters;
-          d->set_counters(c.id, c.counters);
-        }
+        if (with_counters) d->set_counters(c.id, c.counters);
         return true;
       }
       case log::RecordType::kDelete: {
         std::uint64_t id = 0;
         if (!codec::decode_u64(r.payload, &id)) break;
         max_id = std::max(max_id, id);
-        if (jobs.erase(id) > 0) {
-          d->live_bytes -= d->index[id].put_size;
-          d->index.erase(id);
+        if (auto it = d->index.find(id); it != d->index.end()) {
+          d->live_bytes -= it->second.put_size;
+          d->index.erase(it);
           d->counters.erase(id);
         }
         return true;
@@ -172,7 +166,18 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
   }
   std::sort(numbers.begin(), numbers.end());
 
-  Replay replay{d.get(), {}, 0, 1};
+  // About one live job per 192 bytes of log (a 100-byte body's put is 152): most of the
+  // index's rehashing is skipped, at the cost of idle buckets when bodies are much larger.
+  std::uint64_t log_bytes = 0;
+  for (std::uint64_t number : numbers) {
+    std::uint64_t size = 0;
+    if (!fs->file_size(d->segment_path(number), &size)) log_bytes += size;
+  }
+  d->index.reserve(static_cast<std::size_t>(log_bytes / 192));
+  Replay replay{d.get(), 0, 1, 0, 0, {}};
+  // Every segment's bytes stay until the jobs are decoded from their latest puts (the log is
+  // at most 2x the live records plus two segments, and nothing else holds a job meanwhile).
+  std::unordered_map<std::uint64_t, std::string> segment_data;
   for (std::size_t i = 0; i < numbers.size(); ++i) {
     const std::uint64_t number = numbers[i];
     const std::string path = d->segment_path(number);
@@ -239,20 +244,31 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
     d->segments.push_back({number, end});
     d->total_bytes += end;
     out->bytes += end;
+    segment_data.emplace(number, std::move(data));
   }
   out->segments = d->segments.size();
   d->next_id = std::max(replay.id_limit, replay.max_id + 1);
   d->id_limit = d->next_id;
   out->next_id = d->next_id;
-  // By id: sort the ids, not the jobs (moving 100-byte StoredJobs through a sort cost more than
-  // the replay itself), then take each job out of the map, freeing its node as it goes.
+  // By id: the jobs from their latest puts (CRCs checked above), with their state now.
   std::vector<std::uint64_t> ids;
-  ids.reserve(replay.jobs.size());
-  for (const auto& entry : replay.jobs) ids.push_back(entry.first);
+  ids.reserve(d->index.size());
+  for (const auto& entry : d->index) ids.push_back(entry.first);
   std::sort(ids.begin(), ids.end());
-  out->jobs.reserve(ids.size());
-  for (std::uint64_t id : ids) out->jobs.push_back(std::move(replay.jobs.extract(id).mapped()));
-  replay.jobs = {};
+  out->jobs.resize(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const IndexEntry& e = d->index.find(ids[i])->second;
+    const std::string& data = segment_data.find(e.segment)->second;
+    const std::string_view payload(data.data() + e.offset + log::kHeaderSize,
+                                   log::get_u32(data.data() + e.offset + 4));
+    StoredJob& job = out->jobs[i];
+    codec::decode_put(payload, &job, options.load_bodies);  // decoded once already
+    job.state = e.state;
+    job.priority = e.priority;
+    job.due_unix_ms = e.due_unix_ms;
+    if (auto c = d->counters.find(ids[i]); c != d->counters.end()) job.counters = c->second;
+  }
+  segment_data = {};
 
   d->syncer = std::make_unique<Syncer>(fs, options.dir, options.sync_thread, options.wakeup,
                                        options.sync_clock);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -14,6 +15,16 @@ namespace wheel::jobs {
 
 namespace {
 constexpr std::uint32_t kUrgentBelow = 1024;  // beanstalkd's URGENT_THRESHOLD
+// Job::heap_pos is 32 bits.
+constexpr std::uint64_t kMaxJobs = std::uint64_t{1} << 32;
+
+// The queue's own copy of a body (memory only): one allocation of exactly its size.
+void hold_body(Job* job, std::string_view body) {
+  job->body_size = static_cast<std::uint32_t>(body.size());
+  if (body.empty()) return;
+  job->body_data = std::make_unique_for_overwrite<char[]>(body.size());
+  std::memcpy(job->body_data.get(), body.data(), body.size());
+}
 
 ChangeCounter counter_for(ChangeKind kind) {
   switch (kind) {
@@ -55,6 +66,9 @@ JobQueue::JobQueue(JobQueueLimits limits, JobJournal* journal, Millis now)
       limits.max_watched_per_session == 0) {
     throw std::invalid_argument("JobQueueLimits: every limit must be at least 1");
   }
+  if (limits.max_jobs > kMaxJobs) {
+    throw std::invalid_argument("JobQueueLimits: max_jobs must be at most 4,294,967,296");
+  }
   tube_for(kDefaultTube);
 }
 
@@ -85,6 +99,9 @@ LoopWheel::Handle JobQueue::schedule(Millis when, void (JobQueue::*due)(std::uin
   // wheel stores the task inside its node, one per pending job.
   if (due == &JobQueue::job_due) return deadlines_.schedule_at([this, key] { job_due(key); }, at);
   if (due == &JobQueue::wait_due) return deadlines_.schedule_at([this, key] { wait_due(key); }, at);
+  if (due == &JobQueue::delays_due) {
+    return deadlines_.schedule_at([this, key] { delays_due(key); }, at);
+  }
   return deadlines_.schedule_at([this, key] { pause_due(key); }, at);
 }
 
@@ -97,13 +114,7 @@ void JobQueue::job_due(std::uint64_t job_id) {
   Job* job = find_job(job_id);
   if (job == nullptr) return;
   job->timeout.reset();
-  if (job->state == JobState::kDelayed) {
-    job->tube->delayed.erase(job);
-    metrics_.delay_lateness.observe(now_ - job->deadline);
-    metrics_.count(ChangeCounter::kDelayEnded);
-    make_ready(job);
-    job->ready_by_delay = true;  // `deadline` keeps the due time while it is ready
-  } else if (job->state == JobState::kReserved) {
+  if (job->state == JobState::kReserved) {
     // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
     Session* holder = find_session(job->reserver);
     if (holder != nullptr) holder->reserved.erase(job->id);
@@ -113,6 +124,36 @@ void JobQueue::job_due(std::uint64_t job_id) {
     metrics_.count(ChangeCounter::kTimeout);
     make_ready(job);
   }
+}
+
+void JobQueue::delays_due(std::uint64_t tube_address) {
+  Tube* tube = reinterpret_cast<Tube*>(static_cast<std::uintptr_t>(tube_address));
+  tube->delay_timeout.reset();
+  // Every delayed job of the tube due by now, soonest first.
+  while (!tube->delayed.empty() && tube->delayed.top()->deadline <= now_) {
+    Job* job = tube->delayed.top();
+    tube->delayed.erase(job);
+    metrics_.delay_lateness.observe(now_ - job->deadline);
+    metrics_.count(ChangeCounter::kDelayEnded);
+    make_ready(job);
+    job->ready_by_delay = true;  // `deadline` keeps the due time while it is ready
+  }
+  arm_delays(tube);
+}
+
+void JobQueue::arm_delays(Tube* tube) {
+  if (tube->delayed.empty()) {
+    cancel(tube->delay_timeout);
+    return;
+  }
+  const Millis soonest = tube->delayed.top()->deadline;
+  // Armed for the soonest or earlier (a job taken out since): it runs in time and re-arms.
+  if (tube->delay_timeout && tube->delay_armed_for <= soonest) return;
+  cancel(tube->delay_timeout);
+  tube->delay_armed_for = soonest;
+  tube->delay_timeout =
+      schedule(soonest, &JobQueue::delays_due,
+               static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(tube)));
 }
 
 void JobQueue::wait_due(std::uint64_t session_id) {
@@ -183,8 +224,7 @@ Session* JobQueue::find_session(SessionId id) {
 }
 
 Job* JobQueue::find_job(std::uint64_t id) const {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : it->second.get();
+  return jobs_.find(id);
 }
 
 // --- tubes ---
@@ -205,6 +245,7 @@ void JobQueue::maybe_drop(Tube* tube) {
     return;
   }
   cancel(tube->pause_timeout);
+  cancel(tube->delay_timeout);
   tubes_with_waiters_.erase(tube);
   tubes_.erase(tube->name());
 }
@@ -237,7 +278,7 @@ void JobQueue::make_delayed(Job* job, Millis delay) {
   job->reserver = 0;
   job->deadline = now_ + delay;
   job->tube->delayed.push(job);
-  job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
+  if (job->tube->delayed.top() == job) arm_delays(job->tube);
 }
 
 void JobQueue::take_out(Job* job) {
@@ -250,6 +291,7 @@ void JobQueue::take_out(Job* job) {
       break;
     case JobState::kDelayed:
       tube->delayed.erase(job);
+      if (tube->delayed.empty()) cancel(tube->delay_timeout);  // else it runs early, re-arms
       break;
     case JobState::kBuried:
       tube->buried.erase(job->buried_pos);
@@ -283,7 +325,7 @@ Outcome JobQueue::refusal() const {
 
 void JobQueue::erase_job(Job* job) {
   Tube* tube = job->tube;
-  body_bytes_ -= job->body.size();
+  body_bytes_ -= job->body_size;
   jobs_.erase(job->id);
   maybe_drop(tube);
 }
@@ -312,11 +354,15 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   job->priority = priority;
   job->delay = delay;
   job->ttr = ttr;
-  job->body = std::move(body);
+  if (keeps_bodies()) {
+    job->body_size = static_cast<std::uint32_t>(body.size());
+  } else {
+    hold_body(job.get(), body);
+  }
   job->created = now_;
-  body_bytes_ += job->body.size();
   Job* raw = job.get();
-  jobs_.emplace(job_id, std::move(job));
+  jobs_.insert(std::move(job));  // a fresh id: never refused
+  body_bytes_ += raw->body_size;
   raw->tube->total_jobs++;
   total_jobs_++;
   if (!session->producer) {
@@ -378,14 +424,16 @@ WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
 // --- replay ---
 
 void JobQueue::restore(RestoredJob restored) {
-  if (restored.id == 0 || jobs_.count(restored.id) != 0) {
-    throw std::invalid_argument("restore: job id 0 or already present");
-  }
+  if (jobs_.size() >= kMaxJobs) throw std::invalid_argument("restore: over 2^32 jobs");
+  if (restored.id == 0) throw std::invalid_argument("restore: job id 0");
   if (!beanstalk::is_valid_tube_name(restored.tube)) {
     throw std::invalid_argument("restore: invalid tube name");
   }
   if (restored.state == JobState::kReserved) {
     throw std::invalid_argument("restore: a reserved job comes back ready");
+  }
+  if (!keeps_bodies() && restored.body.size() < restored.body_size) {
+    throw std::invalid_argument("restore: the body is missing (the journal keeps none)");
   }
   auto job = std::make_unique<Job>();
   job->id = restored.id;
@@ -399,16 +447,24 @@ void JobQueue::restore(RestoredJob restored) {
   job->priority = restored.priority;
   job->delay = restored.delay;
   job->ttr = restored.ttr.count() <= 0 ? kMinTtr : restored.ttr;
-  job->body = std::move(restored.body);
+  if (keeps_bodies()) {
+    job->body_size = restored.body_size;
+  } else {
+    hold_body(job.get(), restored.body);
+  }
   job->created = now_ - std::max(restored.age, Millis{0});
   job->reserves = restored.counters.reserves;
   job->timeouts = restored.counters.timeouts;
   job->releases = restored.counters.releases;
   job->buries = restored.counters.buries;
   job->kicks = restored.counters.kicks;
-  body_bytes_ += job->body.size();
   Job* raw = job.get();
-  jobs_.emplace(raw->id, std::move(job));
+  Tube* tube = job->tube;
+  if (!jobs_.insert(std::move(job))) {  // one probe both checks and inserts
+    maybe_drop(tube);
+    throw std::invalid_argument("restore: job id already present");
+  }
+  body_bytes_ += raw->body_size;
   raw->tube->total_jobs++;
   if (restored.id >= next_id_) next_id_ = restored.id + 1;
   if (restored.state == JobState::kDelayed && restored.ready_in.count() > 0) {

@@ -9,6 +9,14 @@ namespace wheel::jobs {
 
 // --- reserve ---
 
+Job* JobQueue::reserved_by(SessionId session, std::uint64_t job_id) const {
+  Job* job = find_job(job_id);
+  if (job == nullptr || job->state != JobState::kReserved || job->reserver != session) {
+    return nullptr;
+  }
+  return job;
+}
+
 Job* JobQueue::best_ready(const Session* session) const {
   Job* best = nullptr;
   for (Tube* tube : session->watched) {
@@ -118,7 +126,10 @@ void JobQueue::deliver() {
     if (ended.outcome == Outcome::kOk) {
       result.job = find_job(ended.job_id);
       // Gone meanwhile (the session closed): nobody to tell.
-      if (result.job == nullptr || result.job->reserver != ended.session) continue;
+      if (result.job == nullptr || result.job->state != JobState::kReserved ||
+          result.job->reserver != ended.session) {
+        continue;
+      }
     }
     if (listener_ != nullptr && find_session(ended.session) != nullptr) {
       listener_->on_reserve_done(ended.session, result);
@@ -140,6 +151,17 @@ ReserveResult JobQueue::reserve_job(SessionId id, std::uint64_t job_id) {
   return {Outcome::kOk, job};
 }
 
+Outcome JobQueue::unreserve(SessionId id, std::uint64_t job_id) {
+  Job* job = reserved_by(id, job_id);
+  if (job == nullptr) return Outcome::kNotFound;
+  take_out(job);
+  if (job->reserves > 0) job->reserves--;
+  make_ready(job);
+  serve_waiters();
+  deliver();
+  return Outcome::kOk;
+}
+
 // --- commands on one job ---
 
 Outcome JobQueue::remove(SessionId id, std::uint64_t job_id) {
@@ -158,10 +180,8 @@ Outcome JobQueue::remove(SessionId id, std::uint64_t job_id) {
 
 Outcome JobQueue::release(SessionId id, std::uint64_t job_id, std::uint32_t priority,
                           Millis delay) {
-  Job* job = find_job(job_id);
-  if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
-    return Outcome::kNotFound;
-  }
+  Job* job = reserved_by(id, job_id);
+  if (job == nullptr) return Outcome::kNotFound;
   if (delay.count() < 0) delay = Millis{0};
   JobCounters after = counters_of(job);
   after.releases++;
@@ -183,10 +203,8 @@ Outcome JobQueue::release(SessionId id, std::uint64_t job_id, std::uint32_t prio
 }
 
 Outcome JobQueue::bury(SessionId id, std::uint64_t job_id, std::uint32_t priority) {
-  Job* job = find_job(job_id);
-  if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
-    return Outcome::kNotFound;
-  }
+  Job* job = reserved_by(id, job_id);
+  if (job == nullptr) return Outcome::kNotFound;
   JobCounters after = counters_of(job);
   after.buries++;
   if (!journal({ChangeKind::kBury, job_id, {}, priority, job->delay, {}, {}, now_, after})) {
@@ -201,10 +219,8 @@ Outcome JobQueue::bury(SessionId id, std::uint64_t job_id, std::uint32_t priorit
 }
 
 Outcome JobQueue::touch(SessionId id, std::uint64_t job_id) {
-  Job* job = find_job(job_id);
-  if (job == nullptr || job->state != JobState::kReserved || job->reserver != id) {
-    return Outcome::kNotFound;
-  }
+  Job* job = reserved_by(id, job_id);
+  if (job == nullptr) return Outcome::kNotFound;
   cancel(job->timeout);
   job->deadline = now_ + job->ttr;
   job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
@@ -274,6 +290,14 @@ Outcome JobQueue::pause_tube(std::string_view name, Millis delay) {
 }
 
 // --- reads ---
+
+std::optional<std::string_view> JobQueue::body(const Job& job, std::string& scratch) const {
+  if (!keeps_bodies()) return std::string_view(job.body_data.get(), job.body_size);
+  if (!journal_->read_body(job.id, &scratch) || scratch.size() != job.body_size) {
+    return std::nullopt;
+  }
+  return std::string_view(scratch);
+}
 
 const Job* JobQueue::peek(std::uint64_t id) const {
   return find_job(id);

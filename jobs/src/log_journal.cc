@@ -86,6 +86,10 @@ bool LogJournal::record(const JobChange& change) {
   return false;
 }
 
+bool LogJournal::read_body(std::uint64_t id, std::string* body) {
+  return !log_.read_body(id, body);
+}
+
 void LogJournal::when_durable(std::function<void()> done) {
   const JobLog::Lsn lsn = log_.last_lsn();
   const bool recorded = lsn > last_batch_lsn_;
@@ -135,6 +139,7 @@ void LogJournal::poll(std::uint64_t now_ms) {
 }
 
 void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms) {
+  queue.reserve_jobs(recovered.jobs.size());
   for (StoredJob& stored : recovered.jobs) {
     RestoredJob job;
     job.id = stored.id;
@@ -142,7 +147,8 @@ void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_
     job.tube = std::move(stored.tube);
     job.priority = stored.priority;
     job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
-    job.body = std::move(stored.body);
+    job.body = std::move(stored.body);  // empty unless the log loaded bodies
+    job.body_size = stored.body_size;
     // As beanstalkd after a binlog replay: age goes on from the put (wall clock), the delay is
     // the last put or release's, the counters those of the last durable change.
     job.age = Millis(std::max<std::int64_t>(wall_now_ms - stored.created_unix_ms, 0));

@@ -17,6 +17,39 @@ std::error_code last_error() {
   return {errno, std::system_category()};
 }
 
+// pread until `length` bytes or the end of the file; *data holds what was read.
+std::error_code pread_all(int fd, std::uint64_t offset, std::uint64_t length, std::string* data) {
+  data->resize(length);
+  std::uint64_t got = 0;
+  std::error_code ec;
+  while (got < length) {
+    const ssize_t n =
+        ::pread(fd, data->data() + got, length - got, static_cast<off_t>(offset + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ec = last_error();
+      break;
+    }
+    if (n == 0) break;
+    got += static_cast<std::uint64_t>(n);
+  }
+  data->resize(got);
+  return ec;
+}
+
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  explicit PosixRandomAccessFile(int fd) : fd_(fd) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  std::error_code read_at(std::uint64_t offset, std::uint64_t length, std::string* data) override {
+    return pread_all(fd_, offset, length, data);
+  }
+
+ private:
+  int fd_;
+};
+
 class PosixWritableFile final : public WritableFile {
  public:
   explicit PosixWritableFile(int fd) : fd_(fd) {}
@@ -105,23 +138,17 @@ class PosixFileSystem final : public FileSystem {
                              std::string* data) override {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return last_error();
-    data->resize(length);
-    std::uint64_t got = 0;
-    std::error_code ec;
-    while (got < length) {
-      const ssize_t n =
-          ::pread(fd, data->data() + got, length - got, static_cast<off_t>(offset + got));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        ec = last_error();
-        break;
-      }
-      if (n == 0) break;
-      got += static_cast<std::uint64_t>(n);
-    }
+    std::error_code ec = pread_all(fd, offset, length, data);
     ::close(fd);
-    data->resize(got);
     return ec;
+  }
+
+  std::error_code open_read(const std::string& path,
+                            std::unique_ptr<RandomAccessFile>* file) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return last_error();
+    *file = std::make_unique<PosixRandomAccessFile>(fd);
+    return {};
   }
 
   std::error_code file_size(const std::string& path, std::uint64_t* size) override {

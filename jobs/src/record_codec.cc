@@ -82,7 +82,18 @@ bool peek_put_id(std::string_view p, std::uint64_t* id) {
   return true;
 }
 
-bool decode_put(std::string_view p, StoredJob* job) {
+bool put_body(std::string_view p, std::uint64_t* id, std::string_view* body) {
+  if (p.size() < kPutFixed) return false;
+  const std::size_t tube_len = static_cast<unsigned char>(p[kPutFixed - 1]);
+  if (p.size() < kPutFixed + tube_len + 4) return false;
+  const std::uint32_t body_len = get_u32(p.data() + kPutFixed + tube_len);
+  if (p.size() - (kPutFixed + tube_len + 4) < body_len) return false;
+  *id = get_u64(p.data());
+  *body = p.substr(kPutFixed + tube_len + 4, body_len);
+  return true;
+}
+
+bool decode_put(std::string_view p, StoredJob* job, bool with_body) {
   if (p.size() < kPutFixed) return false;
   const char* d = p.data();
   const auto state = static_cast<std::uint8_t>(d[8]);
@@ -99,7 +110,12 @@ bool decode_put(std::string_view p, StoredJob* job) {
   job->ttr_ms = get_u64(d + 21);
   job->created_unix_ms = static_cast<std::int64_t>(get_u64(d + 29));
   job->tube.assign(d + kPutFixed, tube_len);
-  job->body.assign(d + kPutFixed + tube_len + 4, body_len);
+  if (with_body) {
+    job->body.assign(d + kPutFixed + tube_len + 4, body_len);
+  } else {
+    job->body.clear();
+  }
+  job->body_size = body_len;
   if (p.size() == base) {
     job->counters = StoredCounters{};
     job->counters.delay_ms = put_delay(*job);
@@ -110,7 +126,11 @@ bool decode_put(std::string_view p, StoredJob* job) {
 }
 
 std::uint64_t put_record_size(const StoredJob& job) {
-  return log::kHeaderSize + kPutFixed + job.tube.size() + 4 + job.body.size() +
+  return put_record_size(job, job.body.size());
+}
+
+std::uint64_t put_record_size(const StoredJob& job, std::uint64_t body_size) {
+  return log::kHeaderSize + kPutFixed + job.tube.size() + 4 + body_size +
          (put_needs_counters(job) ? kCountersSize : 0);
 }
 

@@ -39,11 +39,16 @@ bool decode_synced(std::string_view payload, SyncedMark* mark);
 bool put_needs_counters(const StoredJob& job);
 std::string encode_put(const StoredJob& job);
 void append_put(std::string* out, const StoredJob& job);  // encode_put() appended to `out`
-bool decode_put(std::string_view payload, StoredJob* job);
+// Sets job->body_size; `with_body` false leaves job->body empty (the body stays in the log).
+bool decode_put(std::string_view payload, StoredJob* job, bool with_body = true);
+// The id and body of a put payload, as views into it (reading a body back).
+bool put_body(std::string_view payload, std::uint64_t* id, std::string_view* body);
 // The id of a put payload without copying the body (compaction, fuzzing).
 bool peek_put_id(std::string_view payload, std::uint64_t* id);
 // Size of the framed put record of `job` (header included): what the job costs in live bytes.
 std::uint64_t put_record_size(const StoredJob& job);
+// The same for a job whose body (of `body_size` bytes) was not loaded.
+std::uint64_t put_record_size(const StoredJob& job, std::uint64_t body_size);
 
 std::string encode_change(const StoredChange& change);
 // `with_counters` (may be null): false for a version-1 record, which carries none.

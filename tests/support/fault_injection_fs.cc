@@ -28,6 +28,19 @@ class FaultFile final : public WritableFile {
   std::shared_ptr<FaultInjectionFs::Inode> inode_;
 };
 
+class FaultReadFile final : public RandomAccessFile {
+ public:
+  FaultReadFile(FaultInjectionFs* fs, std::shared_ptr<FaultInjectionFs::Inode> inode)
+      : fs_(fs), inode_(std::move(inode)) {}
+  std::error_code read_at(std::uint64_t offset, std::uint64_t length, std::string* data) override {
+    return fs_->read_inode(inode_, offset, length, data);
+  }
+
+ private:
+  FaultInjectionFs* fs_;
+  std::shared_ptr<FaultInjectionFs::Inode> inode_;
+};
+
 }  // namespace
 
 std::string FaultInjectionFs::parent(const std::string& path) {
@@ -76,6 +89,36 @@ std::error_code FaultInjectionFs::open_append(const std::string& path,
   }
   *file = std::make_unique<FaultFile>(this, it->second);
   return {};
+}
+
+std::error_code FaultInjectionFs::open_read(const std::string& path,
+                                            std::unique_ptr<RandomAccessFile>* file) {
+  std::lock_guard lock(mu_);  // not refused past the cut point: reading mutates nothing
+  auto it = live_.find(path);
+  if (it == live_.end()) return err(ENOENT);
+  *file = std::make_unique<FaultReadFile>(this, it->second);
+  return {};
+}
+
+std::error_code FaultInjectionFs::read_inode(const std::shared_ptr<Inode>& inode,
+                                             std::uint64_t offset, std::uint64_t length,
+                                             std::string* data) {
+  std::lock_guard lock(mu_);
+  ++positional_reads_;
+  if (read_failure_) return err(EIO);  // not at a cut point: written data stays readable
+  const std::string& d = inode->data;
+  *data = offset >= d.size() ? std::string() : d.substr(offset, length);
+  return {};
+}
+
+void FaultInjectionFs::set_read_failure(bool fail) {
+  std::lock_guard lock(mu_);
+  read_failure_ = fail;
+}
+
+std::uint64_t FaultInjectionFs::positional_reads() const {
+  std::lock_guard lock(mu_);
+  return positional_reads_;
 }
 
 std::error_code FaultInjectionFs::read_file(const std::string& path, std::string* data) {

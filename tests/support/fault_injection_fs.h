@@ -10,6 +10,9 @@
 // space set aside with WritableFile::reserve() counts as used, and appends into it never fail
 // for space (as fallocate); set_reserve_supported(false) makes reserve() unsupported, so the
 // log writes each record as it comes.
+// Reads: open_read() files read what was appended, synced or not (the page cache), also past
+// the cut point (a write error does not unwrite the page cache); set_read_failure(true) makes
+// every positional read fail with EIO (a bad sector).
 // Planted bug: set_ignore_sync(true) makes sync() and sync_dir() succeed without syncing.
 // Thread-safe (one mutex): the log syncs from its own thread.
 #pragma once
@@ -37,6 +40,8 @@ class FaultInjectionFs final : public FileSystem {
   std::error_code list(const std::string& dir, std::vector<std::string>* names) override;
   std::error_code open_append(const std::string& path,
                               std::unique_ptr<WritableFile>* file) override;
+  std::error_code open_read(const std::string& path,
+                            std::unique_ptr<RandomAccessFile>* file) override;
   std::error_code read_file(const std::string& path, std::string* data) override;
   std::error_code read_range(const std::string& path, std::uint64_t offset, std::uint64_t length,
                              std::string* data) override;
@@ -60,6 +65,9 @@ class FaultInjectionFs final : public FileSystem {
   void set_reserve_supported(bool supported);  // default true
   std::uint64_t used_bytes() const;
   void set_ignore_sync(bool ignore);
+  // While set, RandomAccessFile::read_at fails with EIO.
+  void set_read_failure(bool fail);
+  std::uint64_t positional_reads() const;
   // While closed, sync() blocks (group-commit tests); syncs_waiting() counts the blocked ones.
   void set_sync_gate(bool open);
   int syncs_waiting() const;
@@ -72,6 +80,8 @@ class FaultInjectionFs final : public FileSystem {
   // Called by the writable files.
   std::error_code append_to(const std::shared_ptr<Inode>& inode, std::span<const std::byte> d);
   std::error_code sync_inode(const std::shared_ptr<Inode>& inode);
+  std::error_code read_inode(const std::shared_ptr<Inode>& inode, std::uint64_t offset,
+                             std::uint64_t length, std::string* data);
   std::error_code reserve_in(const std::shared_ptr<Inode>& inode, std::uint64_t end);
 
  private:
@@ -89,6 +99,8 @@ class FaultInjectionFs final : public FileSystem {
   bool crashed_ = false;
   std::uint64_t capacity_ = UINT64_MAX;
   bool ignore_sync_ = false;
+  bool read_failure_ = false;
+  std::uint64_t positional_reads_ = 0;
   bool reserve_supported_ = true;
   bool gate_open_ = true;
   int waiting_ = 0;

@@ -60,8 +60,10 @@ class BeanstalkDispatcher {
   // Runs `request` for `session` and appends its reply to `out`.
   Next handle(SessionId session, beanstalk::Request&& request, std::string& out);
 
-  // The reply of a blocked reserve that ended (RESERVED, TIMED_OUT or DEADLINE_SOON).
-  static void append_reserve_end(const ReserveResult& result, std::string& out);
+  // The reply of a blocked reserve of `session` that ended (RESERVED, TIMED_OUT or
+  // DEADLINE_SOON). A reserved job whose body cannot be read (JobQueue::body) is given back
+  // (JobQueue::unreserve) and the reply is INTERNAL_ERROR.
+  void append_reserve_end(SessionId session, const ReserveResult& result, std::string& out);
 
   // The stats reply's document (also for metrics).
   beanstalk::ServerStats server_stats() const;
@@ -69,11 +71,14 @@ class BeanstalkDispatcher {
 
  private:
   void count(const beanstalk::Request& request);
+  // FOUND with the job, NOT_FOUND for none, INTERNAL_ERROR when its body cannot be read.
+  void append_found(std::string& out, const Job* job);
 
   JobQueue& queue_;
   ServerInfo info_;
   Millis started_;
   beanstalk::CommandCounts commands_;
+  std::string body_;  // bodies read back from the journal (reused)
 };
 
 }  // namespace wheel::jobs

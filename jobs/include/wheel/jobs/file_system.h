@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The small file interface the job log writes through. The log never calls the OS itself, so a
-// test can put a file system underneath that forgets everything not yet synced at a chosen cut
-// point, or that runs out of space (tests/support/fault_injection_fs.h), and check what
+// The small file interface the job log writes (and reads) through. The log never calls the OS
+// itself, so a test can put a file system underneath that forgets everything not yet synced at a
+// chosen cut point, or that runs out of space (tests/support/fault_injection_fs.h), and check what
 // survives. posix_file_system() is the real one.
 //
 // Errors are std::error_code values in std::system_category() (errno values): a full disk is
@@ -49,6 +49,24 @@ class WritableFile {
   WritableFile() = default;
 };
 
+// A file opened for positional reads (pread): the log reads job bodies back from its segments
+// with it. Reads see everything appended before them, synced or not (the page cache), as a
+// reader of the POSIX file does. Safe from any thread (pread has no file position).
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  RandomAccessFile(const RandomAccessFile&) = delete;
+  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
+
+  // Reads up to `length` bytes at `offset` into `*data` (shorter at the end of the file),
+  // retrying short reads and EINTR.
+  virtual std::error_code read_at(std::uint64_t offset, std::uint64_t length,
+                                  std::string* data) = 0;
+
+ protected:
+  RandomAccessFile() = default;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -60,6 +78,10 @@ class FileSystem {
   // Opens `path` for appending, creating it if absent; existing contents are kept.
   virtual std::error_code open_append(const std::string& path,
                                       std::unique_ptr<WritableFile>* file) = 0;
+  // Opens `path` for positional reads (RandomAccessFile). The file stays readable through it
+  // after remove() (POSIX semantics); the caller drops it to free the space.
+  virtual std::error_code open_read(const std::string& path,
+                                    std::unique_ptr<RandomAccessFile>* file) = 0;
   // Reads the whole file into `*data`.
   virtual std::error_code read_file(const std::string& path, std::string* data) = 0;
   // Reads up to `length` bytes at `offset` into `*data` (shorter at the end of the file).

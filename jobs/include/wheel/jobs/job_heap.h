@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,7 @@ class JobHeap {
   }
   // Removes `job` (REQUIRES: in this heap).
   void erase(Job* job) {
-    const std::size_t pos = job->heap_pos;
+    const std::size_t pos = job->heap_pos;  // < 2^32: a queue holds fewer jobs
     Job* last = items_.back();
     items_.pop_back();
     if (last == job) return;
@@ -47,7 +48,7 @@ class JobHeap {
  private:
   void place(Job* job, std::size_t pos) {
     items_[pos] = job;
-    job->heap_pos = pos;
+    job->heap_pos = static_cast<std::uint32_t>(pos);
   }
   void sift_up(std::size_t pos) {
     Job* job = items_[pos];

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "wheel/jobs/job.h"
@@ -80,6 +81,16 @@ class JobJournal {
   // by an I/O error after they were recorded): the caller must not acknowledge them (the
   // server closes the connection instead). The default: never.
   virtual bool calling_back_lost() const { return false; }
+  // True: the journal keeps the body of every job it recorded a put of (until its delete) and
+  // reads it back with read_body(), so the queue holds no body in memory.
+  virtual bool keeps_bodies() const { return false; }
+  // Reads the body of live job `id` into *body. False when it cannot be read (an I/O error, a
+  // damaged record): the command that needed it fails with INTERNAL_ERROR.
+  virtual bool read_body(std::uint64_t id, std::string* body) {
+    (void)id;
+    (void)body;
+    return false;
+  }
 };
 
 // A journal that keeps nothing: the queue is memory only. when_durable calls back at once.
@@ -98,9 +109,10 @@ struct RestoredJob {
   Millis ready_in{0};                 // kDelayed: from the queue's `now` (<= 0: ready at once)
   Millis delay{0};                    // the delay it was put or released with (stats-job)
   Millis ttr{1000};
-  std::string body;
-  Millis age{0};           // how long ago it was put (stats-job's age goes on from there)
-  JobCounters counters{};  // as of its last durable change
+  std::string body;             // empty when the journal keeps bodies (keeps_bodies())
+  std::uint32_t body_size = 0;  // its length; what counts when the journal keeps bodies
+  Millis age{0};                // how long ago it was put (stats-job's age goes on from there)
+  JobCounters counters{};       // as of its last durable change
 };
 
 }  // namespace wheel::jobs

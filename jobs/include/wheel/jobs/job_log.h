@@ -58,6 +58,10 @@ struct JobLogOptions {
   // A corrupt record in the middle of the log stops open() unless this is set: then the
   // damaged stretch is skipped (logged with file and offset) and the jobs after it are kept.
   bool skip_corrupt = false;
+  // False: open() leaves the bodies of the recovered jobs in the log (StoredJob::body empty,
+  // body_size set) and the owner reads them back with read_body() when it needs them: a
+  // restart then holds no body in memory.
+  bool load_bodies = true;
   // False: fdatasync runs inside commit() on the owner thread (no thread at all).
   bool sync_thread = true;
   // Called from the sync thread after each sync (e.g. uv_async_send to wake the loop). May be
@@ -127,6 +131,13 @@ class JobLog {
   std::error_code put(const StoredJob& job, Lsn* lsn);
   std::error_code change(const StoredChange& change, Lsn* lsn);
   std::error_code remove(std::uint64_t id, Lsn* lsn);
+
+  // Reads the body of live job `id` back from its put record (one positional read; the record
+  // follows the job through compaction). Appended records are readable at once, synced or not.
+  // Errors: the file system's (EIO, ...), or std::errc::illegal_byte_sequence for a record
+  // that fails its CRC or does not hold job `id` (logged with file and offset). REQUIRES:
+  // `id` is live (put and not removed). Does not stop the log.
+  std::error_code read_body(std::uint64_t id, std::string* body);
 
   // Ends a batch of appends: writes them to the file (one write), then with kAlways starts (or
   // queues) one fdatasync for all of them.

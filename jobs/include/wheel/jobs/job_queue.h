@@ -22,9 +22,11 @@
 // clock) to advance(), which runs every delay end, TTR expiry, pause end and reserve timeout
 // due by then (one due at D runs at the first advance(now >= D), never before: exact to the
 // millisecond), millisecond by millisecond in time order (within one millisecond in no
-// particular order); commands use the `now` of the last advance(). The deadlines are timeouts
-// on a wheel::LoopWheel with a 1 ms tick, hierarchical layout (chosen by measurement:
-// docs/jobs.md): O(1) to schedule and cancel, whatever the number of jobs. next_due() says when
+// particular order; a tube's delayed jobs due by then all become ready when its soonest one
+// does); commands use the `now` of the last advance(). The deadlines are timeouts on a
+// wheel::LoopWheel with a 1 ms tick, hierarchical layout (chosen by measurement:
+// docs/jobs.md): O(1) to schedule and cancel, whatever the number of jobs; each tube has one
+// for its soonest delayed job (its delayed heap orders the rest). next_due() says when
 // to call advance() next, so the owner arms one timer for it (a libuv timer). Tests move time
 // by hand.
 //
@@ -52,6 +54,7 @@
 #include "wheel/jobs/job_journal.h"
 #include "wheel/jobs/job_queue_limits.h"
 #include "wheel/jobs/job_session.h"
+#include "wheel/jobs/job_table.h"
 #include "wheel/jobs/queue_metrics.h"
 #include "wheel/jobs/tube.h"
 
@@ -109,7 +112,8 @@ inline constexpr Millis kSafetyMargin{1000};
 class JobQueue {
  public:
   // An empty queue at time `now` with the tube "default". `journal` (may be null: memory only)
-  // must outlive the queue. Throws std::invalid_argument for a zero limit.
+  // must outlive the queue. Throws std::invalid_argument for a zero limit or max_jobs over
+  // 2^32.
   explicit JobQueue(JobQueueLimits limits = {}, JobJournal* journal = nullptr,
                     Millis now = Millis{0});
   ~JobQueue();
@@ -172,7 +176,17 @@ class JobQueue {
   // for a tube that does not exist.
   Outcome pause_tube(std::string_view tube, Millis delay);
 
+  // Gives a reserved job back to ready as if the reserve had not happened (not journalled;
+  // its reserve count is taken back): for a server that could not send the job (its body
+  // could not be read). kNotFound unless `session` holds `id`.
+  Outcome unreserve(SessionId session, std::uint64_t id);
+
   // --- reads (nullptr/nullopt when absent; pointers valid until the next mutating call) ---
+  // The body of `job`: a view of the queue's copy (memory only), or of `scratch`, into which
+  // it was read back from the journal that keeps bodies. nullopt when it cannot be read (an
+  // I/O error, a damaged record): the command answers INTERNAL_ERROR. The view is valid until
+  // the next mutating call or the next use of `scratch`.
+  std::optional<std::string_view> body(const Job& job, std::string& scratch) const;
   const Job* peek(std::uint64_t id) const;
   const Job* peek_ready(SessionId session) const;
   const Job* peek_delayed(SessionId session) const;
@@ -194,9 +208,13 @@ class JobQueue {
 
   // --- replay (REQUIRES: no session open yet) ---
   // Adds a job read back from a log, with its id. Throws std::invalid_argument for an id already
-  // present or 0, an invalid tube name, or a reserved state. Not journalled. Bypasses limits.
-  // The body is moved from an rvalue `job`.
+  // present or 0, an invalid tube name, a reserved state, or a body shorter than body_size
+  // without a journal that keeps bodies. Not journalled. Bypasses limits (except 2^32 jobs).
+  // With a journal that keeps bodies only job.body_size is used (the body is read back from
+  // the journal); else job.body is copied.
   void restore(RestoredJob job);
+  // Makes room for `n` jobs in the id table (a restart knows how many come).
+  void reserve_jobs(std::size_t n) { jobs_.reserve(n); }
   // Ids below `next` are never handed out (a log remembers the highest id ever used).
   void reserve_ids_below(std::uint64_t next);
   std::uint64_t next_id() const { return next_id_; }
@@ -204,8 +222,10 @@ class JobQueue {
   const JobQueueLimits& limits() const { return limits_; }
 
  private:
+  bool keeps_bodies() const { return journal_ != nullptr && journal_->keeps_bodies(); }
   Session* find_session(SessionId id);
   Job* find_job(std::uint64_t id) const;
+  Job* reserved_by(SessionId session, std::uint64_t job_id) const;  // nullptr: not held by it
   Tube* tube_for(std::string_view name);  // creates; nullptr beyond max_tubes
   void maybe_drop(Tube* tube);
   void make_ready(Job* job);
@@ -222,7 +242,9 @@ class JobQueue {
   // the handle is emptied), and what runs when each is due.
   LoopWheel::Handle schedule(Millis when, void (JobQueue::*due)(std::uint64_t), std::uint64_t key);
   void cancel(LoopWheel::Handle& handle);
-  void job_due(std::uint64_t job_id);       // delay end or TTR expiry
+  void job_due(std::uint64_t job_id);           // TTR expiry
+  void delays_due(std::uint64_t tube_address);  // the tube's soonest delayed jobs
+  void arm_delays(Tube* tube);              // the tube's delay timeout for its soonest delayed job
   void wait_due(std::uint64_t session_id);  // reserve timeout or DEADLINE_SOON
   void pause_due(std::uint64_t tube_address);
   bool journal(const JobChange& change);
@@ -235,7 +257,7 @@ class JobQueue {
   ReserveListener* listener_ = nullptr;
   Millis now_;
   LoopWheel deadlines_;
-  std::unordered_map<std::uint64_t, std::unique_ptr<Job>> jobs_;
+  JobTable jobs_;
   std::map<std::string, std::unique_ptr<Tube>, std::less<>> tubes_;
   std::unordered_map<SessionId, std::unique_ptr<Session>> sessions_;
   std::set<Tube*> tubes_with_waiters_;

@@ -39,6 +39,9 @@ class LogJournal final : public JobJournal {
   Refusal last_refusal() const override { return last_refusal_; }
   void when_durable(std::function<void()> done) override;
   bool calling_back_lost() const override { return calling_back_lost_; }
+  // Bodies stay in the log (JobLog::read_body): the queue keeps none in memory.
+  bool keeps_bodies() const override { return true; }
+  bool read_body(std::uint64_t id, std::string* body) override;
 
   // The log's housekeeping (finished syncs, interval syncs, compaction, disk space), then the
   // callbacks of when_durable() that are durable now. `now_ms`: any monotonic clock.
@@ -53,7 +56,8 @@ class LogJournal final : public JobJournal {
   // Adds the recovered jobs to `queue` (REQUIRES: no session open) and moves its ids past the
   // log's. Delayed jobs keep their due time on the wall clock (due already: ready at once).
   // Takes the jobs' tubes and bodies out of recovered.jobs (left empty, its memory freed), so
-  // a restart never holds a body twice.
+  // a restart never holds a body twice. A queue whose journal keeps bodies (a LogJournal)
+  // needs none: open the log with JobLogOptions::load_bodies = false and they stay on disk.
   static void restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms);
 
  private:

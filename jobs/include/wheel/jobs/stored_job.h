@@ -33,8 +33,16 @@ struct StoredJob {
   // A new job: zero counts and delay_ms = due - created when delayed, else 0 (the record then
   // leaves them out).
   StoredCounters counters;
+  // The body's length, set by JobLog::open() also when it leaves `body` empty
+  // (JobLogOptions::load_bodies false); not part of ==, and not read by JobLog::put().
+  std::uint32_t body_size = 0;
 
-  friend bool operator==(const StoredJob&, const StoredJob&) = default;
+  friend bool operator==(const StoredJob& a, const StoredJob& b) {
+    return a.id == b.id && a.state == b.state && a.priority == b.priority &&
+           a.due_unix_ms == b.due_unix_ms && a.ttr_ms == b.ttr_ms &&
+           a.created_unix_ms == b.created_unix_ms && a.tube == b.tube && a.body == b.body &&
+           a.counters == b.counters;
+  }
 };
 
 // A change of a live job's state that keeps its tube and body: release (new priority and

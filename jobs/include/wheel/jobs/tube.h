@@ -65,6 +65,11 @@ class Tube {
   Millis pause{0};                  // the last pause-tube delay; 0 once the pause ended
   Millis pause_until{0};            // when the pause ends
   LoopWheel::Handle pause_timeout;  // the end of the pause, on the queue's wheel
+  // One timeout on the queue's wheel for all the delayed jobs: at the deadline of the soonest
+  // (delayed.top()) or earlier. When it runs, every job due by then becomes ready and it is
+  // armed again for the new soonest. A pending job costs its heap slot, no wheel node.
+  LoopWheel::Handle delay_timeout;
+  Millis delay_armed_for{0};  // the deadline delay_timeout was armed for (while armed)
 
  private:
   std::string name_;
