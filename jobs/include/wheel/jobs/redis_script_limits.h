@@ -13,5 +13,7 @@ inline constexpr std::uint64_t kMaxKickPerCommand = 100'000;
 // Most due timers one script promotes (the rest go with the next script or scan). Small: a
 // script holds Redis alone, and 1,000 promotions took ~200 ms, timing out commands behind it.
 inline constexpr std::size_t kMaxPromotePerScript = 100;
+// Most leases one give_back script releases (the same reason: a script holds Redis alone).
+inline constexpr std::size_t kMaxGiveBackPerScript = 1000;
 
 }  // namespace wheel::jobs
