@@ -50,7 +50,9 @@ class RedisStoreTest : public ::testing::Test {
     uv_loop_init(&loop_);
     RedisClientOptions o;
     o.endpoint = {"127.0.0.1", static_cast<std::uint16_t>(redis_.port()), 0};
-    o.command_timeout = milliseconds(500);
+    // Generous: an fsync of the AOF (appendfsync always) stalls for hundreds of ms on a loaded
+    // machine; the hang test still ends in seconds.
+    o.command_timeout = milliseconds(2000);
     o.min_backoff = milliseconds(20);
     o.max_backoff = milliseconds(200);
     client_.emplace(&loop_, o);
@@ -324,6 +326,39 @@ TEST_F(RedisStoreTest, ScanPromotesDueJobsAndReportsWaitingTubesAndTheFirstTimer
   EXPECT_LT(s.first_timer, s.now + 61'000);
   // Promoted by the scan itself: the job is ready in Redis, not only in a reply.
   EXPECT_EQ(redis_command(redis_.port(), {"HGET", "t:j:" + RedisStore::member(p.id), "st"}), "r");
+}
+
+// A leaving node's leases, more than one script's worth: every held job ready again with its
+// priority, none counted as a release; a stale token leaves its job with the new holder.
+TEST_F(RedisStoreTest, GiveBackReleasesHeldJobsInBatchesGuardedByTokens) {
+  const std::size_t n = kMaxGiveBackPerScript + 201;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> leases;
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(put("g", 7, milliseconds(0), milliseconds(60'000), "x").status, StoreStatus::kOk);
+    const auto c = reserve({"g"});
+    ASSERT_EQ(c.status, StoreStatus::kOk);
+    leases.emplace_back(c.id, c.token);
+  }
+  // The first job's lease passes to another holder (its token is then stale).
+  const std::uint64_t passed = leases.front().first;
+  ASSERT_EQ(change([&](auto d) {
+              store_->release(passed, leases.front().second, 7, milliseconds(0), true, d);
+            }).status,
+            StoreStatus::kOk);
+  const auto again = reserve({"g"});
+  ASSERT_EQ(again.id, passed);
+  const auto r = change([&](auto d) { store_->give_back(leases, d); });
+  ASSERT_EQ(r.status, StoreStatus::kOk) << r.error;
+  EXPECT_EQ(r.value, static_cast<std::int64_t>(n - 1));
+  EXPECT_EQ(tube("g").stats.ready, n - 1);
+  EXPECT_EQ(tube("g").stats.reserved, 1u);
+  EXPECT_EQ(job(passed).stats.state, beanstalk::JobState::kReserved);
+  const auto last = job(leases.back().first).stats;
+  EXPECT_EQ(last.state, beanstalk::JobState::kReady);
+  EXPECT_EQ(last.priority, 7u);
+  EXPECT_EQ(last.releases, 0u);
+  // Nothing to give back: still one answer.
+  EXPECT_EQ(change([&](auto d) { store_->give_back({}, d); }).value, 0);
 }
 
 TEST_F(RedisStoreTest, NoScriptIsAnsweredByEval) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // wheel::server's MetricsHttpServer (GET /metrics) on a loop thread of its own, against broken
-// and hostile scrapers: wrong paths and methods, oversized requests, slow and idle clients.
+// and hostile scrapers: wrong paths and methods, oversized requests, slow and idle clients; and
+// an asynchronous render (its text later, or never: 503).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -13,8 +14,10 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "support/wait_until.h"
 #include "wheel/server/metrics_http_server.h"
 
 namespace wheel::server {
@@ -22,21 +25,44 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// How an Endpoint's text comes: from a plain render; from an async one 100 ms later (a count
+// read from elsewhere); or never (replies still held are called once the server is gone).
+enum class Text { kAtOnce, kLater, kNever };
+
 // A MetricsHttpServer on a loop thread of its own.
 class Endpoint {
  public:
-  explicit Endpoint(wheel::server::MetricsHttpOptions options) {
+  explicit Endpoint(wheel::server::MetricsHttpOptions options, Text text = Text::kAtOnce) {
     uv_loop_init(&loop_);
     uv_async_init(&loop_, &stop_, [](uv_async_t* a) {
       auto* self = static_cast<Endpoint*>(a->data);
       self->server_->close();
       uv_close(reinterpret_cast<uv_handle_t*>(&self->stop_), nullptr);
+      uv_close(reinterpret_cast<uv_handle_t*>(&self->later_), nullptr);
     });
     stop_.data = this;
-    server_ = std::make_unique<MetricsHttpServer>(&loop_, options, [this] {
-      ++renders_;
-      return std::string("# TYPE x_total counter\nx_total 1\n");
-    });
+    uv_timer_init(&loop_, &later_);
+    later_.data = this;
+    if (text == Text::kAtOnce) {
+      server_ = std::make_unique<MetricsHttpServer>(&loop_, options, [this] {
+        ++renders_;
+        return std::string(kText);
+      });
+    } else {
+      server_ = std::make_unique<MetricsHttpServer>(
+          &loop_, options, [this, text](MetricsHttpServer::Reply reply) {
+            ++renders_;
+            held_.push_back(std::move(reply));
+            if (text == Text::kNever) return;
+            uv_timer_start(
+                &later_,
+                [](uv_timer_t* t) {
+                  auto* self = static_cast<Endpoint*>(t->data);
+                  for (auto& r : std::exchange(self->held_, {})) r(kText);
+                },
+                100, 0);
+          });
+    }
     port_ = server_->listen();
     thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
   }
@@ -45,14 +71,18 @@ class Endpoint {
     thread_.join();
     EXPECT_TRUE(server_->closed());
     server_.reset();
+    for (auto& r : held_) r(kText);  // the server is gone: dropped (ASan: no use after free)
     EXPECT_EQ(uv_loop_close(&loop_), 0);
   }
+  static constexpr const char* kText = "# TYPE x_total counter\nx_total 1\n";
   std::uint16_t port() const { return port_; }
   int renders() const { return renders_.load(); }
 
  private:
   uv_loop_t loop_;
   uv_async_t stop_;
+  uv_timer_t later_;
+  std::vector<MetricsHttpServer::Reply> held_;  // loop thread (then the destructor)
   std::unique_ptr<MetricsHttpServer> server_;
   std::uint16_t port_ = 0;
   std::atomic<int> renders_{0};
@@ -204,6 +234,37 @@ TEST(MetricsHttpServer, ScrapesSucceedWhileTwoHundredSlowClientsHoldConnections)
   }
   EXPECT_EQ(ok, 20);
   for (const int fd : slow) ::close(fd);
+}
+
+// An asynchronous render: the scrape waits for its text; one that never comes ends in 503 after
+// read_timeout; and a reply for a server already destroyed is dropped (the destructor above).
+TEST(MetricsHttpServer, AnAsyncRenderAnswersWhenItsTextComesOr503AfterTheTimeout) {
+  {
+    Endpoint e({}, Text::kLater);
+    const std::string reply = exchange(e.port(), "GET /metrics HTTP/1.1\r\n\r\n");
+    EXPECT_EQ(status_line(reply), "HTTP/1.1 200 OK");
+    EXPECT_TRUE(reply.ends_with(std::string("\r\n\r\n") + Endpoint::kText)) << reply;
+    const std::string head = exchange(e.port(), "HEAD /metrics HTTP/1.1\r\n\r\n");
+    EXPECT_EQ(status_line(head), "HTTP/1.1 200 OK");
+    EXPECT_TRUE(head.ends_with("\r\n\r\n")) << head;
+  }
+  wheel::server::MetricsHttpOptions o;
+  o.read_timeout = 300ms;
+  o.max_clients = 1;
+  Endpoint e(o, Text::kNever);
+  const int waiting = connect_to(e.port());
+  ASSERT_GE(waiting, 0);
+  const std::string get = "GET /metrics HTTP/1.1\r\n\r\n";
+  (void)!::send(waiting, get.data(), get.size(), MSG_NOSIGNAL);
+  // A client waiting for its text is being answered: a new one past max_clients does not
+  // evict it (the newcomer is closed).
+  ASSERT_TRUE(wheel_test::wait_until([&] { return e.renders() > 0; }));
+  EXPECT_EQ(exchange(e.port(), "GET /metrics HTTP/1.1\r\n\r\n"), "");
+  EXPECT_EQ(status_line(read_all(waiting)), "HTTP/1.1 503 Service Unavailable");
+  ::close(waiting);
+  // Another scrape, also never answered: its reply is still held when the server goes.
+  EXPECT_EQ(status_line(exchange(e.port(), "GET /metrics HTTP/1.1\r\n\r\n")),
+            "HTTP/1.1 503 Service Unavailable");
 }
 
 }  // namespace

@@ -55,17 +55,17 @@ return id
 }
 
 TEST(WheelJobsFleetScanTest, AnIdleFleetIssuesAlmostNoCommands) {
-  RedisServer redis;
-  auto a = start_node(redis);
-  auto b = start_node(redis);
+  wheel_test::TwoNodes fleet;
+  const RedisServer& redis = fleet.redis;
+  const int a = fleet.a->port(), b = fleet.b->port();
   {
-    BeanstalkSession p(a->port());
+    BeanstalkSession p(a);
     for (int i = 0; i < 1000; ++i)
       ASSERT_EQ(p.put(0, "3600", "60", "far").substr(0, 9), "INSERTED ");
   }
   std::vector<std::unique_ptr<BeanstalkSession>> waiters;
   for (int i = 0; i < 4; ++i) {
-    waiters.push_back(std::make_unique<BeanstalkSession>(i % 2 ? a->port() : b->port()));
+    waiters.push_back(std::make_unique<BeanstalkSession>(i % 2 ? a : b));
     waiters.back()->send_all("reserve\r\n");
   }
   std::this_thread::sleep_for(500ms);

@@ -195,12 +195,10 @@ TEST(WheelJobsFleetTest, RedisDownAnswersInternalErrorAtOnceAndTheNodeComesBack)
 }
 
 TEST(WheelJobsFleetTest, SigUsr1PutsANodeInDrainModeAndTheOtherStillTakesPuts) {
-  RedisServer redis;
-  auto a = start_node(redis);
-  auto b = start_node(redis);
-  BeanstalkSession pa(a->port()), pb(b->port());
+  wheel_test::TwoNodes fleet;
+  BeanstalkSession pa(fleet.a->port()), pb(fleet.b->port());
   ASSERT_EQ(pa.put(0, "0", "60", "x"), "INSERTED 1");
-  ASSERT_EQ(kill(a->pid(), SIGUSR1), 0);
+  ASSERT_EQ(kill(fleet.a->pid(), SIGUSR1), 0);
   std::string reply;
   EXPECT_TRUE(eventually([&] { return (reply = pa.put(0, "0", "60", "y")) == "DRAINING"; }, 10s))
       << reply;

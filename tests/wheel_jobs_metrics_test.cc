@@ -14,31 +14,31 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/child_process.h"
 #include "support/free_port.h"
+#include "support/metrics_scrape.h"
 #include "support/prometheus_parser.h"
 
 namespace {
 
 using wheel::testing::Exposition;
 using wheel::testing::parse_exposition;
+using wheel_test::Scrape;
+using wheel_test::scrape;
+using wheel_test::series_of;
 using wheel_test::ServerProcess;
 
 // One blocking TCP client with a bounded read.
 class Conn {
  public:
-  explicit Conn(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ok_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  explicit Conn(int port) : fd_(wheel_test::connect_loopback(static_cast<std::uint16_t>(port))) {}
+  ~Conn() {
+    if (fd_ >= 0) close(fd_);
   }
-  ~Conn() { close(fd_); }
-  bool ok() const { return ok_; }
+  bool ok() const { return fd_ >= 0; }
   void send(const std::string& s) {
     for (std::size_t sent = 0; sent < s.size();) {
       const ssize_t n = ::send(fd_, s.data() + sent, s.size() - sent, MSG_NOSIGNAL);
@@ -49,13 +49,7 @@ class Conn {
   // Reads until `done(buffer)` or EOF or 20 s without a byte; returns what came.
   template <typename Done>
   std::string read_until(Done done) {
-    while (!done(buf_)) {
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, 20'000) <= 0) break;
-      char chunk[65536];
-      const ssize_t n = read(fd_, chunk, sizeof chunk);
-      if (n <= 0) break;
-      buf_.append(chunk, static_cast<std::size_t>(n));
+    while (!done(buf_) && wheel_test::read_more(fd_, buf_)) {
     }
     return std::move(buf_);
   }
@@ -72,28 +66,8 @@ class Conn {
 
  private:
   int fd_ = -1;
-  bool ok_ = false;
   std::string buf_;
 };
-
-struct Scrape {
-  Exposition e;
-  std::size_t bytes = 0;
-};
-
-Scrape scrape(std::uint16_t port) {
-  Conn c(port);
-  c.send("GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n");
-  const std::string reply = c.read_until([](const std::string&) { return false; });  // to EOF
-  if (reply.rfind("HTTP/1.1 200 OK\r\n", 0) != 0) throw std::runtime_error("bad reply: " + reply);
-  const std::string body = reply.substr(reply.find("\r\n\r\n") + 4);
-  return {parse_exposition(body), body.size()};
-}
-
-std::size_t series_of(const Exposition& e, const std::string& family) {
-  const auto it = e.families.find(family);
-  return it == e.families.end() ? 0 : it->second.samples.size();
-}
 
 class WheelJobsMetricsTest : public ::testing::Test {
  protected:
@@ -206,17 +180,31 @@ TEST_F(WheelJobsMetricsTest, MetricsTubesZeroTurnsPerTubeSeriesOff) {
   EXPECT_EQ(s.e.value("wheel_jobs_tubes_unlisted"), 1);  // "default"
 }
 
-TEST(WheelJobsMetricsOptionsTest, MetricsTubesIsRangeChecked) {
-  const std::string command = std::string(WHEEL_JOBS_PATH) + " --metrics-tubes 1001 2>&1";
+// wheel-jobs run with `args` until it exits: {exit status (-1: not an exit), stdout+stderr}.
+std::pair<int, std::string> run_to_exit(const std::string& args) {
+  const std::string command = std::string(WHEEL_JOBS_PATH) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string err;
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string out;
   char buf[4096];
-  while (fgets(buf, sizeof buf, pipe) != nullptr) err.append(buf);
+  while (fgets(buf, sizeof buf, pipe) != nullptr) out.append(buf);
   const int status = pclose(pipe);
-  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(WheelJobsMetricsOptionsTest, MetricsTubesIsRangeChecked) {
+  const auto [status, err] = run_to_exit("--metrics-tubes 1001");
+  EXPECT_EQ(status, 2);
   EXPECT_NE(err.find("--metrics-tubes"), std::string::npos) << err;
   EXPECT_NE(err.find("0 to 1000"), std::string::npos) << err;
+}
+
+// A fleet node has no per-tube series (the counts are Redis's): the option is refused, not
+// ignored. Refused before any connection, so no Redis is needed.
+TEST(WheelJobsMetricsOptionsTest, MetricsTubesIsRefusedWithStore) {
+  const auto [status, err] = run_to_exit("--store redis://127.0.0.1:1 --metrics-tubes 5");
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(err.find("--metrics-tubes: not available with --store"), std::string::npos) << err;
 }
 
 }  // namespace

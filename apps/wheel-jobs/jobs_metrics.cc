@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs_metrics.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -14,28 +15,16 @@ namespace wheel::jobs_app {
 
 namespace {
 
-// Changes by kind, the lateness histograms, and jobs per state of the busiest tubes.
+// The lateness histograms of the queue's own timers, and jobs per state of the busiest tubes.
 void render_queue(server::PrometheusText& text, const jobs::JobQueue& queue,
                   std::size_t tube_series) {
   const jobs::QueueMetrics& m = queue.metrics();
-  text.family("wheel_jobs_changes_total", "counter",
-              "Job changes since start, by kind (rate() gives changes per second).");
-  for (std::size_t i = 0; i < jobs::kChangeCounters; ++i) {
-    const auto kind = static_cast<jobs::ChangeCounter>(i);
-    text.sample("wheel_jobs_changes_total", {{"kind", jobs::change_counter_name(kind)}},
-                m.change_count(kind));
-  }
-  text.family("wheel_jobs_delivery_lateness_seconds", "histogram",
-              "Delayed jobs reserved after their delay ended: reserved-at minus due-at.");
-  text.histogram("wheel_jobs_delivery_lateness_seconds", jobs::kLatenessBounds,
-                 m.delivery_lateness.read());
-  text.family("wheel_jobs_delay_lateness_seconds", "histogram",
-              "Delay ends: made-ready-at minus due-at (the timing wheel's part).");
-  text.histogram("wheel_jobs_delay_lateness_seconds", jobs::kLatenessBounds,
-                 m.delay_lateness.read());
-  text.family("wheel_jobs_ready_wait_seconds", "histogram",
-              "Reserves of ready jobs: reserved-at minus became-ready-at.");
-  text.histogram("wheel_jobs_ready_wait_seconds", jobs::kLatenessBounds, m.ready_wait.read());
+  text.histogram("wheel_jobs_delay_lateness_seconds",
+                 "Delay ends: made-ready-at minus due-at (the timing wheel's part).",
+                 jobs::kLatenessBounds, m.delay_lateness.read());
+  text.histogram("wheel_jobs_ready_wait_seconds",
+                 "Reserves of ready jobs: reserved-at minus became-ready-at.",
+                 jobs::kLatenessBounds, m.ready_wait.read());
 
   // Per tube, bounded: 10,000 tubes must not make 40,000 series per scrape.
   const std::vector<const jobs::Tube*> tubes = queue.tubes_by_jobs(tube_series);
@@ -71,29 +60,17 @@ void render_log(server::PrometheusText& text, const jobs::JobLog& log) {
   text.gauge("wheel_jobs_log_disk_full", "1 while the disk is full and changes are refused.",
              s.disk_full ? 1 : 0);
   const jobs::LogSyncMetrics m = log.sync_metrics();
-  text.family("wheel_jobs_log_sync_seconds", "histogram", "Time of one group commit's fdatasyncs.");
-  text.histogram("wheel_jobs_log_sync_seconds", jobs::kSyncSecondsBounds, m.seconds);
-  text.family("wheel_jobs_log_sync_batch_records", "histogram",
-              "Changes made durable by one group commit.");
-  text.histogram("wheel_jobs_log_sync_batch_records", jobs::kSyncBatchRecordsBounds, m.records, 1);
-  text.family("wheel_jobs_log_sync_batch_bytes", "histogram",
-              "Bytes made durable by one group commit.");
-  text.histogram("wheel_jobs_log_sync_batch_bytes", jobs::kSyncBatchBytesBounds, m.bytes, 1);
+  text.histogram("wheel_jobs_log_sync_seconds", "Time of one group commit's fdatasyncs.",
+                 jobs::kSyncSecondsBounds, m.seconds);
+  text.histogram("wheel_jobs_log_sync_batch_records", "Changes made durable by one group commit.",
+                 jobs::kSyncBatchRecordsBounds, m.records, 1);
+  text.histogram("wheel_jobs_log_sync_batch_bytes", "Bytes made durable by one group commit.",
+                 jobs::kSyncBatchBytesBounds, m.bytes, 1);
 }
 
 }  // namespace
 
-std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jobs::JobQueue& queue,
-                           const jobs::JobLog* log, std::size_t tube_series) {
-  jobs::QueueCounters q = queue.counters();
-  const jobs::beanstalk::CommandCounts& c = dispatcher.commands();
-  server::PrometheusText text;
-  text.series(
-      "wheel_jobs_jobs", "gauge", "Jobs held, by state.", "state",
-      {{"ready", q.ready}, {"delayed", q.delayed}, {"reserved", q.reserved}, {"buried", q.buried}});
-  text.gauge("wheel_jobs_body_bytes", "Bytes of job bodies held.", q.body_bytes);
-  text.counter("wheel_jobs_puts_total", "Jobs put since start.", q.total_jobs);
-  text.counter("wheel_jobs_job_timeouts_total", "Reservations whose TTR ran out.", q.job_timeouts);
+void render_commands(server::PrometheusText& text, const jobs::beanstalk::CommandCounts& c) {
   text.series("wheel_jobs_commands_total", "counter", "Commands received, by command.", "command",
               {{"put", c.put},
                {"reserve", c.reserve},
@@ -109,9 +86,33 @@ std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jo
                {"watch", c.watch},
                {"ignore", c.ignore},
                {"pause-tube", c.pause_tube}});
-  text.gauge("wheel_jobs_tubes", "Tubes that exist.", q.tubes);
+}
+
+void render_changes(server::PrometheusText& text, const jobs::QueueMetrics& m,
+                    std::span<const jobs::ChangeCounter> kinds) {
+  text.family("wheel_jobs_changes_total", "counter",
+              "Job changes since start, by kind (rate() gives changes per second).");
+  for (const jobs::ChangeCounter kind : kinds) {
+    text.sample("wheel_jobs_changes_total", {{"kind", jobs::change_counter_name(kind)}},
+                m.change_count(kind));
+  }
+  text.histogram("wheel_jobs_delivery_lateness_seconds",
+                 "Delayed jobs reserved after their delay ended: reserved-at minus due-at.",
+                 jobs::kLatenessBounds, m.delivery_lateness.read());
+}
+
+std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jobs::JobQueue& queue,
+                           const jobs::JobLog* log, std::size_t tube_series) {
+  jobs::QueueCounters q = queue.counters();
+  server::PrometheusText text;
+  render_job_counts(text, q);
+  text.gauge("wheel_jobs_body_bytes", "Bytes of job bodies held.", q.body_bytes);
+  render_commands(text, dispatcher.commands());
   text.gauge("wheel_jobs_connections", "Client connections open.", q.sessions);
   text.gauge("wheel_jobs_waiting", "Clients blocked in a reserve.", q.waiting);
+  std::array<jobs::ChangeCounter, jobs::kChangeCounters> every{};
+  for (std::size_t i = 0; i < every.size(); ++i) every[i] = static_cast<jobs::ChangeCounter>(i);
+  render_changes(text, queue.metrics(), every);
   render_queue(text, queue, tube_series);
   if (log != nullptr) render_log(text, *log);
   return text.take();

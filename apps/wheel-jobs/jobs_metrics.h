@@ -1,21 +1,61 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal to wheel-jobs: the Prometheus text of /metrics: jobs per state (and per tube for the
-// `tube_series` tubes holding the most jobs), commands, clients, changes by kind, delivery
-// lateness; with a durable `log` (may be null) its live and dead bytes and group-commit
-// histograms. Names and units: docs/wheel-jobs.md.
+// Internal to wheel-jobs: the Prometheus text of /metrics, for a node with its jobs in memory or
+// a log (render_metrics) and for a node of a fleet with its jobs in Redis (render_redis_metrics,
+// redis_metrics.cc). Both write the same families, from the same pieces below, where the numbers
+// exist in both: jobs per state, commands, changes by kind, delivery lateness. Names and units:
+// docs/wheel-jobs.md and docs/jobs-fleet.md.
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 
 #include "wheel/jobs/beanstalk_dispatcher.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/jobs/job_queue.h"
+#include "wheel/jobs/queue_metrics.h"
+#include "wheel/jobs/redis_client.h"
+#include "wheel/jobs/redis_jobs_handler.h"
+#include "wheel/jobs/redis_store.h"
+#include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {
 
-// Loop thread only.
+// The jobs by state, put in total, timed out, and the tubes, from `counts`: a QueueCounters or a
+// StoreTotals (the same numbers kept in memory or in Redis; fill_job_counts reads them alike).
+template <class Counts>
+void render_job_counts(server::PrometheusText& text, const Counts& counts) {
+  text.series("wheel_jobs_jobs", "gauge", "Jobs held, by state.", "state",
+              {{"ready", counts.ready},
+               {"delayed", counts.delayed},
+               {"reserved", counts.reserved},
+               {"buried", counts.buried}});
+  text.counter("wheel_jobs_puts_total", "Jobs put (with --store: by the whole fleet, ever).",
+               counts.total_jobs);
+  text.counter("wheel_jobs_job_timeouts_total", "Reservations whose TTR ran out.",
+               counts.job_timeouts);
+  text.gauge("wheel_jobs_tubes", "Tubes that exist.", counts.tubes);
+}
+
+// Commands received, by command.
+void render_commands(server::PrometheusText& text, const jobs::beanstalk::CommandCounts& c);
+
+// Job changes by kind (only `kinds`: those the node counts) and the delivery lateness histogram.
+void render_changes(server::PrometheusText& text, const jobs::QueueMetrics& m,
+                    std::span<const jobs::ChangeCounter> kinds);
+
+// Loop thread only: /metrics of a node with its jobs in memory (or in `log`, may be null): jobs
+// per state (and per tube for the `tube_series` tubes holding the most jobs), commands, clients,
+// changes by kind, lateness histograms; with a log its live and dead bytes and group commits.
 std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jobs::JobQueue& queue,
                            const jobs::JobLog* log, std::size_t tube_series);
+
+// Loop thread only: /metrics of a fleet node: the fleet's job counts from Redis (`totals`; null
+// when Redis could not be read: those families are left out and wheel_jobs_redis_counts_read
+// is 0), this node's commands, clients, changes and delivery lateness, and its Redis clients'
+// round trips, reconnects and failures.
+std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
+                                 const jobs::StoreTotals* totals, const jobs::RedisClient& commands,
+                                 const jobs::RedisClient& events);
 
 }  // namespace wheel::jobs_app

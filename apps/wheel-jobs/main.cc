@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "cli_options.h"
@@ -95,6 +96,24 @@ wheel::net::TcpServerOptions tcp_options(const ServeOptions& o) {
   return options;
 }
 
+wheel::server::MetricsHttpOptions metrics_options(const ServeOptions& o) {
+  wheel::server::MetricsHttpOptions options;
+  options.host = o.metrics_host;
+  options.port = o.metrics_port;
+  return options;
+}
+
+// Listens for scrapes; throws std::runtime_error naming the endpoint when it cannot.
+void listen_metrics(wheel::server::MetricsHttpServer& metrics, const ServeOptions& o) {
+  try {
+    metrics.listen();
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot serve metrics on " +
+                             wheel::net::format_host_port(o.metrics_host, o.metrics_port) + ": " +
+                             e.what());
+  }
+}
+
 // The server on `loop` with `journal` (and `log_journal` when durable) until SIGTERM/SIGINT:
 // 0, or 1 when it cannot start.
 int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::JobJournal& journal,
@@ -128,21 +147,16 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
   }
   std::unique_ptr<wheel::server::MetricsHttpServer> metrics;
   if (o.metrics_port != 0) {
-    wheel::server::MetricsHttpOptions metrics_options;
-    metrics_options.host = o.metrics_host;
-    metrics_options.port = o.metrics_port;
-    metrics = std::make_unique<wheel::server::MetricsHttpServer>(loop, metrics_options, [&] {
+    metrics = std::make_unique<wheel::server::MetricsHttpServer>(loop, metrics_options(o), [&] {
       return wheel::jobs_app::render_metrics(dispatcher, queue,
                                              log_journal != nullptr ? &log_journal->log() : nullptr,
                                              o.metrics_tubes);
     });
     handler.on_shutdown_also([&] { metrics->close(); });
     try {
-      metrics->listen();
+      listen_metrics(*metrics, o);
     } catch (const std::exception& e) {
-      wheel::logger()->error("wheel-jobs: cannot serve metrics on {}: {}",
-                             wheel::net::format_host_port(o.metrics_host, o.metrics_port),
-                             e.what());
+      wheel::logger()->error("wheel-jobs: {}", e.what());
       server.shutdown();
       uv_run(loop, UV_RUN_DEFAULT);
       wake->data = nullptr;
@@ -178,12 +192,31 @@ int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint,
     options.max_scan_interval = max_scan_interval;
     jobs::RedisJobsHandler handler(store, events, options);
     wheel::net::TcpServer server(&loop, tcp_options(o), handler);
+    std::unique_ptr<wheel::server::MetricsHttpServer> metrics;
+    if (o.metrics_port != 0) {
+      // Each scrape reads the fleet's counts from Redis (one script), then renders.
+      metrics = std::make_unique<wheel::server::MetricsHttpServer>(
+          &loop, metrics_options(o), [&](wheel::server::MetricsHttpServer::Reply reply) {
+            store.totals([&, reply = std::move(reply)](jobs::StoreTotals&& t) {
+              reply(wheel::jobs_app::render_redis_metrics(
+                  handler, t.status == jobs::StoreStatus::kOk ? &t : nullptr, client, events));
+            });
+          });
+    }
     handler.on_shutdown_also([&] {
+      if (metrics) metrics->close();
       client.stop();
       events.stop();
     });
     try {
-      const std::uint16_t bound = server.listen();
+      std::uint16_t bound = 0;
+      try {
+        bound = server.listen();
+      } catch (const std::exception& e) {
+        throw std::runtime_error("cannot listen on " +
+                                 wheel::net::format_host_port(o.host, o.port) + ": " + e.what());
+      }
+      if (metrics) listen_metrics(*metrics, o);
       client.start();
       events.start();
       handler.attach(server);
@@ -193,11 +226,11 @@ int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint,
       std::fflush(stdout);
       status = 0;
     } catch (const std::exception& e) {
-      wheel::logger()->error("wheel-jobs: cannot listen on {}: {}",
-                             wheel::net::format_host_port(o.host, o.port), e.what());
+      wheel::logger()->error("wheel-jobs: {}", e.what());
       server.shutdown();
     }
     uv_run(&loop, UV_RUN_DEFAULT);
+    if (metrics) metrics->close();
     client.stop();
     events.stop();
     uv_run(&loop, UV_RUN_DEFAULT);
@@ -335,7 +368,7 @@ int run(int argc, char** argv) {
     endpoint = jobs::parse_redis_url(store_url, &error);
     if (!endpoint) return usage_error("--store: " + error);
     for (const char* other :
-         {"--dir", "--fsync", "--max-jobs", "--max-memory", "--max-tubes", "--metrics-port"}) {
+         {"--dir", "--fsync", "--max-jobs", "--max-memory", "--max-tubes", "--metrics-tubes"}) {
       if (app.count(other) > 0) {
         return usage_error(std::string(other) +
                            ": not available with --store (the jobs live in Redis; bound them "

@@ -239,7 +239,7 @@ bs::ServerStats BeanstalkDispatcher::server_stats() const {
   s.total_connections = q.total_sessions;
   fill_process_stats(info_, s);
   s.uptime = std::chrono::duration_cast<std::chrono::seconds>(queue_.now() - started_);
-  s.binlog_max_size = 10'485'760;  // beanstalkd's default -s; no binlog here yet
+  s.binlog_max_size = bs::kBinlogMaxSize;  // no binlog here yet
   s.draining = queue_.draining();
   return s;
 }

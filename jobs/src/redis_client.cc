@@ -12,6 +12,20 @@
 
 namespace wheel::jobs {
 
+std::string_view redis_failure_name(RedisFailure kind) {
+  switch (kind) {
+    case RedisFailure::kReply:
+      return "reply";
+    case RedisFailure::kUnavailable:
+      return "unavailable";
+    case RedisFailure::kTimeout:
+      return "timeout";
+    case RedisFailure::kLost:
+      return "lost";
+  }
+  return "unknown";
+}
+
 RedisValue RedisValue::error(std::string message) {
   RedisValue v;
   v.type = Type::kError;
@@ -115,6 +129,7 @@ struct RedisClient::Pending {
   RedisClient* client = nullptr;
   RedisCallback done;
   std::uint64_t sent_ms = 0;
+  std::uint64_t sent_ns = 0;      // uv_hrtime(): the round trip in the metrics
   RedisScript* script = nullptr;  // eval(): resent as EVAL on NOSCRIPT
   std::vector<std::string> args;  // eval(): ARGV, for that resend
 };
@@ -224,6 +239,7 @@ void RedisClient::on_connected(const redisAsyncContext* ac, int status) {
   self->state_ = State::kUp;
   self->last_error_.clear();
   self->backoff_ = self->options_.min_backoff;
+  if (self->connects_ > 0) ++self->metrics_.reconnects;
   ++self->connects_;
   if (self->pending_.empty()) {
     uv_timer_stop(self->timeout_timer_);
@@ -251,6 +267,7 @@ void RedisClient::drop(const std::string& why) {
     ac->data = nullptr;
     redisAsyncFree(ac);  // the commands in flight fail with last_error_
   }
+  timed_out_ = false;
   state_ = State::kBackoff;
   if (was_up || backoff_ == options_.min_backoff) {
     logger()->warn("{}: {} ({}); retrying in {} ms", options_.name, why,
@@ -306,6 +323,7 @@ void RedisClient::send(const std::vector<std::string>& args, std::unique_ptr<Pen
     lens.push_back(a.size());
   }
   pending->sent_ms = now_ms();
+  pending->sent_ns = uv_hrtime();
   Pending* raw = pending.release();
   pending_.push_back(raw);
   if (redisAsyncCommandArgv(ac_, &RedisClient::on_reply, raw, static_cast<int>(argv.size()),
@@ -319,6 +337,7 @@ void RedisClient::send(const std::vector<std::string>& args, std::unique_ptr<Pen
 }
 
 void RedisClient::fail_soon(RedisCallback done, std::string why) {
+  if (state_ != State::kStopped) count_failure(RedisFailure::kUnavailable);
   // Never from inside the caller's call: on the next loop turn.
   auto* req = new uv_timer_t;
   uv_timer_init(loop_, req);
@@ -356,6 +375,7 @@ void RedisClient::check_timeouts() {
   if (pending_.empty()) return;
   const std::uint64_t age = now_ms() - pending_.front()->sent_ms;
   if (age >= static_cast<std::uint64_t>(options_.command_timeout.count())) {
+    timed_out_ = true;  // drop() fails the commands in flight: timeouts, not losses
     drop("timeout: no reply in " + std::to_string(options_.command_timeout.count()) + " ms");
     return;
   }
@@ -378,6 +398,9 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
     }
   }
   if (reply == nullptr) {
+    if (self->state_ != State::kStopped) {
+      self->count_failure(self->timed_out_ ? RedisFailure::kTimeout : RedisFailure::kLost);
+    }
     if (p->done) {
       p->done(RedisValue::error(self->last_error_.empty() ? "ERR redis unavailable: connection lost"
                                                           : self->last_error_));
@@ -385,6 +408,7 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
     return;
   }
   const auto* r = static_cast<const redisReply*>(reply);
+  self->metrics_.round_trip.observe(std::chrono::nanoseconds(uv_hrtime() - p->sent_ns));
   if (p->script != nullptr && r->type == REDIS_REPLY_ERROR &&
       std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
     p->script->sha.clear();  // Redis forgot it: EVAL now, and load it again for later calls
@@ -395,6 +419,7 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
     });
     return;
   }
+  if (r->type == REDIS_REPLY_ERROR) self->count_failure(RedisFailure::kReply);
   if (p->done) p->done(copy_reply(r));
 }
 

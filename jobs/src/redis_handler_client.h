@@ -25,6 +25,8 @@ struct RedisJobsHandler::Client {
   bool busy = false;  // a request is with Redis, or its reserve waits
   bool quit = false;
   bool input_ended = false;
+  bool producer = false;  // has issued a put (beanstalkd's current-producers)
+  bool worker = false;    // has issued a reserve (beanstalkd's current-workers)
   struct Lease {
     std::uint64_t token = 0;
     std::int64_t end_local = 0;  // local ms

@@ -204,11 +204,13 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
   count(commands_, request);
   const std::uint64_t conn = client->conn;
   auto busy = [&] { client->busy = true; };
-  auto change = [this, conn](bs::Reply ok) {
-    return [this, conn, ok](ChangeResult&& r) {
+  // `kind`: the job change counted on success (pause-tube changes no job).
+  auto change = [this, conn](bs::Reply ok, std::optional<ChangeCounter> kind) {
+    return [this, conn, ok, kind](ChangeResult&& r) {
       learn_clock(r.now);
       std::string reply;
       if (r.status == StoreStatus::kOk) {
+        if (kind) metrics_.count(*kind);
         bs::append_reply(reply, ok);
       } else {
         reply = failure(r);
@@ -232,6 +234,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
   std::visit(
       Overloaded{
           [&](bs::Put& put) {
+            client->producer = true;
             if (draining_) return bs::append_reply(out, bs::Reply::kDraining);
             busy();
             const Millis ttr = std::max(put.ttr, kMinTtr);
@@ -240,6 +243,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
                          learn_clock(r.now);
                          std::string reply;
                          if (r.status == StoreStatus::kOk) {
+                           metrics_.count(ChangeCounter::kPut);
                            bs::append_inserted(reply, r.id);
                          } else {
                            reply = failure(r);
@@ -271,13 +275,15 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
           [&](bs::Reserve&) { reserve(client, std::nullopt, out); },
           [&](bs::ReserveWithTimeout& r) { reserve(client, r.timeout, out); },
           [&](bs::ReserveJob& r) {
+            client->worker = true;
             busy();
             store_.reserve_job(r.id, [this, conn](ClaimResult&& c) {
               learn_clock(c.now);
               std::string reply;
               Client* cl = find(conn);
               if (c.status == StoreStatus::kOk) {
-                if (cl != nullptr) {
+                if (cl != nullptr && !stopping_) {
+                  metrics_.count(ChangeCounter::kReserve);
                   cl->leases[c.id] = {c.token, to_local(c.lease_end), 0};
                 } else {
                   store_.release(c.id, c.token, std::nullopt, Millis(0), false,
@@ -294,21 +300,22 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
             busy();
             const std::uint64_t token = token_of(d.id);
             client->leases.erase(d.id);
-            store_.remove(d.id, token, change(bs::Reply::kDeleted));
+            store_.remove(d.id, token, change(bs::Reply::kDeleted, ChangeCounter::kDelete));
           },
           [&](bs::Release& r) {
             const std::uint64_t token = token_of(r.id);
             if (token == 0) return bs::append_reply(out, bs::Reply::kNotFound);
             busy();
             client->leases.erase(r.id);
-            store_.release(r.id, token, r.priority, r.delay, true, change(bs::Reply::kReleased));
+            store_.release(r.id, token, r.priority, r.delay, true,
+                           change(bs::Reply::kReleased, ChangeCounter::kRelease));
           },
           [&](bs::Bury& b) {
             const std::uint64_t token = token_of(b.id);
             if (token == 0) return bs::append_reply(out, bs::Reply::kNotFound);
             busy();
             client->leases.erase(b.id);
-            store_.bury(b.id, token, b.priority, change(bs::Reply::kBuried));
+            store_.bury(b.id, token, b.priority, change(bs::Reply::kBuried, ChangeCounter::kBury));
           },
           [&](bs::Touch& t) {
             const std::uint64_t token = token_of(t.id);
@@ -323,6 +330,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
                   auto it = cl->leases.find(id);
                   if (it != cl->leases.end()) it->second.end_local = to_local(r.value);
                 }
+                metrics_.count(ChangeCounter::kTouch);
                 bs::append_reply(reply, bs::Reply::kTouched);
               } else {
                 if (cl != nullptr && r.status == StoreStatus::kNotFound) cl->leases.erase(id);
@@ -352,6 +360,8 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
             store_.kick(client->used, k.bound, [this, conn](ChangeResult&& r) {
               std::string reply;
               if (r.status == StoreStatus::kOk) {
+                metrics_.changes[static_cast<std::size_t>(ChangeCounter::kKick)] +=
+                    static_cast<std::uint64_t>(r.value);
                 bs::append_kicked_count(reply, static_cast<std::uint64_t>(r.value));
               } else {
                 reply = failure(r);
@@ -361,7 +371,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
           },
           [&](bs::KickJob& k) {
             busy();
-            store_.kick_job(k.id, change(bs::Reply::kKicked));
+            store_.kick_job(k.id, change(bs::Reply::kKicked, ChangeCounter::kKick));
           },
           [&](bs::StatsJob& s) {
             busy();
@@ -442,7 +452,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
               known = known || c->used == p.tube ||
                       std::find(c->watched.begin(), c->watched.end(), p.tube) != c->watched.end();
             }
-            store_.pause_tube(p.tube, p.delay, known, change(bs::Reply::kPaused));
+            store_.pause_tube(p.tube, p.delay, known, change(bs::Reply::kPaused, std::nullopt));
           },
           [&](bs::ProtocolError e) { bs::append_reply(out, bs::reply_for(e)); }},
       request);
@@ -461,14 +471,17 @@ void RedisJobsHandler::stats(Client* client) {
     s.commands = commands_;
     s.max_job_size = options_.max_job_size;
     s.connections = clients_.size();
+    // As beanstalkd: connections that ever put (producers) or reserved (workers); this node's.
     for (auto& [id, c] : clients_) {
       s.waiting += c->waiting;
-      s.workers += !c->leases.empty() || c->waiting;
+      s.producers += c->producer;
+      s.workers += c->worker;
     }
     s.total_connections = counters_.total_connections;
     fill_process_stats(options_.info, s);
     s.uptime = std::chrono::seconds((local_ms() - started_ms_) / 1000);
     s.draining = draining_;
+    s.binlog_max_size = bs::kBinlogMaxSize;
     bs::append_ok(reply, bs::server_stats_yaml(s));
     finish(conn, std::move(reply));
   });
@@ -493,7 +506,9 @@ void RedisJobsHandler::on_close(net::Connection& c, net::CloseReason) {
   if (!stopping_) {
     for (auto& [id, lease] : client->leases) {
       ++counters_.released_on_close;
-      store_.release(id, lease.token, std::nullopt, Millis(0), false, [](ChangeResult&&) {});
+      store_.release(id, lease.token, std::nullopt, Millis(0), false, [this](ChangeResult&& r) {
+        if (r.status == StoreStatus::kOk) metrics_.count(ChangeCounter::kHangUp);
+      });
     }
   }
 }
@@ -501,7 +516,7 @@ void RedisJobsHandler::on_close(net::Connection& c, net::CloseReason) {
 void RedisJobsHandler::on_shutdown() {
   stopping_ = true;
   draining_ = true;
-  if (shutdown_also_) shutdown_also_();
+  leave();
   for (uv_timer_t** t : {&wheel_timer_, &scan_timer_}) {
     if (*t != nullptr) {
       close_handle(reinterpret_cast<uv_handle_t*>(*t));

@@ -27,16 +27,19 @@ local function S(x) return string.format('%d', x) end
 local function tk(tube, kind) return P .. 't:' .. tube .. ':' .. kind end
 local function jk(m) return P .. 'j:' .. m end
 local function publish(tube, due) redis.call('PUBLISH', P .. 'ev', S(due) .. ' ' .. tube) end
-local function to_ready(m, tube, pri)
+-- due: when a delay that ended was due (a ready job keeps it for its delivery lateness), else 0
+local function to_ready(m, tube, pri, due)
   redis.call('ZADD', tk(tube, 'r'), pri, m)
-  redis.call('HSET', jk(m), 'st', 'r', 'due', 0, 'tok', 0)
+  redis.call('HSET', jk(m), 'st', 'r', 'due', due or 0, 'tok', 0)
 end
 -- the timer of m is due: a delayed job or an expired lease becomes ready; returns its tube
 local function expire(m)
-  local j = redis.call('HMGET', jk(m), 'st', 'tube', 'pri')
+  local j = redis.call('HMGET', jk(m), 'st', 'tube', 'pri', 'due')
   redis.call('ZREM', P .. 'timers', m)
+  local delay_due = nil
   if j[1] == 'd' then
     redis.call('ZREM', tk(j[2], 'd'), m)
+    delay_due = j[4]
   elseif j[1] == 'x' then
     redis.call('ZREM', tk(j[2], 'x'), m)
     redis.call('HINCRBY', jk(m), 'to', 1)
@@ -44,7 +47,7 @@ local function expire(m)
   else
     return nil
   end
-  to_ready(m, j[2], j[3])
+  to_ready(m, j[2], j[3], delay_due)
   return j[2]
 end
 -- every timer due by now (at most limit of them); returns the set of tubes that got work
@@ -74,15 +77,18 @@ local function take_out(m, st, tube)
   redis.call('ZREM', tk(tube, st), m)
   if st == 'd' or st == 'x' then redis.call('ZREM', P .. 'timers', m) end
 end
+-- r.due (not sent by itself): when the delay that made the job ready was due, else 0
 local function claim(m, tube, now)
-  local j = redis.call('HMGET', jk(m), 'ttr', 'body', 'res')
+  local j = redis.call('HMGET', jk(m), 'ttr', 'body', 'res', 'due')
   local lease = now + tonumber(j[1])
   local tok = redis.call('INCR', P .. 'tok')
   redis.call('ZADD', tk(tube, 'x'), S(lease), m)
   redis.call('ZADD', P .. 'timers', S(lease), m)
   redis.call('HSET', jk(m), 'st', 'x', 'due', S(lease), 'tok', S(tok),
              'res', S(tonumber(j[3] or '0') + 1))
-  return {1, tonumber(m), tok, j[2], lease, now}
+  local r = {1, tonumber(m), tok, j[2], lease, now}
+  r.due = tonumber(j[4] or '0')
+  return r
 end
 local function holds(j_st, j_tok, tok)
   return j_st == 'x' and tonumber(j_tok) == tonumber(tok)
@@ -106,6 +112,8 @@ local function the_job(...)
 end
 )LUA";
 
+}  // namespace
+
 std::string with_prologue(const char* body) {
   // The promotion bound is the C++ constant, spliced in as text (scripts take no globals).
   std::string text(kPrologue);
@@ -113,8 +121,6 @@ std::string with_prologue(const char* body) {
   text.replace(text.find("MAX_PROMOTE"), 11, bound);
   return text + body;
 }
-
-}  // namespace
 
 std::string put() {
   return with_prologue(R"LUA(
@@ -186,9 +192,10 @@ if best then
   local r = claim(best, best_tube, now)
   r[7] = redis.call('ZCARD', tk(best_tube, 'r'))
   r[8] = best_tube
+  r[9] = r.due
   -- one tube left without ready jobs: say when the next comes due, so that the node's other
   -- waiters for this tube wait for that instead of each running a claim that finds nothing
-  if n == 1 and r[7] == 0 then r[9] = next_due() end
+  if n == 1 and r[7] == 0 then r[10] = next_due() end
   -- the claimed tube's event would only send other waiters to find it empty
   if r[7] == 0 then woke[best_tube] = nil end
   announce(woke, now)

@@ -9,8 +9,9 @@
 namespace wheel::jobs::redis_scripts {
 
 // The text of each script (the shared prologue included).
-std::string put();      // tube pri delay_ms ttr_ms body -> {id, now}
-std::string reserve();  // n tube... -> {1,id,token,body,lease,now,more,tube[,next]} | {0,now,next}
+std::string put();  // tube pri delay_ms ttr_ms body -> {id, now}
+// n tube... -> {1,id,token,body,lease,now,more,tube,delay_due[,next]} | {0,now,next}
+std::string reserve();
 std::string reserve_job();  // id -> {1,id,token,body,lease,now} | {0,now}
 std::string remove();       // id token -> {1|0, now}
 std::string release();      // id token pri(-1 keeps) delay_ms -> {1|0, now}
@@ -27,5 +28,10 @@ std::string stats_tube();  // tube known(0|1) -> {1, urgent, ready, reserved, de
 std::string stats();       // -> {urgent, ready, reserved, delayed, buried, timeouts, total, tubes}
 std::string pause_tube();  // tube delay_ms known(0|1) -> {1|0, now}
 std::string scan();        // limit n tube... -> {now, first_timer|-1, {tube, ready(0|1), next}...}
+// redis_scripts_fleet.cc: the scripts of a fleet's own operations.
+std::string give_back();  // n (id token)... -> {released, now}
+
+// The shared prologue (helpers, the promotion bound) followed by `body`.
+std::string with_prologue(const char* body);
 
 }  // namespace wheel::jobs::redis_scripts

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <memory>
 #include <utility>
 
 #include "redis_scripts.h"
@@ -27,6 +28,7 @@ struct RedisStore::Scripts {
   RedisScript stats{redis_scripts::stats()};
   RedisScript pause_tube{redis_scripts::pause_tube()};
   RedisScript scan{redis_scripts::scan()};
+  RedisScript give_back{redis_scripts::give_back()};
 };
 
 namespace {
@@ -100,7 +102,7 @@ RedisStore::RedisStore(RedisClient& client, RedisStoreOptions options)
        {&scripts_->put, &scripts_->reserve, &scripts_->reserve_job, &scripts_->remove,
         &scripts_->release, &scripts_->bury, &scripts_->touch, &scripts_->kick, &scripts_->kick_job,
         &scripts_->peek, &scripts_->peek_tube, &scripts_->stats_job, &scripts_->stats_tube,
-        &scripts_->stats, &scripts_->pause_tube, &scripts_->scan}) {
+        &scripts_->stats, &scripts_->pause_tube, &scripts_->scan, &scripts_->give_back}) {
     client_.preload(s);
   }
 }
@@ -126,7 +128,7 @@ void RedisStore::put(std::string_view tube, std::uint32_t priority, Millis delay
 
 namespace {
 
-// {1,id,token,body,lease,now[,more,tube[,next]]} | {0,now[,next]}
+// {1,id,token,body,lease,now[,more,tube,delay_due[,next]]} | {0,now[,next]}
 void read_claim(const RedisValue& v, ClaimResult& r) {
   if (!check(v, r, 2)) return;
   if (as_int(at(v, 0)) != 1) {
@@ -150,8 +152,9 @@ void read_claim(const RedisValue& v, ClaimResult& r) {
   r.now = as_int(at(v, 5));
   r.more = v.elements.size() > 6 ? static_cast<std::uint64_t>(as_int(at(v, 6))) : 0;
   if (v.elements.size() > 7) r.tube = at(v, 7).str;
-  if (v.elements.size() > 8) {
-    r.next_due = as_int(at(v, 8));
+  if (v.elements.size() > 8) r.delay_due = as_int(at(v, 8));
+  if (v.elements.size() > 9) {
+    r.next_due = as_int(at(v, 9));
     r.next_known = true;
   }
 }
@@ -345,6 +348,44 @@ void RedisStore::scan(std::size_t limit, const std::vector<std::string>& tubes,
                    }
                  }
                }));
+}
+
+void RedisStore::give_back(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leases,
+                           Done<ChangeResult> done) {
+  // One result for all the batches: the count, the first error, the last clock.
+  struct Total {
+    ChangeResult result;
+    std::size_t left = 0;
+    Done<ChangeResult> done;
+  };
+  auto total = std::make_shared<Total>();
+  total->done = std::move(done);
+  // An empty list still runs one script: `done` always comes from Redis (or its error).
+  const std::size_t batches =
+      std::max<std::size_t>(1, (leases.size() + kMaxGiveBackPerScript - 1) / kMaxGiveBackPerScript);
+  total->left = batches;
+  for (std::size_t b = 0; b < batches; ++b) {
+    const std::size_t from = b * kMaxGiveBackPerScript;
+    const std::size_t n = std::min(kMaxGiveBackPerScript, leases.size() - from);
+    std::vector<std::string> args{options_.prefix, std::to_string(n)};
+    args.reserve(2 + 2 * n);
+    for (std::size_t i = from; i < from + n; ++i) {
+      args.push_back(member(leases[i].first));
+      args.push_back(std::to_string(leases[i].second));
+    }
+    client_.eval(scripts_->give_back, args, [total](const RedisValue& v) {
+      ChangeResult r;
+      read_change(v, r, true);
+      if (r.status == StoreStatus::kOk) {
+        total->result.value += r.value;
+        total->result.now = r.now;
+      } else if (total->result.status == StoreStatus::kOk) {
+        total->result.status = r.status;
+        total->result.error = r.error;
+      }
+      if (--total->left == 0) total->done(std::move(total->result));
+    });
+  }
 }
 
 }  // namespace wheel::jobs

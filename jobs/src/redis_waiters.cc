@@ -39,6 +39,7 @@ void RedisJobsHandler::reserve(Client* client, std::optional<Millis> timeout, st
       return;
     }
   }
+  client->worker = true;
   client->busy = true;
   start_wait(client, timeout);
   // A reserve that may wait need not ask Redis when this node knows its tubes have nothing
@@ -161,6 +162,7 @@ void RedisJobsHandler::end_wait(Client* client) {
 }
 
 void RedisJobsHandler::attempt(Client* client, std::deque<Waiter> chain) {
+  if (stopping_) return;  // leaving: no new claims
   client->attempting = true;
   client->wake_again = false;
   ++counters_.attempts;
@@ -202,7 +204,8 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
   {
     learn_clock(r.now);
     Client* c = find(conn);
-    const bool still = c != nullptr && c->waiting && c->wait_seq == seq;
+    // A node that is leaving takes no new lease: leave() gave back the ones it had.
+    const bool still = !stopping_ && c != nullptr && c->waiting && c->wait_seq == seq;
     if (!still) {
       // The client went away (or its wait ended) while the script ran: give the job back.
       if (r.status == StoreStatus::kOk) {
@@ -213,6 +216,9 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
     c->attempting = false;
     if (r.status == StoreStatus::kOk) {
       end_wait(c);
+      metrics_.count(ChangeCounter::kReserve);
+      // Both times are Redis's: exact to the millisecond whichever node promoted the job.
+      if (r.delay_due > 0) metrics_.delivery_lateness.observe(Millis(r.now - r.delay_due));
       c->leases[r.id] = {r.token, to_local(r.lease_end), 0};
       std::string out;
       bs::append_job(out, bs::JobReply::kReserved, r.id, r.body);

@@ -44,11 +44,20 @@ struct MetricsHttpServer::Client {
   std::string reply;
   int open = 0;  // handles of this client still open
   bool finishing = false;
+  bool rendering = false;  // a 200 waits for its text (async render)
+  bool head_only = false;
+  std::uint64_t serial = 0;  // finds it again for an async reply
   Client* prev = nullptr;
   Client* next = nullptr;
 };
 
 MetricsHttpServer::MetricsHttpServer(uv_loop_t* loop, MetricsHttpOptions options, Render render)
+    : MetricsHttpServer(
+          loop, std::move(options),
+          AsyncRender([render = std::move(render)](Reply reply) { reply(render()); })) {}
+
+MetricsHttpServer::MetricsHttpServer(uv_loop_t* loop, MetricsHttpOptions options,
+                                     AsyncRender render)
     : loop_(loop), options_(std::move(options)), render_(std::move(render)) {
   net::check_uv(uv_tcp_init(loop_, &listener_), "uv_tcp_init");
   ++open_handles_;
@@ -71,6 +80,7 @@ std::uint16_t MetricsHttpServer::listen() {
 
 MetricsHttpServer::~MetricsHttpServer() {
   assert(closed() && "close() and run the loop before destroying the MetricsHttpServer");
+  alive_.reset();  // an async render's reply that comes later finds no server
 }
 
 void MetricsHttpServer::close() {
@@ -94,6 +104,7 @@ void MetricsHttpServer::on_connection(uv_stream_t* listener, int status) {
   if (status < 0 || self->closing_) return;
   auto* c = new Client{};
   c->server = self;
+  c->serial = ++self->next_serial_;
   if (uv_tcp_init(self->loop_, &c->tcp) != 0) {
     delete c;
     return;
@@ -114,7 +125,7 @@ void MetricsHttpServer::on_connection(uv_stream_t* listener, int status) {
     // closed unanswered.
     Client* oldest = nullptr;
     for (Client* o = c->next; o != nullptr; o = o->next) {
-      if (!o->finishing && o->reply.empty()) oldest = o;
+      if (!o->finishing && !o->rendering && o->reply.empty()) oldest = o;
     }
     if (oldest == nullptr) return self->finish(c);
     ++self->evicted_;
@@ -124,14 +135,8 @@ void MetricsHttpServer::on_connection(uv_stream_t* listener, int status) {
   c->timer.data = c;
   ++c->open;
   ++self->open_handles_;
-  uv_timer_start(
-      &c->timer,
-      [](uv_timer_t* t) {
-        auto* client = static_cast<Client*>(t->data);
-        client->reply = plain("408 Request Timeout");
-        client->server->answer(client);
-      },
-      static_cast<std::uint64_t>(self->options_.read_timeout.count()), 0);
+  uv_timer_start(&c->timer, &MetricsHttpServer::on_timeout,
+                 static_cast<std::uint64_t>(self->options_.read_timeout.count()), 0);
   const int rc = uv_read_start(
       reinterpret_cast<uv_stream_t*>(&c->tcp),
       [](uv_handle_t*, std::size_t, uv_buf_t* buf) {
@@ -160,8 +165,19 @@ void MetricsHttpServer::on_connection(uv_stream_t* listener, int status) {
   if (rc != 0) self->finish(c);
 }
 
+void MetricsHttpServer::on_timeout(uv_timer_t* t) {
+  auto* client = static_cast<Client*>(t->data);
+  if (client->rendering) {  // the text did not come in time
+    client->rendering = false;
+    client->reply = plain("503 Service Unavailable");
+    return client->server->write(client);
+  }
+  client->reply = plain("408 Request Timeout");
+  client->server->answer(client);
+}
+
 void MetricsHttpServer::answer(Client* c) {
-  if (c->finishing) return;
+  if (c->finishing || c->rendering) return;
   uv_read_stop(reinterpret_cast<uv_stream_t*>(&c->tcp));
   if (c->open > 1) uv_timer_stop(&c->timer);
   if (c->reply.empty()) {
@@ -182,10 +198,35 @@ void MetricsHttpServer::answer(Client* c) {
       } else if (target != "/metrics") {
         c->reply = plain("404 Not Found");
       } else {
-        c->reply = response("200 OK", kPrometheusContentType, {}, render_(), !head_only);
+        // The text comes through rendered(), now or later; the timer bounds the wait.
+        c->rendering = true;
+        c->head_only = head_only;
+        if (c->open > 1) {
+          uv_timer_start(&c->timer, &MetricsHttpServer::on_timeout,
+                         static_cast<std::uint64_t>(options_.read_timeout.count()), 0);
+        }
+        std::weak_ptr<bool> alive = alive_;
+        render_([this, alive, serial = c->serial](std::string text) {
+          if (!alive.expired()) rendered(serial, std::move(text));
+        });
+        return;
       }
     }
   }
+  write(c);
+}
+
+void MetricsHttpServer::rendered(std::uint64_t serial, std::string text) {
+  Client* c = first_client_;
+  while (c != nullptr && c->serial != serial) c = c->next;
+  if (c == nullptr || c->finishing || !c->rendering) return;  // gone, or answered 503
+  c->rendering = false;
+  if (c->open > 1) uv_timer_stop(&c->timer);
+  c->reply = response("200 OK", kPrometheusContentType, {}, text, !c->head_only);
+  write(c);
+}
+
+void MetricsHttpServer::write(Client* c) {
   ++responses_;
   c->request.clear();
   c->request.shrink_to_fit();

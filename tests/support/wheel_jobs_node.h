@@ -26,6 +26,13 @@ inline std::unique_ptr<ServerProcess> start_node(const RedisServer& redis,
   return node;
 }
 
+// A redis-server of its own and two nodes serving from it.
+struct TwoNodes {
+  RedisServer redis;
+  std::unique_ptr<ServerProcess> a = start_node(redis);
+  std::unique_ptr<ServerProcess> b = start_node(redis);
+};
+
 // The calls Redis counted for `command` (INFO commandstats: "evalsha", "eval", ...).
 inline long long redis_calls(int port, const std::string& command) {
   const std::string stats = redis_command(port, {"INFO", "commandstats"});

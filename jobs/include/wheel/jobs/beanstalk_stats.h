@@ -59,6 +59,9 @@ struct TubeStats {
   Millis pause_time_left{0};
 };
 
+// binlog-max-size as beanstalkd reports it without -s (also when it keeps no binlog).
+inline constexpr std::int64_t kBinlogMaxSize = 10'485'760;
+
 // Command counts of the stats reply, one per command (cumulative since the process started).
 struct CommandCounts {
   std::uint64_t put = 0, peek = 0, peek_ready = 0, peek_delayed = 0, peek_buried = 0, reserve = 0,

@@ -10,6 +10,7 @@
 //  - timeouts: a command without its reply after command_timeout drops the connection, so it
 //    and every other command in flight fail with "ERR redis timeout ..." (their effect on Redis
 //    is unknown, as for any lost reply), then the client reconnects;
+//  - metrics: round-trip times, reconnects and failures by kind (metrics());
 //  - scripts: eval() sends EVALSHA once the script is loaded (SCRIPT LOAD on connect) and EVAL
 //    before; a NOSCRIPT reply (SCRIPT FLUSH, a restarted Redis) resends it as EVAL.
 // Subscriber mode: subscribe() turns the connection into a pub/sub one (then only subscribe());
@@ -23,6 +24,7 @@
 
 #include <uv.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include "wheel/jobs/redis_endpoint.h"
+#include "wheel/metrics_histogram.h"
 
 struct redisAsyncContext;
 
@@ -59,6 +62,27 @@ struct RedisClientOptions {
   std::chrono::milliseconds min_backoff{50};        // REQUIRES > 0
   std::chrono::milliseconds max_backoff{2000};      // REQUIRES >= min_backoff
   std::string name = "redis";                       // in log lines
+};
+
+// Round trips of commands: 100 µs (loopback) to the 3 s default timeout and beyond.
+inline constexpr std::array<double, 15> kRedisRoundTripBounds = {
+    0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 3, 10};
+
+// Why a command failed: Redis's own error reply; no connection (failed fast); no reply in
+// command_timeout; the connection was lost with the command in flight.
+enum class RedisFailure : std::uint8_t { kReply, kUnavailable, kTimeout, kLost };
+inline constexpr std::size_t kRedisFailureKinds = 4;
+// "reply", "unavailable", "timeout", "lost".
+std::string_view redis_failure_name(RedisFailure kind);
+
+// What a client counts for a scrape. Written on the loop thread; the histogram may be read
+// from any thread, the counters on the loop thread only.
+struct RedisClientMetrics {
+  // Sent to answered, per command that got a reply (errors from Redis included).
+  MetricsHistogram<kRedisRoundTripBounds.size()> round_trip{kRedisRoundTripBounds};
+  std::uint64_t reconnects = 0;  // connections made after the first one
+  std::array<std::uint64_t, kRedisFailureKinds> failures{};
+  std::uint64_t failed(RedisFailure kind) const { return failures[static_cast<std::size_t>(kind)]; }
 };
 
 // A Lua script; its SHA1 is learnt from SCRIPT LOAD. Must outlive the clients that use it.
@@ -97,6 +121,7 @@ class RedisClient {
   bool connected() const { return state_ == State::kUp; }
   std::uint64_t connects() const { return connects_; }       // successful connections so far
   std::size_t in_flight() const { return pending_.size(); }  // commands without a reply yet
+  const RedisClientMetrics& metrics() const { return metrics_; }
 
  private:
   enum class State : std::uint8_t { kIdle, kConnecting, kUp, kBackoff, kStopped };
@@ -105,6 +130,7 @@ class RedisClient {
   void drop(const std::string& why);  // fails everything in flight, schedules a reconnect
   void send(const std::vector<std::string>& args, std::unique_ptr<Pending> pending);
   void fail_soon(RedisCallback done, std::string why);
+  void count_failure(RedisFailure kind) { ++metrics_.failures[static_cast<std::size_t>(kind)]; }
   void arm_timeout();
   void check_timeouts();
   void resubscribe();
@@ -133,6 +159,8 @@ class RedisClient {
   std::uint64_t connects_ = 0;
   std::uint64_t generation_ = 0;  // bumps on every connection, so stale callbacks are ignored
   std::string last_error_;
+  bool timed_out_ = false;  // the current drop is a timeout (for the failure counts)
+  RedisClientMetrics metrics_;
 };
 
 }  // namespace wheel::jobs

@@ -9,6 +9,8 @@
 // (input that arrives meanwhile is held, at most max_held_input bytes, beyond that the connection
 // is closed). A reply is sent only after Redis acknowledged the change. When Redis is down or
 // slow, the reply is INTERNAL_ERROR at once (the RedisClient fails fast and times out).
+// A shutdown (SIGTERM) is a graceful leave: the jobs the clients hold go back to ready at once
+// (one script per 1,000, guarded by their fencing tokens), then on_shutdown_also runs.
 //
 // Waiting reserves. A reserve that finds nothing waits: the process keeps, in its own
 // LoopWheel, the moment its tubes' next job comes due (from the script's reply, from the
@@ -36,6 +38,7 @@
 #include "wheel/jobs/beanstalk_dispatcher.h"
 #include "wheel/jobs/beanstalk_reply.h"
 #include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/jobs/queue_metrics.h"
 #include "wheel/jobs/redis_client.h"
 #include "wheel/jobs/redis_store.h"
 #include "wheel/loop_wheel.h"
@@ -60,6 +63,7 @@ struct RedisJobsOptions {
 struct RedisJobsCounters {
   std::uint64_t connections = 0, total_connections = 0, waiting = 0;
   std::uint64_t scans = 0, events = 0, attempts = 0, released_on_close = 0;
+  std::uint64_t given_back = 0;  // jobs made ready again by the graceful leave (SIGTERM)
 };
 
 class RedisJobsHandler final : public net::ConnectionHandler {
@@ -73,7 +77,8 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   // Binds to `server` (for find()), starts the wheel, the scan and the subscription; SIGUSR1
   // turns drain mode on (puts answer DRAINING). Call after listen(), before the loop runs.
   void attach(net::TcpServer& server);
-  // Also runs `also` when a shutdown begins (close other handles of the loop).
+  // Runs `also` when a shutdown has given back the held jobs and no Redis command is in flight
+  // (close the loop's other handles there: the Redis clients, a metrics endpoint).
   void on_shutdown_also(std::function<void()> also) { shutdown_also_ = std::move(also); }
 
   void on_open(net::Connection& c) override;
@@ -83,6 +88,11 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void on_shutdown() override;
 
   const beanstalk::CommandCounts& commands() const { return commands_; }
+  // Job changes this node made, by kind (put, reserve, release, bury, kick, delete, touch,
+  // hang_up: a closed client's or a leaving node's job given back), and the delivery lateness
+  // of the delayed jobs its clients reserved. Delay ends and timeouts happen inside Redis's
+  // scripts, on no node in particular: not counted here (stats counts timeouts fleet-wide).
+  const QueueMetrics& metrics() const { return metrics_; }
   RedisJobsCounters counters() const;
 
   struct Client;  // internal (redis_handler_client.h)
@@ -135,6 +145,8 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void forget_empty(const std::string& tube);
   void schedule_retry(Client* client, std::int64_t redis_due);
   void deadline_check(Client* client);
+  void leave();           // SIGTERM: gives back the held jobs, then stop_when_idle()
+  void stop_when_idle();  // runs shutdown_also once no Redis command is in flight
 
   RedisStore& store_;
   RedisClient& events_;
@@ -160,6 +172,7 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   };
   std::unordered_map<std::int64_t, RetryGroup> retry_groups_;
   beanstalk::CommandCounts commands_;
+  QueueMetrics metrics_;
   RedisJobsCounters counters_;
   std::uint64_t next_wait_seq_ = 1;
   std::int64_t started_ms_ = 0;

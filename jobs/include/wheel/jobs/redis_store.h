@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "wheel/jobs/beanstalk_stats.h"
@@ -59,8 +60,9 @@ struct ClaimResult : StoreResult {
   std::int64_t next_due = -1;  // Redis ms when one may be ready; -1 none (if next_known)
   // reserve: next_due is known for kNotFound, and for kOk from one tube left with no ready job
   bool next_known = false;
-  std::uint64_t more = 0;  // kOk from reserve: ready jobs left in the job's tube
-  std::string tube;        // kOk from reserve: the job's tube
+  std::uint64_t more = 0;      // kOk from reserve: ready jobs left in the job's tube
+  std::string tube;            // kOk from reserve: the job's tube
+  std::int64_t delay_due = 0;  // kOk from reserve: when the delay that made it ready was due
 };
 // delete, release, bury, kick-job, pause-tube; touch (value = new lease end); kick (value = count)
 struct ChangeResult : StoreResult {
@@ -108,6 +110,8 @@ inline constexpr std::uint64_t kMaxKickPerCommand = 100'000;
 // Most due timers one script promotes (the rest go with the next script or scan). Small: a
 // script holds Redis alone, and 1,000 promotions took ~200 ms, timing out commands behind it.
 inline constexpr std::size_t kMaxPromotePerScript = 100;
+// Most leases one give_back script releases (the same reason: a script holds Redis alone).
+inline constexpr std::size_t kMaxGiveBackPerScript = 1000;
 
 class RedisStore {
  public:
@@ -155,6 +159,12 @@ class RedisStore {
   // ready job (or when its pause ends), and the fleet's first timer. Costs Redis the script and
   // 3 calls (TIME, the first timer, one count per tube) when nothing is due.
   void scan(std::size_t limit, const std::vector<std::string>& tubes, Done<ScanResult> done);
+  // A leaving node's leases, (id, fencing token) each, back to ready at once, in scripts of
+  // at most kMaxGiveBackPerScript leases; a lease that ran out or passed to another holder is
+  // left alone. `done` runs once, after the last script: value = jobs given back; an error if
+  // any script failed (those leases then run out as after a crash).
+  void give_back(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leases,
+                 Done<ChangeResult> done);
 
   // The zero-padded form of an id used in keys ("00000000000000000042").
   static std::string member(std::uint64_t id);

@@ -12,6 +12,11 @@
 // it drips its bytes). Other paths: 404; other methods: 405 with "Allow: GET, HEAD"; HEAD:
 // the headers of the GET; a malformed request line: 400. A request body is never read.
 //
+// The text may also be rendered asynchronously (a count read from another server): the render
+// callback gets a Reply to call once with the text, later, on the loop thread. The client waits
+// for it up to read_timeout (then 503 and a close); a reply for a client gone meanwhile (closed,
+// timed out, the server closed or destroyed) is dropped.
+//
 // Loop thread only: every method, and the render callback, runs on the loop's thread.
 #pragma once
 
@@ -21,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,11 +45,16 @@ struct MetricsHttpOptions {
 class MetricsHttpServer {
  public:
   using Render = std::function<std::string()>;
+  using Reply = std::function<void(std::string text)>;
+  using AsyncRender = std::function<void(Reply reply)>;
 
   // A server on `loop`, not listening yet. `loop` must outlive it. Throws std::system_error
   // when libuv fails. From here on the owner must close() it and run the loop until closed()
   // before destroying it (also when listen() throws).
   MetricsHttpServer(uv_loop_t* loop, MetricsHttpOptions options, Render render);
+  // The same, with a text rendered asynchronously: `render` must call its Reply once, on the
+  // loop thread (at once or later).
+  MetricsHttpServer(uv_loop_t* loop, MetricsHttpOptions options, AsyncRender render);
   // REQUIRES: close() was called and the loop ran its close callbacks (closed() is true).
   ~MetricsHttpServer();
   MetricsHttpServer(const MetricsHttpServer&) = delete;
@@ -70,12 +81,15 @@ class MetricsHttpServer {
  private:
   struct Client;
   static void on_connection(uv_stream_t* listener, int status);
+  static void on_timeout(uv_timer_t* timer);  // no full head, or no async text, in time
   void answer(Client* client);
+  void rendered(std::uint64_t serial, std::string text);  // an async render's reply
+  void write(Client* client);
   void finish(Client* client);  // closes a client's handles
 
   uv_loop_t* loop_;
   const MetricsHttpOptions options_;
-  const Render render_;
+  const AsyncRender render_;
   uv_tcp_t listener_;
   std::uint16_t port_ = 0;
   bool closing_ = false;
@@ -84,6 +98,8 @@ class MetricsHttpServer {
   Client* first_client_ = nullptr;  // every client not yet finishing, for close()
   std::uint64_t responses_ = 0;
   std::uint64_t evicted_ = 0;
+  std::uint64_t next_serial_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // replies hold it weakly
 };
 
 }  // namespace wheel::server

@@ -58,6 +58,14 @@ class PrometheusText {
                       std::span<const std::uint64_t>(counts.buckets), counts.sum, base_per_unit);
   }
 
+  // A histogram family of one series: family(name, "histogram", help), then its samples.
+  template <std::size_t N>
+  void histogram(std::string_view name, std::string_view help, const std::array<double, N>& bounds,
+                 const HistogramCounts<N>& counts, double base_per_unit = 1e9) {
+    family(name, "histogram", help);
+    histogram(name, bounds, counts, base_per_unit);
+  }
+
   // The text so far.
   const std::string& text() const { return out_; }
   std::string take() { return std::move(out_); }

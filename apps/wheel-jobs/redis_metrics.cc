@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// /metrics of a fleet node (--store): the shared families of jobs_metrics.cc plus the Redis
+// clients' own.
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+#include "jobs_metrics.h"
+
+namespace wheel::jobs_app {
+
+namespace {
+
+// The changes a fleet node makes itself. Delay ends and timeouts happen inside Redis's scripts
+// (on no node in particular): wheel_jobs_job_timeouts_total counts those fleet-wide.
+constexpr std::array<jobs::ChangeCounter, 8> kNodeChanges = {
+    jobs::ChangeCounter::kPut,   jobs::ChangeCounter::kReserve, jobs::ChangeCounter::kRelease,
+    jobs::ChangeCounter::kBury,  jobs::ChangeCounter::kKick,    jobs::ChangeCounter::kDelete,
+    jobs::ChangeCounter::kTouch, jobs::ChangeCounter::kHangUp};
+
+void render_clients(server::PrometheusText& text, const jobs::RedisClient& commands,
+                    const jobs::RedisClient& events) {
+  const jobs::RedisClientMetrics& m = commands.metrics();
+  text.histogram("wheel_jobs_redis_round_trip_seconds",
+                 "Redis commands (scripts) from sent to answered, on the commands connection.",
+                 jobs::kRedisRoundTripBounds, m.round_trip.read());
+  text.family("wheel_jobs_redis_failures_total", "counter",
+              "Redis commands that failed, by kind: reply (Redis's error), unavailable (no "
+              "connection: failed at once), timeout, lost (connection lost in flight).");
+  for (std::size_t i = 0; i < jobs::kRedisFailureKinds; ++i) {
+    const auto kind = static_cast<jobs::RedisFailure>(i);
+    text.sample("wheel_jobs_redis_failures_total", {{"kind", jobs::redis_failure_name(kind)}},
+                m.failed(kind));
+  }
+  text.series("wheel_jobs_redis_reconnects_total", "counter",
+              "Connections to Redis made again after a loss, by connection.", "connection",
+              {{"commands", m.reconnects}, {"events", events.metrics().reconnects}});
+  text.series(
+      "wheel_jobs_redis_connected", "gauge", "1 while the connection to Redis is up.", "connection",
+      {{"commands", commands.connected() ? 1u : 0u}, {"events", events.connected() ? 1u : 0u}});
+}
+
+}  // namespace
+
+std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
+                                 const jobs::StoreTotals* totals, const jobs::RedisClient& commands,
+                                 const jobs::RedisClient& events) {
+  server::PrometheusText text;
+  text.gauge("wheel_jobs_redis_counts_read",
+             "1 when this scrape read the fleet's job counts from Redis (0: Redis unavailable, "
+             "the job families are left out).",
+             totals != nullptr ? 1 : 0);
+  if (totals != nullptr) render_job_counts(text, *totals);
+  render_commands(text, handler.commands());
+  const jobs::RedisJobsCounters c = handler.counters();
+  text.gauge("wheel_jobs_connections", "Client connections open.", c.connections);
+  text.gauge("wheel_jobs_waiting", "Clients blocked in a reserve.", c.waiting);
+  render_changes(text, handler.metrics(), kNodeChanges);
+  render_clients(text, commands, events);
+  return text.take();
+}
+
+}  // namespace wheel::jobs_app
