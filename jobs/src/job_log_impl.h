@@ -108,6 +108,10 @@ class JobLogImpl {
   // The counters of the live jobs that changed since their put (the others' are a new job's):
   // most pending jobs never change, so they cost nothing here.
   std::unordered_map<std::uint64_t, StoredCounters> counters;
+  // Recovery (job_log_recovery.cc): the replayed segments' bytes, held until the live jobs are
+  // decoded from their latest puts (at the end of open(), or by take_recovered_jobs()).
+  std::unordered_map<std::uint64_t, std::unique_ptr<FileContents>> recovered_segments;
+  bool load_recovered_bodies = false;
   // Records `c` as job `id`'s counters; its put grows by them the first time (live bytes).
   void set_counters(std::uint64_t id, const StoredCounters& c);
   std::uint64_t live_bytes = 0;

@@ -59,6 +59,10 @@ class LogJournal final : public JobJournal {
   // a restart never holds a body twice. A queue whose journal keeps bodies (a LogJournal)
   // needs none: open the log with JobLogOptions::load_bodies = false and they stay on disk.
   static void restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms);
+  // The same for a log opened with JobLogOptions::defer_jobs: takes the jobs from this
+  // journal's log one at a time (JobLog::take_recovered_jobs()) into `queue`, so they are never
+  // all held twice. Call it once, before the queue's first command.
+  void restore_deferred(JobQueue& queue, const Recovered& recovered, std::int64_t wall_now_ms);
 
  private:
   std::int64_t wall_now() const;
