@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
 #include "wheel/jobs/job_queue.h"
 #include "wheel/jobs/log_journal.h"
 #include "wheel/logger.h"
@@ -159,9 +160,8 @@ INSTANTIATE_TEST_SUITE_P(Paths, RestoreTest, ::testing::Values(Path::kRestoreInt
 TEST_F(RestoreTest, AnErrorAddingAJobStopsTheHelperAndReachesTheCaller) {
   o.defer_jobs = true;
   Recovered r;
-  std::string error;
-  auto log = JobLog::open(o, &r, &error);
-  ASSERT_TRUE(log) << error;
+  auto log = testing::open_log(o, &r);
+  ASSERT_TRUE(log);
   LogJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
   JobQueue queue({}, &journal, 1000ms);
   RestoredJob twice;
@@ -178,9 +178,8 @@ TEST_F(RestoreTest, AnErrorBuildingAJobReachesTheCaller) {
   o.defer_jobs = true;
   o.load_bodies = false;
   Recovered r;
-  std::string error;
-  auto log = JobLog::open(o, &r, &error);
-  ASSERT_TRUE(log) << error;
+  auto log = testing::open_log(o, &r);
+  ASSERT_TRUE(log);
   LogJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
   JobQueue queue({}, nullptr, 1000ms);
   EXPECT_THROW(journal.restore_deferred(queue, r, wall), std::invalid_argument);
