@@ -9,6 +9,7 @@
 
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "support/fault_injection_fs.h"
@@ -48,6 +49,22 @@ class LentIndexTest : public ::testing::Test {
   };
 
   testing::FaultInjectionFs fs;
+
+  // The log opened, a journal on it, a queue on the journal (which lends the log its jobs).
+  struct Served {
+    explicit Served(LentIndexTest& t)
+        : log(opened(testing::open_log(t.options(), &recovered))),
+          journal(*log, SyncPolicy::kNever, [] { return kWall; }),
+          queue(std::make_unique<JobQueue>(JobQueueLimits{}, &journal, 0ms)) {}
+    static std::unique_ptr<JobLog> opened(std::unique_ptr<JobLog> log) {
+      if (!log) throw std::runtime_error("the log did not open");
+      return log;
+    }
+    Recovered recovered;
+    std::unique_ptr<JobLog> log;
+    LogJournal journal;
+    std::unique_ptr<JobQueue> queue;
+  };
 };
 
 // Jobs in every state, most deleted, compaction while serving: each live job's body reads back
@@ -57,11 +74,9 @@ TEST_F(LentIndexTest, CompactionMovesTheJobsTheQueueHolds) {
   std::map<std::uint64_t, Expected> expected;
   std::uint64_t live_before = 0;
   {
-    Recovered r;
-    auto log = testing::open_log(options(), &r);
-    ASSERT_TRUE(log);
-    LogJournal journal(*log, SyncPolicy::kNever, [] { return kWall; });
-    JobQueue queue({}, &journal, 0ms);
+    Served served(*this);
+    JobQueue& queue = *served.queue;
+    JobLog* log = served.log.get();
     const SessionId s = queue.open_session();
     std::vector<std::uint64_t> ids;
     for (int i = 0; i < 400; ++i) {
@@ -100,7 +115,7 @@ TEST_F(LentIndexTest, CompactionMovesTheJobsTheQueueHolds) {
         expected.erase(id);
       }
     }
-    for (int i = 0; i < 200; ++i) journal.poll(static_cast<std::uint64_t>(i));
+    for (int i = 0; i < 200; ++i) served.journal.poll(static_cast<std::uint64_t>(i));
     const JobLogStats st = log->stats();
     ASSERT_GT(st.compacted_segments, 0u);
     EXPECT_LE(st.total_bytes, 2 * st.live_bytes + 2 * 4096);
@@ -113,10 +128,9 @@ TEST_F(LentIndexTest, CompactionMovesTheJobsTheQueueHolds) {
     live_before = st.live_bytes;
     log->sync_now();
   }  // the queue, the journal, then the log
-  Recovered r;
-  auto log = testing::open_log(options(), &r);
-  ASSERT_TRUE(log);
-  EXPECT_EQ(log->stats().live_bytes, live_before);
+  Served served(*this);
+  const Recovered& r = served.recovered;
+  EXPECT_EQ(served.log->stats().live_bytes, live_before);
   ASSERT_EQ(r.jobs.size(), expected.size());
   for (const StoredJob& job : r.jobs) {
     const auto it = expected.find(job.id);
@@ -125,12 +139,13 @@ TEST_F(LentIndexTest, CompactionMovesTheJobsTheQueueHolds) {
     EXPECT_EQ(job.body_size, it->second.body.size()) << job.id;
     EXPECT_EQ(job.state, it->second.state) << job.id;
     EXPECT_EQ(job.priority, it->second.priority) << job.id;
-    if (job.state == StoredState::kDelayed) EXPECT_GE(job.due_unix_ms, kWall + 3'600'000) << job.id;
+    if (job.state == StoredState::kDelayed) {
+      EXPECT_GE(job.due_unix_ms, kWall + 3'600'000) << job.id;
+    }
   }
   // A new queue restored from it reads every body at the place the restart handed out.
-  LogJournal journal(*log, SyncPolicy::kNever, [] { return kWall; });
-  JobQueue queue({}, &journal, 0ms);
-  LogJournal::restore_into(queue, r, kWall);
+  JobQueue& queue = *served.queue;
+  LogJournal::restore_into(queue, served.recovered, kWall);
   std::string scratch;
   for (const auto& [id, e] : expected) {
     const Job* job = queue.peek(id);
@@ -144,24 +159,22 @@ TEST_F(LentIndexTest, CompactionMovesTheJobsTheQueueHolds) {
 TEST_F(LentIndexTest, WithoutAQueueCompactionDropsNoLiveJob) {
   std::size_t live = 0;
   {
-    Recovered r;
-    auto log = testing::open_log(options(), &r);
-    ASSERT_TRUE(log);
-    LogJournal journal(*log, SyncPolicy::kNever, [] { return kWall; });
-    {
-      JobQueue queue({}, &journal, 0ms);
-      const SessionId s = queue.open_session();
-      for (int i = 0; i < 300; ++i) {
-        const PutResult p = queue.put(s, 0, 0ms, 60s, body_for(i));
-        ASSERT_EQ(p.outcome, Outcome::kOk);
-        if (i % 4 != 0) ASSERT_EQ(queue.remove(s, p.id), Outcome::kOk);
+    Served served(*this);
+    JobQueue& queue = *served.queue;
+    const SessionId s = queue.open_session();
+    for (int i = 0; i < 300; ++i) {
+      const PutResult p = queue.put(s, 0, 0ms, 60s, body_for(i));
+      ASSERT_EQ(p.outcome, Outcome::kOk);
+      if (i % 4 != 0) {
+        ASSERT_EQ(queue.remove(s, p.id), Outcome::kOk);
       }
-      live = queue.counters().ready;
     }
+    live = queue.counters().ready;
+    served.queue.reset();
     // Over its bound (most of it deleted), with no queue lent: nothing may go.
-    for (int i = 0; i < 200; ++i) journal.poll(static_cast<std::uint64_t>(i));
-    EXPECT_EQ(log->stats().compacted_segments, 0u);
-    log->sync_now();
+    for (int i = 0; i < 200; ++i) served.journal.poll(static_cast<std::uint64_t>(i));
+    EXPECT_EQ(served.log->stats().compacted_segments, 0u);
+    served.log->sync_now();
   }
   Recovered r;
   ASSERT_TRUE(testing::open_log(options(), &r));
