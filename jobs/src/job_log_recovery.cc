@@ -156,6 +156,7 @@ std::uint64_t take_jobs(JobLog::Impl& d, const std::function<void(StoredJob&)>& 
             [](const auto& a, const auto& b) { return a.first < b.first; });
   std::uint64_t cached_number = 0;
   std::string_view cached;  // the segment of the previous job: most neighbours share one
+  LogPosition cached_base = 0;
   StoredJob job;
   for (const auto& [id, e] : live) {
     if (cached.empty() || cached_number != e->segment) {
@@ -165,6 +166,7 @@ std::uint64_t take_jobs(JobLog::Impl& d, const std::function<void(StoredJob&)>& 
         throw std::logic_error("JobLog::take_recovered_jobs: called after the log changed");
       }
       cached = held->second->data();
+      cached_base = d.position_of(e->segment, 0);
     }
     const char* header = cached.data() + e->offset;
     codec::decode_put(std::string_view(header + log::kHeaderSize, log::get_u32(header + 4)), &job,
@@ -172,15 +174,19 @@ std::uint64_t take_jobs(JobLog::Impl& d, const std::function<void(StoredJob&)>& 
     job.state = e->state;
     job.priority = e->priority;
     job.due_unix_ms = e->due_unix_ms;
+    job.log_position = cached_base + e->offset;
     if (auto c = d.counters.find(id); c != d.counters.end()) job.counters = c->second;
     try {
       each(job);
     } catch (...) {
       d.recovered_segments.clear();  // taken or not, they are gone
+      if (d.index_lent) std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);
       throw;
     }
   }
   d.recovered_segments.clear();
+  // An owner lent its index while the jobs were held back (lend_index() kept ours for this).
+  if (d.index_lent) std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);
   return live.size();
 }
 
@@ -292,7 +298,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
       if (auto ec = fs->remove(path)) return fail("cannot remove " + path + ": " + ec.message());
       continue;
     }
-    d->segments.push_back({number, end});
+    d->segments.push_back({number, end, d->next_base()});
     d->total_bytes += end;
     out->bytes += end;
     d->recovered_segments.emplace(number, std::move(contents));

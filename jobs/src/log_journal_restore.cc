@@ -30,6 +30,7 @@ void to_restored(StoredJob& stored, std::int64_t wall_now_ms, RestoredJob& job) 
   job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
   if (!stored.body.empty() || !job.body.empty()) job.body = std::move(stored.body);
   job.body_size = stored.body_size;
+  job.journal_ref = stored.log_position;
   // As beanstalkd after a binlog replay: age goes on from the put (wall clock), the delay is
   // the last put or release's, the counters those of the last durable change.
   job.age = Millis(std::max<std::int64_t>(wall_now_ms - stored.created_unix_ms, 0));
