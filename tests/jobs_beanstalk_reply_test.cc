@@ -222,6 +222,49 @@ TEST(BeanstalkStats, ServerStatsHaveBeanstalkdsKeysInItsOrder) {
   }
 }
 
+// Each count under its own key: a mix-up of two counts (cmd-touch printing kick's) shows here,
+// where every count has a value of its own (the conformance test's fresh beanstalkd has 0s).
+TEST(BeanstalkStats, EveryCountIsPrintedUnderItsOwnKey) {
+  ServerStats s{.urgent = 1, .ready = 2, .reserved = 3, .delayed = 4, .buried = 5};
+  s.commands = {.put = 6,
+                .peek = 7,
+                .peek_ready = 8,
+                .peek_delayed = 9,
+                .peek_buried = 10,
+                .reserve = 11,
+                .reserve_with_timeout = 12,
+                .delete_ = 13,
+                .release = 14,
+                .use = 15,
+                .watch = 16,
+                .ignore = 17,
+                .bury = 18,
+                .kick = 19,
+                .touch = 20,
+                .stats = 21,
+                .stats_job = 22,
+                .stats_tube = 23,
+                .list_tubes = 24,
+                .list_tube_used = 25,
+                .list_tubes_watched = 26,
+                .pause_tube = 27};
+  s.job_timeouts = 28;
+  s.total_jobs = 29;
+  s.max_job_size = 30;
+  s.tubes = 31;
+  s.connections = 32;
+  s.producers = 33;
+  s.workers = 34;
+  s.waiting = 35;
+  s.total_connections = 36;
+  const std::string yaml = server_stats_yaml(s);
+  for (int i = 0; i < 36; ++i) {  // the counts are the first 36 keys, from "current-jobs-urgent"
+    const std::string line =
+        "\n" + std::string(kServerStatsKeys[i]) + ": " + std::to_string(i + 1) + "\n";
+    EXPECT_NE(yaml.find(line), std::string::npos) << line;
+  }
+}
+
 TEST(BeanstalkStats, QuotedValuesAreEscaped) {
   ServerStats s;
   s.version = "a\"b\\c";
