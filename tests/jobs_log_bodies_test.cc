@@ -137,7 +137,7 @@ TEST_F(LogBodiesTest, AQueueOnALogJournalHoldsNoBodies) {
   ASSERT_EQ(p.outcome, Outcome::kOk);
   const Job* job = queue.peek(p.id);
   ASSERT_NE(job, nullptr);
-  EXPECT_EQ(job->body_data, nullptr);
+  EXPECT_TRUE(job->body_in_journal);  // body_data holds the journal's reference instead
   EXPECT_EQ(job->body_size, 12u);
   EXPECT_EQ(queue.counters().body_bytes, 12u);
   std::string scratch;

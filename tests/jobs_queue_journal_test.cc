@@ -208,25 +208,26 @@ TEST_F(LogJournalTest, ADiskFullLogRefusesPutsAndTheQueueStaysAsItWas) {
 TEST_F(LogJournalTest, WithSpaceSetAsideTheDiskFullRefusalComesWhenItIsUsedUp) {
   // Batched writes go into space set aside beforehand (WritableFile::reserve): a full disk
   // refuses the put that no longer fits there, at once, and every put accepted before is kept.
-  Journaled j(*this, SyncPolicy::kAlways);
-  JobQueue& queue = j.queue;
-  const SessionId s = j.session;
-  ASSERT_EQ(queue.put(s, 0, 0ms, 1s, "small").outcome, Outcome::kOk);
-  fs.set_capacity(fs.used_bytes());
   std::uint64_t accepted = 1;
-  PutResult refused;
-  for (int i = 0; i < 10'000; ++i) {  // 10 KB each: a few hundred fill the space set aside
-    refused = queue.put(s, 0, 0ms, 1s, std::string(10'000, 'z'));
-    if (refused.outcome != Outcome::kOk) break;
-    ++accepted;
-  }
-  EXPECT_EQ(refused.outcome, Outcome::kOutOfMemory);
-  EXPECT_EQ(j.journal.last_refusal(), Refusal::kFull);
-  EXPECT_EQ(queue.counters().total_jobs, accepted);
-  bool durable = false;
-  j.journal.when_durable([&] { durable = true; });
-  EXPECT_TRUE(durable);
-  j.log.reset();
+  {
+    Journaled j(*this, SyncPolicy::kAlways);
+    JobQueue& queue = j.queue;
+    const SessionId s = j.session;
+    ASSERT_EQ(queue.put(s, 0, 0ms, 1s, "small").outcome, Outcome::kOk);
+    fs.set_capacity(fs.used_bytes());
+    PutResult refused;
+    for (int i = 0; i < 10'000; ++i) {  // 10 KB each: a few hundred fill the space set aside
+      refused = queue.put(s, 0, 0ms, 1s, std::string(10'000, 'z'));
+      if (refused.outcome != Outcome::kOk) break;
+      ++accepted;
+    }
+    EXPECT_EQ(refused.outcome, Outcome::kOutOfMemory);
+    EXPECT_EQ(j.journal.last_refusal(), Refusal::kFull);
+    EXPECT_EQ(queue.counters().total_jobs, accepted);
+    bool durable = false;
+    j.journal.when_durable([&] { durable = true; });
+    EXPECT_TRUE(durable);
+  }  // the queue, the journal, then the log
   Recovered r;
   auto log = open(&r);
   EXPECT_EQ(r.jobs.size(), accepted);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // JobLog: group commit, the id lease and the disk-full state. Writing records (gathered, one
 // write per batch) is in job_log_write.cc, open and replay in job_log_recovery.cc, compaction
-// in job_log_compaction.cc.
+// in job_log_compaction.cc, the index (own or lent) in job_log_index.cc.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -97,7 +97,7 @@ std::error_code JobLog::Impl::start_segment(std::uint64_t number) {
   head_nonce = nonce;
   marked_end = 0;
   reserved_end = 0;
-  segments.push_back({number, rec.size()});
+  segments.push_back({number, rec.size(), next_base()});
   total_bytes += rec.size();
   id_limit = limit;
   pending_limit_lsn = 0;
@@ -224,24 +224,28 @@ std::error_code JobLog::allocate_id(std::uint64_t* id) {
   return {};
 }
 
-std::error_code JobLog::put(const StoredJob& job, Lsn* lsn) {
+std::error_code JobLog::put(const StoredJob& job, Lsn* lsn, LogPosition* position) {
   if (job.tube.size() > 255 || job.body.size() > (1u << 30) || job.id >= impl_->next_id) {
     throw std::invalid_argument(
         "JobLog::put: tube over 255 bytes, body over 1 GiB or id not allocated");
   }
+  Impl& d = *impl_;
   std::uint64_t seg = 0;
   std::uint64_t off = 0;
-  if (auto ec = impl_->append_put(job, lsn, &seg, &off)) return ec;
+  if (auto ec = d.append_put(job, lsn, &seg, &off)) return ec;
   const std::uint64_t size = codec::put_record_size(job);
-  auto [it, inserted] = impl_->index.try_emplace(job.id);
-  if (!inserted) impl_->live_bytes -= it->second.put_size;
-  it->second = {seg, off, size, job.state, job.priority, job.due_unix_ms};
-  impl_->live_bytes += size;
-  if (codec::put_needs_counters(job)) {
-    impl_->counters[job.id] = job.counters;
-  } else {
-    impl_->counters.erase(job.id);
+  if (!d.index_lent) {
+    auto [it, inserted] = d.index.try_emplace(job.id);
+    if (!inserted) d.live_bytes -= it->second.put_size;
+    it->second = {seg, off, size, job.state, job.priority, job.due_unix_ms};
   }
+  d.live_bytes += size;
+  if (codec::put_needs_counters(job)) {
+    d.counters[job.id] = job.counters;
+  } else {
+    d.counters.erase(job.id);
+  }
+  if (position != nullptr) *position = d.position_of(seg, off);
   return {};
 }
 
@@ -249,40 +253,49 @@ void JobLog::Impl::set_counters(std::uint64_t id, const StoredCounters& c) {
   auto [it, fresh] = counters.insert_or_assign(id, c);
   if (!fresh) return;
   // The job's next put (compaction) carries them: count them live now (compaction recounts).
-  auto entry = index.find(id);
-  if (entry == index.end()) return;
-  entry->second.put_size += codec::kCountersSize;
+  // A lent index's entries count them by this map (locate()).
+  if (!index_lent) {
+    auto entry = index.find(id);
+    if (entry == index.end()) return;
+    entry->second.put_size += codec::kCountersSize;
+  }
   live_bytes += codec::kCountersSize;
 }
 
 std::error_code JobLog::change(const StoredChange& change, Lsn* lsn) {
-  auto it = impl_->index.find(change.id);
-  if (it == impl_->index.end()) throw std::invalid_argument("JobLog::change: no such live job");
+  Impl& d = *impl_;
+  IndexEntry entry;
+  if (!d.locate(change.id, &entry)) {
+    throw std::invalid_argument("JobLog::change: no such live job");
+  }
   std::uint64_t seg = 0;
   std::uint64_t off = 0;
-  if (auto ec = impl_->append(log::RecordType::kUpdate, codec::encode_change(change), false, lsn,
-                              &seg, &off)) {
+  if (auto ec = d.append(log::RecordType::kUpdate, codec::encode_change(change), false, lsn, &seg,
+                         &off)) {
     return ec;
   }
-  it->second.state = change.state;
-  it->second.priority = change.priority;
-  it->second.due_unix_ms = change.due_unix_ms;
-  impl_->set_counters(change.id, change.counters);
+  // A lent index learns the new state from its owner, who applies the change next.
+  if (auto it = d.index.find(change.id); it != d.index.end()) {
+    it->second.state = change.state;
+    it->second.priority = change.priority;
+    it->second.due_unix_ms = change.due_unix_ms;
+  }
+  d.set_counters(change.id, change.counters);
   return {};
 }
 
 std::error_code JobLog::remove(std::uint64_t id, Lsn* lsn) {
-  auto it = impl_->index.find(id);
-  if (it == impl_->index.end()) throw std::invalid_argument("JobLog::remove: no such live job");
+  Impl& d = *impl_;
+  IndexEntry entry;
+  if (!d.locate(id, &entry)) throw std::invalid_argument("JobLog::remove: no such live job");
   std::uint64_t seg = 0;
   std::uint64_t off = 0;
-  if (auto ec =
-          impl_->append(log::RecordType::kDelete, codec::encode_u64(id), true, lsn, &seg, &off)) {
+  if (auto ec = d.append(log::RecordType::kDelete, codec::encode_u64(id), true, lsn, &seg, &off)) {
     return ec;
   }
-  impl_->live_bytes -= it->second.put_size;
-  impl_->index.erase(it);
-  impl_->counters.erase(id);
+  d.live_bytes -= entry.put_size;
+  d.index.erase(id);  // a lent index forgets it when its owner deletes the job, next
+  d.counters.erase(id);
   return {};
 }
 

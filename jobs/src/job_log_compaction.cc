@@ -26,7 +26,8 @@ bool JobLog::Impl::over_bound(bool hard) const {
 }
 
 void JobLog::Impl::compact(std::uint64_t max_steps) {
-  if (failed || compaction_stopped) return;
+  // No index lent now: every job would look dead.
+  if (failed || compaction_stopped || (index_lent && lent == nullptr)) return;
   // Only segments older than the head at entry are compacted: rewrites land in newer ones.
   std::uint64_t stop_at = segments.back().number;
   bool rotated = false;
@@ -74,29 +75,31 @@ bool JobLog::Impl::compact_oldest() {
     if (static_cast<log::RecordType>(rec.type) != log::RecordType::kPut) continue;
     std::uint64_t id = 0;
     if (!codec::peek_put_id(rec.payload, &id)) continue;
-    auto it = index.find(id);
-    if (it == index.end() || it->second.segment != old.number || it->second.offset != rec.offset) {
+    IndexEntry entry;
+    if (!locate(id, &entry) || entry.segment != old.number || entry.offset != rec.offset) {
       continue;  // dead, or rewritten since
     }
     if (disk_full) return false;  // keep the reserve for deletes; pure drops still happen
     StoredJob job;
     if (!codec::decode_put(rec.payload, &job)) continue;
-    job.state = it->second.state;
-    job.priority = it->second.priority;
-    job.due_unix_ms = it->second.due_unix_ms;
+    job.state = entry.state;
+    job.priority = entry.priority;
+    job.due_unix_ms = entry.due_unix_ms;
     // Changed since its put: the counters of its last change (else the put's own still hold).
-    if (auto c = counters.find(id); c != counters.end()) job.counters = c->second;
+    auto c = counters.find(id);
+    if (c != counters.end()) job.counters = c->second;
     JobLog::Lsn lsn = 0;
     std::uint64_t seg = 0;
     std::uint64_t off = 0;
     if (append_put(job, &lsn, &seg, &off)) {
       return false;  // disk full or failed: the old segment stays, nothing is lost
     }
-    it->second.segment = seg;
-    it->second.offset = off;
     const std::uint64_t size = codec::put_record_size(job);
-    live_bytes = live_bytes - it->second.put_size + size;
-    it->second.put_size = size;
+    live_bytes = live_bytes - entry.put_size + size;
+    // Counters the new put need not carry (a new job's): the map then holds none, so that
+    // locate() counts the record's size as it is.
+    if (c != counters.end() && !codec::put_needs_counters(job)) counters.erase(c);
+    relocate(id, seg, off, size);
     rewritten += rec.size();
   }
   // The copies must be on disk before the originals go.

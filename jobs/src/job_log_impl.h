@@ -14,11 +14,13 @@
 #include "syncer.h"
 #include "wheel/jobs/file_system.h"
 #include "wheel/jobs/job_log_options.h"
+#include "wheel/jobs/log_index.h"
 #include "wheel/jobs/stored_job.h"
 
 namespace wheel::jobs {
 
-// Where a live job's latest whole record is, and its state now.
+// Where a live job's latest whole record is, and its state now (the log's own index, or what
+// a lent LogIndex answers, in these terms).
 struct IndexEntry {
   std::uint64_t segment = 0;
   std::uint64_t offset = 0;
@@ -31,6 +33,7 @@ struct IndexEntry {
 struct SegmentInfo {
   std::uint64_t number = 0;
   std::uint64_t bytes = 0;
+  LogPosition base = 0;  // the LogPosition of its byte 0 (the earlier segments' bytes)
 };
 
 // Ids a synced id-limit record covers ahead of the next id (the next record is written when
@@ -104,7 +107,24 @@ class JobLogImpl {
   bool batch_writes = true;        // false once the file could not set space aside
   std::uint64_t head_nonce = 0;
   std::uint64_t marked_end = 0;  // the head's last kSynced offset
+  // Where each live job's put is and its state now: this map (recovery fills it), until the
+  // owner lends its own index (JobLog::lend_index); then `lent` answers and the map is empty.
   std::unordered_map<std::uint64_t, IndexEntry> index;
+  LogIndex* lent = nullptr;
+  bool index_lent = false;  // lend_index() was called (`lent` may be null again)
+  // Live job `id`'s entry from whichever index holds it; false when it is not live (or no
+  // index is lent now).
+  bool locate(std::uint64_t id, IndexEntry* entry) const;
+  // Compaction rewrote live job `id`'s put at (`segment`, `offset`), `put_size` bytes.
+  void relocate(std::uint64_t id, std::uint64_t segment, std::uint64_t offset,
+                std::uint64_t put_size);
+  // The position of byte `offset` of segment `number` (REQUIRES: a segment of the log), and
+  // back (false when `position` is in no segment of the log).
+  LogPosition position_of(std::uint64_t number, std::uint64_t offset) const;
+  bool segment_at(LogPosition position, std::uint64_t* number, std::uint64_t* offset) const;
+  LogPosition next_base() const {
+    return segments.empty() ? 0 : segments.back().base + segments.back().bytes;
+  }
   // The counters of the live jobs that changed since their put (the others' are a new job's):
   // most pending jobs never change, so they cost nothing here.
   std::unordered_map<std::uint64_t, StoredCounters> counters;

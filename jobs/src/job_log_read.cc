@@ -16,9 +16,8 @@
 namespace wheel::jobs {
 
 std::error_code JobLog::Impl::read_body(std::uint64_t id, std::string* body) {
-  auto it = index.find(id);
-  if (it == index.end()) throw std::invalid_argument("JobLog::read_body: no such live job");
-  const IndexEntry& e = it->second;
+  IndexEntry e;
+  if (!locate(id, &e)) throw std::invalid_argument("JobLog::read_body: no such live job");
   std::string data;
   const SegmentInfo& head_info = segments.back();
   const std::uint64_t written = head_info.bytes - pending.size();

@@ -242,7 +242,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
       if (auto ec = fs->remove(path)) return fail("cannot remove " + path + ": " + ec.message());
       continue;
     }
-    d->segments.push_back({number, end});
+    d->segments.push_back({number, end, d->next_base()});
     d->total_bytes += end;
     out->bytes += end;
     segment_data.emplace(number, std::move(data));
@@ -267,6 +267,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
     job.state = e.state;
     job.priority = e.priority;
     job.due_unix_ms = e.due_unix_ms;
+    job.log_position = d->position_of(e.segment, e.offset);
     if (auto c = d->counters.find(ids[i]); c != d->counters.end()) job.counters = c->second;
   }
   segment_data = {};

@@ -22,8 +22,8 @@ constexpr std::uint64_t kMaxJobs = std::uint64_t{1} << 32;
 void hold_body(Job* job, std::string_view body) {
   job->body_size = static_cast<std::uint32_t>(body.size());
   if (body.empty()) return;
-  job->body_data = std::make_unique_for_overwrite<char[]>(body.size());
-  std::memcpy(job->body_data.get(), body.data(), body.size());
+  job->body_data = new char[body.size()];  // ~Job deletes it
+  std::memcpy(job->body_data, body.data(), body.size());
 }
 
 ChangeCounter counter_for(ChangeKind kind) {
@@ -70,9 +70,17 @@ JobQueue::JobQueue(JobQueueLimits limits, JobJournal* journal, Millis now)
     throw std::invalid_argument("JobQueueLimits: max_jobs must be at most 4,294,967,296");
   }
   tube_for(kDefaultTube);
+  if (journal_ != nullptr) journal_->attach(this);
 }
 
-JobQueue::~JobQueue() = default;
+JobQueue::~JobQueue() {
+  if (journal_ != nullptr) journal_->attach(nullptr);
+}
+
+void JobQueue::move_journal_ref(std::uint64_t id, std::uint64_t ref) {
+  Job* job = find_job(id);
+  if (job != nullptr && job->body_in_journal) job->journal_ref = ref;
+}
 
 // --- time ---
 
@@ -112,18 +120,17 @@ void JobQueue::cancel(LoopWheel::Handle& handle) {
 
 void JobQueue::job_due(std::uint64_t job_id) {
   Job* job = find_job(job_id);
-  if (job == nullptr) return;
+  // Only a reserved job's timeout runs (take_out() cancels it): `timeout` is read then only.
+  if (job == nullptr || job->state != JobState::kReserved) return;
   job->timeout.reset();
-  if (job->state == JobState::kReserved) {
-    // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
-    Session* holder = find_session(job->reserver);
-    if (holder != nullptr) holder->reserved.erase(job->id);
-    job->tube->reserved--;
-    job->timeouts++;
-    job_timeouts_++;
-    metrics_.count(ChangeCounter::kTimeout);
-    make_ready(job);
-  }
+  // TTR ran out: back to ready, as beanstalkd (not journalled: reservations are not).
+  Session* holder = find_session(job->reserver);
+  if (holder != nullptr) holder->reserved.erase(job->id);
+  job->tube->reserved--;
+  job->timeouts++;
+  job_timeouts_++;
+  metrics_.count(ChangeCounter::kTimeout);
+  make_ready(job);
 }
 
 void JobQueue::delays_due(std::uint64_t tube_address) {
@@ -283,7 +290,6 @@ void JobQueue::make_delayed(Job* job, Millis delay) {
 
 void JobQueue::take_out(Job* job) {
   Tube* tube = job->tube;
-  cancel(job->timeout);
   switch (job->state) {
     case JobState::kReady:
       tube->ready.erase(job);
@@ -297,6 +303,7 @@ void JobQueue::take_out(Job* job) {
       tube->buried.erase(job->buried_pos);
       break;
     case JobState::kReserved: {
+      cancel(job->timeout);
       tube->reserved--;
       Session* holder = find_session(job->reserver);
       if (holder != nullptr) holder->reserved.erase(job->id);
@@ -344,10 +351,11 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   std::uint64_t job_id = journal_ == nullptr ? next_id_ : journal_->allocate_id(next_id_);
   if (job_id == 0) return {refusal(), 0};
   if (job_id >= next_id_) next_id_ = job_id + 1;
-  if (!journal(
-          {ChangeKind::kPut, job_id, session->used->name(), priority, delay, ttr, body, now_})) {
-    return {refusal(), 0};
-  }
+  std::uint64_t ref = 0;
+  JobChange change{
+      ChangeKind::kPut, job_id, session->used->name(), priority, delay, ttr, body, now_};
+  change.put_ref = &ref;
+  if (!journal(change)) return {refusal(), 0};
   auto job = std::make_unique<Job>();
   job->id = job_id;
   job->tube = session->used;
@@ -356,6 +364,8 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   job->ttr = ttr;
   if (keeps_bodies()) {
     job->body_size = static_cast<std::uint32_t>(body.size());
+    job->body_in_journal = true;
+    job->journal_ref = ref;
   } else {
     hold_body(job.get(), body);
   }
@@ -449,6 +459,8 @@ void JobQueue::restore(RestoredJob restored) {
   job->ttr = restored.ttr.count() <= 0 ? kMinTtr : restored.ttr;
   if (keeps_bodies()) {
     job->body_size = restored.body_size;
+    job->body_in_journal = true;
+    job->journal_ref = restored.journal_ref;
   } else {
     hold_body(job.get(), restored.body);
   }

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "wheel/jobs/tube.h"
+
 namespace wheel::jobs {
 
 namespace {
@@ -67,7 +69,10 @@ bool LogJournal::record(const JobChange& change) {
       job.tube = std::string(change.tube);
       job.body = std::string(change.body);
       job.counters = stored_counters(change);
-      return !refused(log_.put(job, &lsn));
+      LogPosition position = 0;
+      if (refused(log_.put(job, &lsn, &position))) return false;
+      if (change.put_ref != nullptr) *change.put_ref = position;
+      return true;
     }
     case ChangeKind::kRelease:
       return !refused(log_.change(
@@ -88,6 +93,41 @@ bool LogJournal::record(const JobChange& change) {
 
 bool LogJournal::read_body(std::uint64_t id, std::string* body) {
   return !log_.read_body(id, body);
+}
+
+void LogJournal::attach(JournaledJobs* jobs) {
+  jobs_ = jobs;
+  log_.lend_index(jobs == nullptr ? nullptr : this);
+}
+
+bool LogJournal::find(std::uint64_t id, Entry* entry) const {
+  const Job* job = jobs_ == nullptr ? nullptr : jobs_->journaled_job(id);
+  if (job == nullptr || !job->body_in_journal) return false;
+  entry->position = job->journal_ref;
+  entry->tube_size = job->tube->name().size();
+  entry->body_size = job->body_size;
+  entry->priority = job->priority;
+  entry->due_unix_ms = 0;
+  switch (job->state) {
+    case JobState::kDelayed:
+      // Its due time on the wall clock, as the queue's clock sees it now (a restart re-arms it
+      // from there).
+      entry->state = StoredState::kDelayed;
+      entry->due_unix_ms = wall_now() + (job->deadline - jobs_->journal_now()).count();
+      break;
+    case JobState::kBuried:
+      entry->state = StoredState::kBuried;
+      break;
+    case JobState::kReady:
+    case JobState::kReserved:  // reservations are not durable: as before its reserve
+      entry->state = StoredState::kReady;
+      break;
+  }
+  return true;
+}
+
+void LogJournal::placed(std::uint64_t id, LogPosition position) {
+  if (jobs_ != nullptr) jobs_->move_journal_ref(id, position);
 }
 
 void LogJournal::when_durable(std::function<void()> done) {
@@ -149,6 +189,7 @@ void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_
     job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
     job.body = std::move(stored.body);  // empty unless the log loaded bodies
     job.body_size = stored.body_size;
+    job.journal_ref = stored.log_position;
     // As beanstalkd after a binlog replay: age goes on from the put (wall clock), the delay is
     // the last put or release's, the counters those of the last durable change.
     job.age = Millis(std::max<std::int64_t>(wall_now_ms - stored.created_unix_ms, 0));

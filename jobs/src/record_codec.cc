@@ -130,8 +130,13 @@ std::uint64_t put_record_size(const StoredJob& job) {
 }
 
 std::uint64_t put_record_size(const StoredJob& job, std::uint64_t body_size) {
-  return log::kHeaderSize + kPutFixed + job.tube.size() + 4 + body_size +
-         (put_needs_counters(job) ? kCountersSize : 0);
+  return put_record_size(job.tube.size(), body_size, put_needs_counters(job));
+}
+
+std::uint64_t put_record_size(std::uint64_t tube_size, std::uint64_t body_size,
+                              bool with_counters) {
+  return log::kHeaderSize + kPutFixed + tube_size + 4 + body_size +
+         (with_counters ? kCountersSize : 0);
 }
 
 std::string encode_change(const StoredChange& c) {

@@ -49,6 +49,8 @@ bool peek_put_id(std::string_view payload, std::uint64_t* id);
 std::uint64_t put_record_size(const StoredJob& job);
 // The same for a job whose body (of `body_size` bytes) was not loaded.
 std::uint64_t put_record_size(const StoredJob& job, std::uint64_t body_size);
+// The same from the sizes of a put's tube and body, and whether it carries counters.
+std::uint64_t put_record_size(std::uint64_t tube_size, std::uint64_t body_size, bool with_counters);
 
 std::string encode_change(const StoredChange& change);
 // `with_counters` (may be null): false for a version-1 record, which carries none.

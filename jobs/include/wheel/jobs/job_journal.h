@@ -54,6 +54,26 @@ struct JobChange {
   // change by reserves and TTR timeouts, which are not durable, included), as beanstalkd
   // writes its whole job record with each change.
   JobCounters counters{};
+  // kPut, when the journal keeps bodies (keeps_bodies()): where record() stores its reference
+  // to the job's stored copy, which the queue keeps in the job (Job::journal_ref).
+  std::uint64_t* put_ref = nullptr;
+};
+
+// What a journal that keeps bodies may ask of the queue it serves (JobQueue implements it and
+// hands itself to JobJournal::attach): the live jobs by id, so the journal need keep nothing
+// per job beyond the reference each job holds (Job::journal_ref).
+class JournaledJobs {
+ public:
+  // The live job `id` (put and not deleted), or null; valid until the queue's next change.
+  virtual const Job* journaled_job(std::uint64_t id) const = 0;
+  // The journal moved job `id`'s stored copy (compaction): its reference is now `ref`.
+  // REQUIRES: `id` is live.
+  virtual void move_journal_ref(std::uint64_t id, std::uint64_t ref) = 0;
+  // The queue's clock (the one Job's times are on).
+  virtual Millis journal_now() const = 0;
+
+ protected:
+  ~JournaledJobs() = default;
 };
 
 // Why a journal refused (see last_refusal()).
@@ -84,6 +104,10 @@ class JobJournal {
   // True: the journal keeps the body of every job it recorded a put of (until its delete) and
   // reads it back with read_body(), so the queue holds no body in memory.
   virtual bool keeps_bodies() const { return false; }
+  // The queue that uses this journal calls it with itself once constructed, and with null
+  // when destroyed; a journal that keeps bodies answers its store's questions about live jobs
+  // from `jobs`. The default ignores it.
+  virtual void attach(JournaledJobs* jobs) { (void)jobs; }
   // Reads the body of live job `id` into *body. False when it cannot be read (an I/O error, a
   // damaged record): the command that needed it fails with INTERNAL_ERROR.
   virtual bool read_body(std::uint64_t id, std::string* body) {
@@ -109,10 +133,11 @@ struct RestoredJob {
   Millis ready_in{0};                 // kDelayed: from the queue's `now` (<= 0: ready at once)
   Millis delay{0};                    // the delay it was put or released with (stats-job)
   Millis ttr{1000};
-  std::string body;             // empty when the journal keeps bodies (keeps_bodies())
-  std::uint32_t body_size = 0;  // its length; what counts when the journal keeps bodies
-  Millis age{0};                // how long ago it was put (stats-job's age goes on from there)
-  JobCounters counters{};       // as of its last durable change
+  std::string body;               // empty when the journal keeps bodies (keeps_bodies())
+  std::uint32_t body_size = 0;    // its length; what counts when the journal keeps bodies
+  std::uint64_t journal_ref = 0;  // when the journal keeps bodies: Job::journal_ref
+  Millis age{0};                  // how long ago it was put (stats-job's age goes on from there)
+  JobCounters counters{};         // as of its last durable change
 };
 
 }  // namespace wheel::jobs

@@ -35,6 +35,7 @@
 #include "wheel/jobs/file_system.h"
 #include "wheel/jobs/job_log_options.h"
 #include "wheel/jobs/log_error.h"
+#include "wheel/jobs/log_index.h"
 #include "wheel/jobs/log_metrics.h"
 #include "wheel/jobs/stored_job.h"
 
@@ -96,8 +97,9 @@ class JobLog {
   // Append one change. On success *lsn is its LSN; on error nothing was appended (the caller
   // refuses the change and keeps its state). kDiskFull: put and change are refused until space
   // returns; remove keeps working from the reserve. `job.id` must come from allocate_id() and
-  // `change.id`, `id` must name a live job (put and not removed).
-  std::error_code put(const StoredJob& job, Lsn* lsn);
+  // `change.id`, `id` must name a live job (put and not removed). put() sets *position (may
+  // be null) to where the put record went: an owner that lent its index keeps it there.
+  std::error_code put(const StoredJob& job, Lsn* lsn, LogPosition* position = nullptr);
   std::error_code change(const StoredChange& change, Lsn* lsn);
   std::error_code remove(std::uint64_t id, Lsn* lsn);
 
@@ -107,6 +109,14 @@ class JobLog {
   // that fails its CRC or does not hold job `id` (logged with file and offset). REQUIRES:
   // `id` is live (put and not removed). Does not stop the log.
   std::error_code read_body(std::uint64_t id, std::string* body);
+
+  // From now on `index` (the owner's, log_index.h) says where each live job's put record is
+  // and its state, and the log drops its own index (about 70 bytes per live job). REQUIRES:
+  // before the next change, remove, read_body or poll, `index` knows every live job: those
+  // open() recovered (at StoredJob::log_position) and those put since (put()'s *position).
+  // A job `index` does not know is dead to compaction. Null: no index for now (compaction
+  // waits; change, remove and read_body must not be called) until one is lent again.
+  void lend_index(LogIndex* index);
 
   // Ends a batch of appends: writes them to the file (one write), then with kAlways starts (or
   // queues) one fdatasync for all of them.

@@ -109,11 +109,12 @@ inline constexpr Millis kMinTtr{1000};
 // The last second of a TTR: a waiting session holding a job that enters it gets DEADLINE_SOON.
 inline constexpr Millis kSafetyMargin{1000};
 
-class JobQueue {
+// A JobQueue answers its journal as JournaledJobs (job_journal.h); that face is private.
+class JobQueue : private JournaledJobs {
  public:
   // An empty queue at time `now` with the tube "default". `journal` (may be null: memory only)
   // must outlive the queue. Throws std::invalid_argument for a zero limit or max_jobs over
-  // 2^32.
+  // 2^32. Attaches itself to `journal` (JobJournal::attach) until destroyed.
   explicit JobQueue(JobQueueLimits limits = {}, JobJournal* journal = nullptr,
                     Millis now = Millis{0});
   ~JobQueue();
@@ -222,6 +223,11 @@ class JobQueue {
   const JobQueueLimits& limits() const { return limits_; }
 
  private:
+  // JournaledJobs.
+  const Job* journaled_job(std::uint64_t id) const override { return find_job(id); }
+  void move_journal_ref(std::uint64_t id, std::uint64_t ref) override;
+  Millis journal_now() const override { return now_; }
+
   bool keeps_bodies() const { return journal_ != nullptr && journal_->keeps_bodies(); }
   Session* find_session(SessionId id);
   Job* find_job(std::uint64_t id) const;

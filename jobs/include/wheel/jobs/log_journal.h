@@ -6,6 +6,12 @@
 // change recorded before it (group commit with SyncPolicy::kAlways; at once otherwise).
 // restore_into() loads what JobLog::open() recovered into a fresh queue.
 //
+// Memory: the log keeps nothing per job. The journal lends the log an index (log_index.h)
+// answered from the attached queue's jobs: each holds its put record's place
+// (Job::journal_ref), and its state is the queue's. So the queue attached to the journal must
+// hold every live job of the log before the log's next poll(): restore_into() right after the
+// queue is made.
+//
 // Wall clock: the log stores due times in Unix milliseconds; the queue counts in its own
 // monotonic milliseconds. The journal converts with `wall_now_ms` (the system clock unless a
 // test passes its own).
@@ -26,7 +32,7 @@
 
 namespace wheel::jobs {
 
-class LogJournal final : public JobJournal {
+class LogJournal final : public JobJournal, private LogIndex {
  public:
   using WallClock = std::function<std::int64_t()>;  // Unix milliseconds
 
@@ -42,6 +48,8 @@ class LogJournal final : public JobJournal {
   // Bodies stay in the log (JobLog::read_body): the queue keeps none in memory.
   bool keeps_bodies() const override { return true; }
   bool read_body(std::uint64_t id, std::string* body) override;
+  // Lends the log its index answered from `jobs` (null: none; the log's compaction waits).
+  void attach(JournaledJobs* jobs) override;
 
   // The log's housekeeping (finished syncs, interval syncs, compaction, disk space), then the
   // callbacks of when_durable() that are durable now. `now_ms`: any monotonic clock.
@@ -61,6 +69,10 @@ class LogJournal final : public JobJournal {
   static void restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms);
 
  private:
+  // LogIndex, from the attached queue's jobs.
+  bool find(std::uint64_t id, Entry* entry) const override;
+  void placed(std::uint64_t id, LogPosition position) override;
+
   std::int64_t wall_now() const;
   // The callbacks whose changes are durable now; once the log failed, all the others too
   // (with calling_back_lost()).
@@ -68,6 +80,7 @@ class LogJournal final : public JobJournal {
   bool refused(std::error_code ec);  // notes why; true when `ec` refused
 
   JobLog& log_;
+  JournaledJobs* jobs_ = nullptr;
   SyncPolicy policy_;
   WallClock wall_now_ms_;
   std::deque<std::pair<JobLog::Lsn, std::function<void()>>> waiting_;

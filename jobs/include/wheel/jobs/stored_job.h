@@ -36,6 +36,9 @@ struct StoredJob {
   // The body's length, set by JobLog::open() also when it leaves `body` empty
   // (JobLogOptions::load_bodies false); not part of ==, and not read by JobLog::put().
   std::uint32_t body_size = 0;
+  // Where its put record is (log_index.h's LogPosition), set by JobLog::open(); not part of ==,
+  // and not read by JobLog::put().
+  std::uint64_t log_position = 0;
 
   friend bool operator==(const StoredJob& a, const StoredJob& b) {
     return a.id == b.id && a.state == b.state && a.priority == b.priority &&
