@@ -3,8 +3,10 @@
 # Side by side on the same redis-server (issue 20 section 3): BullMQ 6.7, the plain pattern
 # (ZADD + a Lua ZRANGEBYSCORE/ZREM claim) and wheel-jobs --store redis://. Each round runs every
 # peer once, in turn, on a fresh redis-server (AOF everysec) in a temporary directory on a free
-# port (bench/bullmq/run-peer.js: added/s, delivered/s when all are due, lateness at a due rate
-# BullMQ keeps up with, Redis commands per job and per second with nothing due); then the fleet
+# port (bench/bullmq/run-peer.js: added/s, delivered/s when all are due, the issue's workload end
+# to end (N jobs added while the workers run, until all are delivered: Redis commands per
+# delivered job, lateness, delivered/s), lateness at a due rate BullMQ keeps up with, Redis
+# commands per second with nothing due; per phase, which part saturated first); then the fleet
 # curve (2.. wheel-jobs nodes on one Redis). Prints the table of medians; the JSON lines, the
 # table and the machine's state go to docs/bench/raw-DATE-fleet/ (SAVE=0: build/compare-fleet/
 # only).
@@ -12,7 +14,8 @@
 # Usage: scripts/compare-fleet.sh
 # Env:   ROUNDS (3), PEERS (bullmq,plain,wheel-jobs), N (100000 jobs), LAT_N (10000 jobs),
 #        LAT_RATE (1000 jobs/s added in the lateness run), IDLE_SECS (30), NODES (1,2,3),
-#        MIN_DELAY_MS (1000), MAX_DELAY_MS (10000), SAVE (1), WHEEL_JOBS (a wheel-jobs binary;
+#        MIN_DELAY_MS (1000), MAX_DELAY_MS (10000), E2E_TIMEOUT_SECS (300: the end-to-end phase
+#        fails unless every job is delivered by then), SAVE (1), WHEEL_JOBS (a wheel-jobs binary;
 #        default: built here in build/bench).
 set -euo pipefail
 if (($#)); then
@@ -33,6 +36,7 @@ IDLE_SECS=${IDLE_SECS:-30}
 NODES=${NODES:-1,2,3}
 MIN_DELAY_MS=${MIN_DELAY_MS:-1000}
 MAX_DELAY_MS=${MAX_DELAY_MS:-10000}
+E2E_TIMEOUT_SECS=${E2E_TIMEOUT_SECS:-300}
 SAVE=${SAVE:-1}
 OUT=$ROOT/build/compare-fleet
 PEER_DIR=$ROOT/bench/bullmq
@@ -40,6 +44,7 @@ mkdir -p "$OUT"
 rm -f "$OUT"/*.jsonl "$OUT"/*.err  # no stale rounds
 
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a whole number from 1, not '$ROUNDS'" >&2; exit 2; }
+# The other numbers are range-checked by run-peer.js (exit 2 naming the option and its range).
 scripts/install-deps.sh redis-server >&2  # and node, npm; skips what is installed
 
 # --- the peers' npm packages (bullmq, ioredis), installed once per package-lock.json
@@ -75,11 +80,12 @@ stamp=$(date -u '+%Y-%m-%d-%H%M')
   echo "wheel-jobs: $(git rev-parse --short HEAD 2>/dev/null || echo '?')${WHEEL_JOBS:+ (${WHEEL_JOBS#"$ROOT"/})}"
   echo "command: scripts/compare-fleet.sh (ROUNDS=$ROUNDS PEERS=$PEERS N=$N LAT_N=$LAT_N" \
     "LAT_RATE=$LAT_RATE IDLE_SECS=$IDLE_SECS NODES=$NODES MIN_DELAY_MS=$MIN_DELAY_MS" \
-    "MAX_DELAY_MS=$MAX_DELAY_MS)"
+    "MAX_DELAY_MS=$MAX_DELAY_MS E2E_TIMEOUT_SECS=$E2E_TIMEOUT_SECS)"
 } | tee "$OUT/machine.txt" >&2
 
 common=(--n "$N" --lat-n "$LAT_N" --lat-rate "$LAT_RATE" --idle-secs "$IDLE_SECS"
-        --min-delay-ms "$MIN_DELAY_MS" --max-delay-ms "$MAX_DELAY_MS" --work-dir "$tmp")
+        --min-delay-ms "$MIN_DELAY_MS" --max-delay-ms "$MAX_DELAY_MS"
+        --e2e-timeout-secs "$E2E_TIMEOUT_SECS" --work-dir "$tmp")
 IFS=, read -ra peers <<< "$PEERS"
 IFS=, read -ra node_counts <<< "$NODES"
 for r in $(seq 1 "$ROUNDS"); do

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // wheel-jobs peer, producer side: puts --n delayed jobs over --connections connections spread
 // over the --addrs nodes, each keeping up to --window puts in flight (delays in decimal seconds,
-// wheel-jobs' millisecond extension). Prints {added, secs, added_per_s}.
+// wheel-jobs' millisecond extension; whole seconds as plain beanstalkd takes them). Prints
+// {added, secs, added_per_s}.
 'use strict';
 const { BeanstalkConnection, parseAddrs } = require('./beanstalk');
 const { parseArgs, producerSpec, checkDelays, pace, makeBody, randomDelay, emitAdded, ready, sleep,
@@ -31,11 +32,11 @@ async function main() {
   const one = async (c) => {
     while (issued < o.n) {
       issued++;
-      await pace(start, issued, o.rate);
+      if (o.rate > 0) await pace(start, issued, o.rate);
       const delay = randomDelay(o['min-delay-ms'], o['max-delay-ms']);
       for (let attempt = 0; ; attempt++) {
         const r = await c.put(makeBody(Date.now() + delay, o['body-bytes']),
-          { delaySecs: (delay / 1000).toFixed(3), ttr: o.ttr });
+          { delaySecs: delay % 1000 ? (delay / 1000).toFixed(3) : delay / 1000, ttr: o.ttr });
         if (r.words[0] === 'INSERTED') break;
         // INTERNAL_ERROR (wheel-jobs: Redis did not answer in time): counted, retried after 50 ms
         if (r.words[0] !== 'INTERNAL_ERROR' || attempt >= 20) throw new Error(`put answered '${r.line}'`);

@@ -2,8 +2,9 @@
 // wheel-jobs peer, worker side: --connections connections spread over the --addrs nodes, each
 // with --window reserves in flight (concurrency = connections x window; keep window 1 as
 // beanstalk clients do: a delete queued behind a blocked reserve waits for it); a no-op
-// processor, then delete. Runs until --n jobs are deleted or --secs passed. Prints the same record as
-// bullmq-worker.js; lateness is processing start minus the due time in the body.
+// processor, then delete, written with the next reserve. Runs until --n jobs are deleted or
+// --secs passed. Prints the same record as bullmq-worker.js; lateness is processing start minus
+// the due time in the body.
 'use strict';
 const { BeanstalkConnection, parseAddrs } = require('./beanstalk');
 const { parseArgs, dueOf, emitDelivered, ready, sleep, run } = require('./lib');
@@ -44,28 +45,40 @@ async function main() {
     await sleep(50);
     return true;
   };
+  // Each connection: reserve; on RESERVED run the no-op, then write the delete and the next
+  // reserve together (one write, no round trip between them) and count the job once its delete
+  // is answered. A delete retried after INTERNAL_ERROR is answered after that reserve.
   const one = async (c) => {
     try {
-      while (!stopping) await reserveAndDelete(c);
+      let r = await c.send(reserveCmd);
+      while (!stopping) r = await deliverOne(c, r);
     } catch (e) {
       if (!stopping) throw e; // else closed while waiting: the run is over
     }
   };
-  const reserveAndDelete = async (c) => {
-    const r = await c.send(reserveCmd);
-    if (r.words[0] === 'TIMED_OUT' || r.words[0] === 'DEADLINE_SOON' || await retryable(r)) return;
+  // Handles reserve reply `r`; returns the reply of the next reserve.
+  const deliverOne = async (c, r) => {
+    if (r.words[0] === 'TIMED_OUT' || r.words[0] === 'DEADLINE_SOON' || await retryable(r)) {
+      return c.send(reserveCmd);
+    }
     if (r.words[0] !== 'RESERVED') throw new Error(`reserve answered '${r.line}'`);
     lateness.push(Date.now() - dueOf(r.body));
     await noop(r.body);
+    const id = r.words[1];
+    let d = c.send(`delete ${id}`);
+    const next = c.send(reserveCmd);
+    next.catch(() => {}); // a failed delete ends the run first; the close rejects this one
     for (let attempt = 0; ; attempt++) {
-      const d = await c.send(`delete ${r.words[1]}`);
-      if (d.words[0] === 'DELETED' || (attempt > 0 && d.words[0] === 'NOT_FOUND')) break;
-      if (attempt >= 20 || !await retryable(d)) {
-        throw new Error(`delete ${r.words[1]} answered '${d.line}'`);
+      const reply = await d;
+      if (reply.words[0] === 'DELETED' || (attempt > 0 && reply.words[0] === 'NOT_FOUND')) break;
+      if (attempt >= 20 || !await retryable(reply)) {
+        throw new Error(`delete ${id} answered '${reply.line}'`);
       }
+      d = c.send(`delete ${id}`);
     }
     last = performance.now();
     if (++delivered === o.n) stop();
+    return next;
   };
   // Stopping closes the connections: reserves still waiting end (their jobs, none, stay ready).
   const stop = () => {

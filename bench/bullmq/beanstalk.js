@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // A minimal pipelined beanstalkd connection for the fleet benchmark: every command returns a
 // promise of its reply line (and body), commands are written without waiting for earlier
-// replies, and replies are matched in order, as the protocol answers them.
+// replies, and replies are matched in order, as the protocol answers them. The commands issued
+// in one turn of the event loop go out in one write (one syscall, one TCP segment where they
+// fit), so the client's CPU per job stays far below the server's (see docs/benchmarks.md).
 'use strict';
 const net = require('node:net');
 
@@ -23,6 +25,7 @@ class BeanstalkConnection {
     this.socket = socket;
     this.waiting = []; // {resolve, reject} per command sent, in order
     this.buf = Buffer.alloc(0);
+    this.out = []; // commands not yet written: flushed together after this turn of the loop
     this.socket.on('data', (d) => this.onData(d));
     this.socket.on('error', (e) => this.fail(e));
     this.socket.on('close', () => this.fail(new Error('connection closed')));
@@ -32,8 +35,15 @@ class BeanstalkConnection {
   send(line, body) {
     return new Promise((resolve, reject) => {
       this.waiting.push({ resolve, reject });
-      this.socket.write(body === undefined ? `${line}\r\n` : `${line}\r\n${body}\r\n`);
+      this.out.push(body === undefined ? `${line}\r\n` : `${line}\r\n${body}\r\n`);
+      if (this.out.length === 1) setImmediate(() => this.flush());
     });
+  }
+
+  flush() {
+    if (!this.out.length || this.socket.destroyed) return;
+    this.socket.write(this.out.join(''));
+    this.out = [];
   }
 
   put(body, { pri = 0, delaySecs = 0, ttr = 60 } = {}) {
@@ -67,6 +77,7 @@ class BeanstalkConnection {
 
   // Closes the connection; commands still waiting for a reply are rejected.
   close() {
+    this.out = [];
     this.socket.destroy();
     this.fail(new Error('connection closed'));
   }

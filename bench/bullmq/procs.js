@@ -54,6 +54,7 @@ async function startRedis(root, extraArgs = []) {
       '--logfile', path.join(dir, 'redis.log'), ...extraArgs], { stdio: 'ignore' });
     const client = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0,
       retryStrategy: () => null });
+    client.on('error', () => {}); // a refused connect is retried below; the stop closes it
     for (let i = 0; i < 100 && child.exitCode === null; i++) {
       try {
         await client.connect();

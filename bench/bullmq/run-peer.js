@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // One round of one peer for scripts/compare-fleet.sh, on a fresh redis-server (AOF everysec) in
-// its own directory, in four phases, each on the same Redis:
+// its own directory, in five phases, each on the same Redis:
 //   add       --n delayed jobs (delays --min/--max-delay-ms), nobody consuming: added/s
 //   deliver   once every one of them is due, one worker takes them all: delivered/s
+//   e2e       end to end, the issue's workload: the worker runs first, then a producer adds --n
+//             jobs (same delays) as fast as the peer takes them; the phase lasts until every job
+//             was delivered (reserved + deleted), at most --e2e-timeout-secs (else it fails):
+//             Redis commands per delivered job, lateness p50/p99/max, delivered/s
 //   lateness  a worker runs while a producer adds --lat-n jobs at --lat-rate a second (same
-//             delays): lateness p50/p99/max, Redis commands per job end to end
+//             delays): lateness p50/p99/max, Redis commands per job at that pace
 //   idle      --n jobs due in an hour, the worker connected: Redis commands a second
-// With --nodes K (wheel-jobs only) it runs K nodes and only add + deliver (the fleet curve).
-// Redis commands are INFO commandstats deltas: every call Redis counts, the EVALSHA of a script
-// and each redis.call inside it alike. Prints JSON lines {peer, round, nodes, metric, value, ...}.
+// With --nodes K (wheel-jobs only) it runs K nodes and only add, deliver and e2e (the fleet
+// curve). Redis commands are INFO commandstats deltas: every call Redis counts, the EVALSHA of a
+// script and each redis.call inside it alike. Every phase with CPU figures says which part
+// saturated first (cpu-watch.js). Prints JSON lines {peer, round, nodes, metric, value, ...}.
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
 const { parseArgs, sleep } = require('./lib');
 const P = require('./procs');
+const { CpuWatch } = require('./cpu-watch');
 
 const o = parseArgs({
   peer: ['bullmq'],
@@ -29,6 +35,7 @@ const o = parseArgs({
   'node-args': [''],
   'work-dir': [os.tmpdir()],
   'timeout-secs': [900, 10, 86400],
+  'e2e-timeout-secs': [300, 10, 86400],
 });
 const PEERS = {
   bullmq: { producer: 'bullmq-producer.js', worker: 'bullmq-worker.js' },
@@ -57,26 +64,78 @@ function out(metric, value, extra = {}) {
     value, ...extra }) + '\n');
 }
 
-// Runs fn() and returns its result with the Redis commands and the CPU seconds of Redis and of
-// the nodes used meanwhile, and the wall time.
+// Runs fn() and returns its result with the Redis commands used meanwhile, the wall time and
+// the CPU of every process (Redis, the nodes, the drivers fn starts through driver()).
 async function measured(env, fn) {
-  const pids = [env.redis.child.pid, ...env.nodes.map((n) => n.child.pid)];
-  const cpu0 = pids.map(P.cpuSecs);
+  env.clients = [];
+  const watch = new CpuWatch(() => [
+    { label: 'redis', pid: env.redis.child.pid },
+    ...env.nodes.map((n) => ({ label: 'node', pid: n.child.pid })),
+    ...env.clients,
+  ]).start();
   const s0 = await P.commandStats(env.redis.client);
   const t0 = performance.now();
   const result = await fn();
   const wall = (performance.now() - t0) / 1000;
   const s1 = await P.commandStats(env.redis.client);
-  const cpu = pids.map((p, i) => P.cpuSecs(p) - cpu0[i]);
-  return { result, wall, commands: P.commandDelta(s0, s1), redisCpu: cpu[0],
-    nodeCpu: cpu.slice(1) };
+  // A driver's own total (process.cpuUsage at its end) outlives its /proc entry.
+  const own = Object.fromEntries(env.clients.filter((c) => c.cpuSecs !== undefined)
+    .map((c) => [c.pid, c.cpuSecs]));
+  return { result, wall, commands: P.commandDelta(s0, s1), cpu: watch.stop(own) };
 }
 
-const pct = (secs, wall) => Math.round((100 * secs) / wall);
+// The CPU fields of a phase's JSON line: averages as % of one core (Redis, each node, the
+// clients together), each part's busiest second, the machine's share busy (all processes, % of
+// all cores: others' load shows here) and the part that saturated first.
+function cpuFields(m) {
+  const sum = (xs) => (xs || []).reduce((a, b) => a + b, 0);
+  const { avg, peak } = m.cpu;
+  return { redis_cpu_pct: avg.redis[0], node_cpu_pct: avg.node || [],
+    client_cpu_pct: sum(avg.producer) + sum(avg.worker), peak_cpu_pct: peak,
+    peak_total_cpu_pct: m.cpu.peak_total, machine_cpu_pct: m.cpu.machine_pct,
+    peak_machine_cpu_pct: m.cpu.peak_machine_pct, saturates: m.cpu.saturates };
+}
+
+// Starts a driver (role producer or worker) whose CPU the phase's watch counts; resolves
+// {child, done} once it is READY.
+async function driver(env, role, args, timeout = timeoutMs) {
+  const d = await P.startDriver(peer[role], [...env.target, ...args], timeout);
+  const part = { label: role, pid: d.child.pid };
+  (env.clients || []).push(part);
+  d.done.then((r) => (part.cpuSecs = r.cpu_secs), () => {});
+  return d;
+}
 
 async function run(env, role, args) {
-  const d = await P.startDriver(peer[role], [...env.target, ...args], timeoutMs);
-  return d.done;
+  return (await driver(env, role, args)).done;
+}
+
+// The issue's workload end to end: the worker runs first, then --n jobs are added as fast as the
+// peer takes them; the phase ends when every job was delivered, or fails after
+// --e2e-timeout-secs. Delivered/s is --n over the worker's time from its first request to the
+// last delete (the delays spread the due times over add time + up to --max-delay-ms, so this is
+// the pace of the workload unless a part falls behind; the lateness says whether one did).
+async function endToEnd(env, delays) {
+  const limit = o['e2e-timeout-secs'];
+  const e2e = await measured(env, async () => {
+    const w = await driver(env, 'worker', ['--n', String(o.n), '--secs', String(limit)],
+      (limit + 60) * 1000);
+    const p = await run(env, 'producer', ['--n', String(o.n), ...delays]);
+    return { p, w: await w.done };
+  });
+  const { p, w } = e2e.result;
+  const at = { n: o.n, secs: w.secs, added_per_s: p.added_per_s, add_secs: p.secs,
+    errors: w.errors, put_errors: p.errors };
+  if (!w.complete) {
+    out('e2e_failed', w.delivered, { ...at, timeout_secs: limit, ...cpuFields(e2e) });
+    throw new Error(`e2e: only ${w.delivered} of ${o.n} delivered in ${limit} s`);
+  }
+  out('e2e_delivered_per_s', w.delivered_per_s, { ...at, ...cpuFields(e2e) });
+  const l = w.lateness_ms;
+  out('e2e_lateness_p50_ms', l.p50, at);
+  out('e2e_lateness_p99_ms', l.p99, at);
+  out('e2e_lateness_max_ms', l.max, at);
+  out('e2e_commands_per_job', e2e.commands.total / o.n, { ...at, by: e2e.commands.by });
 }
 
 async function main() {
@@ -101,8 +160,7 @@ async function main() {
     const add = await measured(env, () => run(env, 'producer', ['--n', String(o.n), ...delays]));
     const addEnd = Date.now();
     out('added_per_s', add.result.added_per_s, { secs: add.result.secs, errors: add.result.errors,
-      redis_cpu_pct: pct(add.redisCpu, add.wall), client_cpu_pct: pct(add.result.cpu_secs, add.wall),
-      node_cpu_pct: add.nodeCpu.map((c) => pct(c, add.wall)) });
+      ...cpuFields(add) });
     out('add_commands_per_job', add.commands.total / o.n, { by: add.commands.by });
 
     // deliver: every job is due by addEnd + max delay
@@ -111,17 +169,17 @@ async function main() {
       ['--n', String(o.n), '--secs', String(o['timeout-secs'] - 10)]));
     if (!del.result.complete) throw new Error(`deliver: only ${del.result.delivered} of ${o.n}`);
     out('delivered_per_s', del.result.delivered_per_s, { secs: del.result.secs,
-      errors: del.result.errors,
-      redis_cpu_pct: pct(del.redisCpu, del.wall), client_cpu_pct: pct(del.result.cpu_secs, del.wall),
-      node_cpu_pct: del.nodeCpu.map((c) => pct(c, del.wall)) });
+      errors: del.result.errors, ...cpuFields(del) });
     out('deliver_commands_per_job', del.commands.total / o.n, { by: del.commands.by });
     out('burst_commands_per_job', (add.commands.total + del.commands.total) / o.n);
+
+    await endToEnd(env, delays);
     if (o.nodes > 0) return;
 
     // lateness: worker first, then the paced producer
     const lat = await measured(env, async () => {
-      const w = await P.startDriver(peer.worker, [...env.target, '--n', String(o['lat-n']),
-        '--secs', String(o['timeout-secs'] - 10)], timeoutMs);
+      const w = await driver(env, 'worker', ['--n', String(o['lat-n']),
+        '--secs', String(o['timeout-secs'] - 10)]);
       const p = await run(env, 'producer', ['--n', String(o['lat-n']), '--rate',
         String(o['lat-rate']), ...delays]);
       return { p, w: await w.done };
@@ -140,14 +198,13 @@ async function main() {
     // idle: --n jobs an hour away, the worker connected and waiting
     await run(env, 'producer', ['--n', String(o.n), '--min-delay-ms', '3600000',
       '--max-delay-ms', '3660000']);
-    const w = await P.startDriver(peer.worker, [...env.target, '--n', '0', '--secs',
-      String(o['idle-secs'] + 3)], timeoutMs);
+    const w = await driver(env, 'worker', ['--n', '0', '--secs', String(o['idle-secs'] + 3)]);
     await sleep(1000); // past the worker's start-up commands
     const idle = await measured(env, () => sleep(o['idle-secs'] * 1000));
     await w.done;
+    const { redis_cpu_pct: redisPct, node_cpu_pct: nodePct } = cpuFields(idle);
     out('idle_commands_per_s', idle.commands.total / idle.wall, { secs: idle.wall,
-      by: idle.commands.by, redis_cpu_pct: pct(idle.redisCpu, idle.wall),
-      node_cpu_pct: idle.nodeCpu.map((c) => pct(c, idle.wall)) });
+      by: idle.commands.by, redis_cpu_pct: redisPct, node_cpu_pct: nodePct });
   } finally {
     for (const n of env.nodes) await P.stop(n.child);
     await P.stopRedis(redis);
