@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "support/redis_server.h"
+#include "support/redis_store_fixture.h"
 #include "wheel/jobs/redis_client.h"
 #include "wheel/jobs/redis_endpoint.h"
 #include "wheel/jobs/redis_store.h"
@@ -43,98 +44,6 @@ TEST(RedisEndpointTest, RefusesWhatItCannotServeWithAReason) {
   EXPECT_EQ(error, "port must be a whole number from 1 to 65535, got '70000'");
 }
 
-class RedisStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(redis_.running());
-    uv_loop_init(&loop_);
-    RedisClientOptions o;
-    o.endpoint = {"127.0.0.1", static_cast<std::uint16_t>(redis_.port()), 0};
-    // Generous: an fsync of the AOF (appendfsync always) stalls for hundreds of ms on a loaded
-    // machine; the hang test still ends in seconds.
-    o.command_timeout = milliseconds(2000);
-    o.min_backoff = milliseconds(20);
-    o.max_backoff = milliseconds(200);
-    client_.emplace(&loop_, o);
-    store_.emplace(*client_, RedisStoreOptions{"t:"});
-    client_->start();
-  }
-  void TearDown() override {
-    client_->stop();
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    store_.reset();
-    client_.reset();
-    uv_loop_close(&loop_);
-  }
-
-  // Runs the loop until `done` is set (at most 10 s).
-  template <class R>
-  R wait(std::optional<R>& slot) {
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (!slot && Clock::now() < deadline) uv_run(&loop_, UV_RUN_NOWAIT), nap();
-    EXPECT_TRUE(slot.has_value()) << "no reply in 10 s";
-    return slot ? std::move(*slot) : R{};
-  }
-  static void nap() { std::this_thread::sleep_for(milliseconds(1)); }
-
-  InsertResult put(std::string tube, std::uint32_t pri, milliseconds delay, milliseconds ttr,
-                   std::string body) {
-    std::optional<InsertResult> r;
-    store_->put(tube, pri, delay, ttr, body, [&](InsertResult&& v) { r = std::move(v); });
-    return wait(r);
-  }
-  // Puts until Redis answers again (at most 10 s): the client reconnects after a failure.
-  InsertResult put_once_back(std::string tube, std::string body) {
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    InsertResult r;
-    do {
-      r = put(tube, 0, milliseconds(0), milliseconds(1000), body);
-    } while (r.status != StoreStatus::kOk && Clock::now() < deadline);
-    return r;
-  }
-  ClaimResult reserve(std::vector<std::string> tubes) {
-    std::optional<ClaimResult> r;
-    store_->reserve(tubes, [&](ClaimResult&& v) { r = std::move(v); });
-    return wait(r);
-  }
-  template <class F>
-  ChangeResult change(F&& call) {
-    std::optional<ChangeResult> r;
-    call([&](ChangeResult&& v) { r = std::move(v); });
-    return wait(r);
-  }
-  JobInfo job(std::uint64_t id) {
-    std::optional<JobInfo> r;
-    store_->job_stats(id, [&](JobInfo&& v) { r = std::move(v); });
-    return wait(r);
-  }
-  PeekResult peek_tube(std::string tube, PeekWhich which) {
-    std::optional<PeekResult> r;
-    store_->peek_tube(tube, which, [&](PeekResult&& v) { r = std::move(v); });
-    return wait(r);
-  }
-  TubeInfo tube(std::string name) {
-    std::optional<TubeInfo> r;
-    store_->tube_stats(name, false, [&](TubeInfo&& v) { r = std::move(v); });
-    return wait(r);
-  }
-  // Waits (bounded) until job `id` is in `state` on Redis's own clock.
-  bool wait_state(std::uint64_t id, beanstalk::JobState state, std::chrono::seconds bound) {
-    const auto deadline = Clock::now() + bound;
-    while (Clock::now() < deadline) {
-      JobInfo j = job(id);
-      if (j.status == StoreStatus::kOk && j.stats.state == state) return true;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    return false;
-  }
-
-  wheel_test::RedisServer redis_;
-  uv_loop_t loop_{};
-  std::optional<RedisClient> client_;
-  std::optional<RedisStore> store_;
-};
-
 TEST_F(RedisStoreTest, PutReserveDeleteInPriorityThenIdOrder) {
   const auto a = put("q", 5, milliseconds(0), milliseconds(60'000), "a");
   const auto b = put("q", 1, milliseconds(0), milliseconds(60'000), "b");
@@ -158,9 +67,11 @@ TEST_F(RedisStoreTest, PutReserveDeleteInPriorityThenIdOrder) {
   EXPECT_EQ(change([&](auto d) { store_->remove(b.id, r1.token, d); }).status, StoreStatus::kOk);
   EXPECT_EQ(change([&](auto d) { store_->remove(b.id, r1.token, d); }).status,
             StoreStatus::kNotFound);
-  // A reserved job is deleted only with its lease's token.
+  // A reserved job is deleted only with its lease's token: the job's reserve count, so its
+  // first lease has token 1 and any other number is refused.
+  EXPECT_EQ(r2.token, 1u);
   EXPECT_EQ(change([&](auto d) { store_->remove(a.id, 0, d); }).status, StoreStatus::kNotFound);
-  EXPECT_EQ(change([&](auto d) { store_->remove(a.id, r3.token, d); }).status,
+  EXPECT_EQ(change([&](auto d) { store_->remove(a.id, r2.token + 1, d); }).status,
             StoreStatus::kNotFound);
   EXPECT_EQ(change([&](auto d) { store_->remove(a.id, r2.token, d); }).status, StoreStatus::kOk);
 }
@@ -325,7 +236,10 @@ TEST_F(RedisStoreTest, ScanPromotesDueJobsAndReportsWaitingTubesAndTheFirstTimer
   EXPECT_GE(s.first_timer, later.now + 60'000);
   EXPECT_LT(s.first_timer, s.now + 61'000);
   // Promoted by the scan itself: the job is ready in Redis, not only in a reply.
-  EXPECT_EQ(redis_command(redis_.port(), {"HGET", "t:j:" + RedisStore::member(p.id), "st"}), "r");
+  EXPECT_EQ(redis_command(redis_.port(),
+                          {"EVAL", "return cmsgpack.unpack(redis.call('HGET', 't:j', ARGV[1]))[1]",
+                           "0", RedisStore::member(p.id)}),
+            "r");
 }
 
 // A leaving node's leases, more than one script's worth: every held job ready again with its

@@ -37,9 +37,10 @@ local m = string.format('%020d', id)
 local delay = tonumber(ARGV[2])
 local st, due = 'r', '0'
 if delay > 0 then st, due = 'd', string.format('%d', now + delay) end
-redis.call('HSET', 'wj:j:' .. m, 'tube', ARGV[1], 'pri', 0, 'ttr', 60000, 'body', 'lost',
-           'ct', string.format('%d', now), 'dl', ARGV[2], 'st', st, 'due', due, 'tok', 0,
-           'res', 0, 'to', 0, 'rel', 0, 'bur', 0, 'kck', 0)
+-- the record: {state, tube, pri, ttr, created, delay, due, reserves, timeouts, releases,
+-- buries, kicks, body}
+redis.call('HSET', 'wj:j', m, cmsgpack.pack({st, ARGV[1], 0, 60000, now, delay,
+                                             tonumber(due), 0, 0, 0, 0, 0, 'lost'}))
 if delay > 0 then
   redis.call('ZADD', 'wj:t:' .. ARGV[1] .. ':d', due, m)
   redis.call('ZADD', 'wj:timers', due, m)

@@ -79,6 +79,7 @@ struct Replay {
         } else {
           d->counters.erase(job.id);
         }
+        d->changed_by_v1.erase(job.id);
         return true;
       }
       case log::RecordType::kUpdate: {
@@ -91,7 +92,11 @@ struct Replay {
         it->second.state = c.state;
         it->second.priority = c.priority;
         it->second.due_unix_ms = c.due_unix_ms;
-        if (with_counters) d->set_counters(c.id, c.counters);
+        if (with_counters) {
+          d->set_counters(c.id, c.counters);
+        } else {
+          d->changed_by_v1.insert(c.id);
+        }
         return true;
       }
       case log::RecordType::kDelete: {
@@ -102,6 +107,7 @@ struct Replay {
           d->live_bytes -= it->second.put_size;
           d->index.erase(it);
           d->counters.erase(id);
+          d->changed_by_v1.erase(id);
         }
         return true;
       }

@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "enum_table.h"
 #include "wheel/jobs/beanstalk_protocol.h"
 
 namespace wheel::jobs {
@@ -26,21 +27,12 @@ void hold_body(Job* job, std::string_view body) {
   std::memcpy(job->body_data, body.data(), body.size());
 }
 
-ChangeCounter counter_for(ChangeKind kind) {
-  switch (kind) {
-    case ChangeKind::kPut:
-      return ChangeCounter::kPut;
-    case ChangeKind::kDelete:
-      return ChangeCounter::kDelete;
-    case ChangeKind::kRelease:
-      return ChangeCounter::kRelease;
-    case ChangeKind::kBury:
-      return ChangeCounter::kBury;
-    case ChangeKind::kKick:
-      return ChangeCounter::kKick;
-  }
-  return ChangeCounter::kPut;  // not reached: every kind is listed
-}
+// The metrics counter of each kind of journaled change.
+constexpr EnumPair<ChangeKind, ChangeCounter> kChangeCounterOf[] = {
+    {ChangeKind::kPut, ChangeCounter::kPut},         {ChangeKind::kDelete, ChangeCounter::kDelete},
+    {ChangeKind::kRelease, ChangeCounter::kRelease}, {ChangeKind::kBury, ChangeCounter::kBury},
+    {ChangeKind::kKick, ChangeCounter::kKick},
+};
 
 // The wheel's shape: 1 ms ticks, hierarchical (levels of 512 ticks: 512 ms, 262 s, 37 h, ...).
 // docs/jobs.md has the measurement that chose it over the hashed layout.
@@ -289,6 +281,22 @@ void JobQueue::make_delayed(Job* job, Millis delay) {
   if (job->tube->delayed.top() == job) arm_delays(job->tube);
 }
 
+void JobQueue::take_role(bool& role, std::uint64_t& sessions) {
+  if (role) return;
+  role = true;
+  sessions++;
+}
+
+void JobQueue::place(Job* job, Millis delay) {
+  if (delay.count() > 0) {
+    make_delayed(job, delay);
+  } else {
+    make_ready(job);
+  }
+  serve_waiters();
+  deliver();
+}
+
 void JobQueue::take_out(Job* job) {
   Tube* tube = job->tube;
   switch (job->state) {
@@ -317,7 +325,7 @@ void JobQueue::take_out(Job* job) {
 bool JobQueue::journal(const JobChange& change) {
   if (journal_ != nullptr && !journal_->record(change)) return false;
   // Every recorded change is applied next: count it here, once for all commands.
-  metrics_.count(counter_for(change.kind));
+  metrics_.count(map_enum(kChangeCounterOf, change.kind, ChangeCounter::kPut));
   return true;
 }
 
@@ -376,17 +384,8 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   body_bytes_ += raw->body_size;
   raw->tube->total_jobs++;
   total_jobs_++;
-  if (!session->producer) {
-    session->producer = true;
-    producers_++;
-  }
-  if (delay.count() > 0) {
-    make_delayed(raw, delay);
-  } else {
-    make_ready(raw);
-  }
-  serve_waiters();
-  deliver();
+  take_role(session->producer, producers_);
+  place(raw, delay);
   return {Outcome::kOk, job_id};
 }
 

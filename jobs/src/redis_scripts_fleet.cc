@@ -12,20 +12,22 @@ std::string give_back() {
   return with_prologue(R"LUA(
 local n = tonumber(ARGV[2])
 local now = now_ms()
+local ms = {}
+for i = 1, n do ms[i] = ARGV[1 + 2 * i] end
+load_many(ms)
 local woke, count = {}, 0
 for i = 1, n do
-  local m, tok = ARGV[1 + 2 * i], ARGV[2 + 2 * i]
-  settle(m, now)
-  local j = redis.call('HMGET', jk(m), 'st', 'tube', 'tok', 'pri')
-  if holds(j[1], j[3], tok) then
-    take_out(m, 'x', j[2])
-    to_ready(m, j[2], j[4])
-    woke[j[2]] = true
+  local m, j = ms[i], REC[ms[i]]
+  if j then settle(m, j, now) end
+  if holds(j, ARGV[2 + 2 * i]) then
+    take_out(m, j)
+    to_ready(m, j)
+    woke[j[TUBE]] = true
     count = count + 1
   end
 end
-for tube in pairs(woke) do publish(tube, now) end
-return {count, now}
+announce(woke, now)
+return fin({count, now})
 )LUA");
 }
 

@@ -2,20 +2,18 @@
 #include "wheel/jobs/redis_store.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <utility>
 
+#include "redis_batches.h"
+#include "redis_replies.h"
 #include "redis_scripts.h"
 
 namespace wheel::jobs {
 
 struct RedisStore::Scripts {
-  RedisScript put{redis_scripts::put()};
-  RedisScript reserve{redis_scripts::reserve()};
   RedisScript reserve_job{redis_scripts::reserve_job()};
-  RedisScript remove{redis_scripts::remove()};
   RedisScript release{redis_scripts::release()};
   RedisScript bury{redis_scripts::bury()};
   RedisScript touch{redis_scripts::touch()};
@@ -33,41 +31,10 @@ struct RedisStore::Scripts {
 
 namespace {
 
-using Type = RedisValue::Type;
-
-std::int64_t as_int(const RedisValue& v) {
-  if (v.type == Type::kInteger) return v.integer;
-  std::int64_t out = 0;
-  if (v.type == Type::kString || v.type == Type::kStatus) {
-    std::from_chars(v.str.data(), v.str.data() + v.str.size(), out);
-  }
-  return out;
-}
-
-const RedisValue& at(const RedisValue& v, std::size_t i) {
-  static const RedisValue kNil;
-  return i < v.elements.size() ? v.elements[i] : kNil;
-}
-
-// Element i of a reply as a count.
-std::uint64_t count_at(const RedisValue& v, std::size_t i) {
-  return static_cast<std::uint64_t>(as_int(at(v, i)));
-}
-
-// Fills status/error from an error reply or a malformed one; true when `v` is a usable array.
-bool check(const RedisValue& v, StoreResult& r, std::size_t min_elements) {
-  if (v.is_error()) {
-    r.status = v.str.starts_with("OOM") ? StoreStatus::kOutOfMemory : StoreStatus::kError;
-    r.error = v.str;
-    return false;
-  }
-  if (v.type != Type::kArray || v.elements.size() < min_elements) {
-    r.status = StoreStatus::kError;
-    r.error = "ERR unexpected reply from Redis";
-    return false;
-  }
-  return true;
-}
+using redis_replies::as_int;
+using redis_replies::at;
+using redis_replies::check;
+using redis_replies::count_at;
 
 // check(), then the script's found flag (element 0): true when it is 1 and the reply has at
 // least `min_elements`; else false, with kNotFound when the reply itself was sound.
@@ -97,67 +64,25 @@ RedisCallback answer(std::function<void(Result&&)> done, Read read) {
 }  // namespace
 
 RedisStore::RedisStore(RedisClient& client, RedisStoreOptions options)
-    : client_(client), options_(std::move(options)), scripts_(std::make_shared<Scripts>()) {
+    : client_(client),
+      options_(std::move(options)),
+      scripts_(std::make_shared<Scripts>()),
+      batches_(std::make_shared<RedisBatches>(client, options_.prefix)) {
   for (RedisScript* s :
-       {&scripts_->put, &scripts_->reserve, &scripts_->reserve_job, &scripts_->remove,
-        &scripts_->release, &scripts_->bury, &scripts_->touch, &scripts_->kick, &scripts_->kick_job,
-        &scripts_->peek, &scripts_->peek_tube, &scripts_->stats_job, &scripts_->stats_tube,
-        &scripts_->stats, &scripts_->pause_tube, &scripts_->scan, &scripts_->give_back}) {
+       {&scripts_->reserve_job, &scripts_->release, &scripts_->bury, &scripts_->touch,
+        &scripts_->kick, &scripts_->kick_job, &scripts_->peek, &scripts_->peek_tube,
+        &scripts_->stats_job, &scripts_->stats_tube, &scripts_->stats, &scripts_->pause_tube,
+        &scripts_->scan, &scripts_->give_back}) {
     client_.preload(s);
   }
 }
 
-std::string RedisStore::member(std::uint64_t id) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%020llu", static_cast<unsigned long long>(id));
-  return text;
-}
-
 void RedisStore::put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,
                      std::string_view body, Done<InsertResult> done) {
-  client_.eval(scripts_->put,
-               {options_.prefix, std::string(tube), std::to_string(priority), ms(delay), ms(ttr),
-                std::string(body)},
-               answer(std::move(done), [](const RedisValue& v, InsertResult& r) {
-                 if (check(v, r, 2)) {
-                   r.id = static_cast<std::uint64_t>(as_int(at(v, 0)));
-                   r.now = as_int(at(v, 1));
-                 }
-               }));
+  batches_->put(tube, priority, delay, ttr, body, std::move(done));
 }
 
 namespace {
-
-// {1,id,token,body,lease,now[,more,tube,delay_due[,next]]} | {0,now[,next]}
-void read_claim(const RedisValue& v, ClaimResult& r) {
-  if (!check(v, r, 2)) return;
-  if (as_int(at(v, 0)) != 1) {
-    r.status = StoreStatus::kNotFound;
-    r.now = as_int(at(v, 1));
-    if (v.elements.size() > 2) {
-      r.next_due = as_int(at(v, 2));
-      r.next_known = true;
-    }
-    return;
-  }
-  if (v.elements.size() < 6) {
-    r.status = StoreStatus::kError;
-    r.error = "ERR unexpected reply from Redis";
-    return;
-  }
-  r.id = static_cast<std::uint64_t>(as_int(at(v, 1)));
-  r.token = static_cast<std::uint64_t>(as_int(at(v, 2)));
-  r.body = at(v, 3).str;
-  r.lease_end = as_int(at(v, 4));
-  r.now = as_int(at(v, 5));
-  r.more = v.elements.size() > 6 ? static_cast<std::uint64_t>(as_int(at(v, 6))) : 0;
-  if (v.elements.size() > 7) r.tube = at(v, 7).str;
-  if (v.elements.size() > 8) r.delay_due = as_int(at(v, 8));
-  if (v.elements.size() > 9) {
-    r.next_due = as_int(at(v, 9));
-    r.next_known = true;
-  }
-}
 
 // {1|0, now[, value]} (kick: {count, now})
 void read_change(const RedisValue& v, ChangeResult& r, bool count) {
@@ -204,19 +129,18 @@ beanstalk::JobState state_of(std::string_view st) {
 }  // namespace
 
 void RedisStore::reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done) {
-  std::vector<std::string> args{options_.prefix, std::to_string(tubes.size())};
-  args.insert(args.end(), tubes.begin(), tubes.end());
-  client_.eval(scripts_->reserve, args, answer(std::move(done), read_claim));
+  batches_->reserve(tubes, std::move(done));
 }
 
 void RedisStore::reserve_job(std::uint64_t id, Done<ClaimResult> done) {
   client_.eval(scripts_->reserve_job, {options_.prefix, member(id)},
-               answer(std::move(done), read_claim));
+               [done = std::move(done)](const RedisValue& v) {
+                 done(std::move(redis_replies::read_claims(v, 1).front()));
+               });
 }
 
 void RedisStore::remove(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
-  client_.eval(scripts_->remove, {options_.prefix, member(id), std::to_string(token)},
-               answer(std::move(done), read_changed));
+  batches_->remove(id, token, std::move(done));
 }
 
 void RedisStore::release(std::uint64_t id, std::uint64_t token,

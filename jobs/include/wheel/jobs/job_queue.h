@@ -245,6 +245,11 @@ class JobQueue : private JournaledJobs {
   void maybe_drop(Tube* tube);
   void make_ready(Job* job);
   void make_delayed(Job* job, Millis delay);
+  // Sets a session's `role` (producer, worker) at its first put or reserve and counts the
+  // session in `sessions` once, as beanstalkd's current-producers and current-workers.
+  static void take_role(bool& role, std::uint64_t& sessions);
+  // Delayed for `delay` when it is above 0, ready otherwise; then serves the waiting reserves.
+  void place(Job* job, Millis delay);
   void take_out(Job* job);  // from its state's structures and timeout
   void reserve_for(Session* session, Job* job);
   Job* best_ready(const Session* session) const;

@@ -16,4 +16,13 @@ inline constexpr std::size_t kMaxPromotePerScript = 100;
 // Most leases one give_back script releases (the same reason: a script holds Redis alone).
 inline constexpr std::size_t kMaxGiveBackPerScript = 1000;
 
+// Most requests one batch script carries (puts, deletes or claims of one tube that queued while
+// the previous script of their kind was in flight), and most body bytes in one batch of puts
+// past its first: one script serves them all, and holds Redis alone while it runs.
+inline constexpr std::size_t kMaxBatchPerScript = 256;
+inline constexpr std::size_t kMaxBatchBytes = 1 << 20;
+// Scripts of one kind in flight at once: a request goes out at once while fewer are, else it
+// queues for the next batch. More than one keeps Redis busy while a reply travels back.
+inline constexpr std::size_t kMaxBatchesInFlight = 2;
+
 }  // namespace wheel::jobs

@@ -8,15 +8,19 @@
 // Redis's `now` in milliseconds, so a process can map Redis times onto its own clock.
 //
 // Exactly one holder. reserve claims a ready job and gives it a lease of its TTR and a fencing
-// token (a Redis INCR: never repeated). release, bury and touch need the token of the current
-// lease and delete of a reserved job needs it too; another token (a lease that ran out and was
-// claimed again) gets kNotFound. A lease that ran out makes the job ready again inside the next
-// script that looks at it (every script first promotes what is due: delays that ended, leases
-// that ran out), so correctness never waits on a process's timer.
+// token (the job's reserve count: every claim of the job has a greater one). release, bury and
+// touch need the token of the current lease and delete of a reserved job needs it too; another
+// token (a lease that ran out and was claimed again) gets kNotFound. A lease that ran out makes the
+// job ready again inside the next script that looks at it (every script first promotes what is due:
+// delays that ended, leases that ran out), so correctness never waits on a process's timer.
 //
 // Wake-ups: every change that gives a tube work (a put, a release, a promotion, a kick, a pause
 // change) publishes "<due ms> <tube>" on event_channel(); subscribers use it to wake their waiting
 // reserves at the right millisecond. Messages can be lost (pub/sub), so scan() is the safety net.
+//
+// Batches: put, delete and a reserve of one tube ride in group commits (redis_batches.h): while
+// a script of that kind is in flight, further requests wait and go as one script when it
+// returns; each still gets its own result after Redis answered.
 //
 // Threads: loop thread only (the client's). Callbacks run on it, after the reply arrived.
 #pragma once
@@ -31,73 +35,13 @@
 #include <utility>
 #include <vector>
 
-#include "wheel/jobs/beanstalk_stats.h"
 #include "wheel/jobs/redis_client.h"
 #include "wheel/jobs/redis_script_limits.h"
+#include "wheel/jobs/redis_store_results.h"
 
 namespace wheel::jobs {
 
-enum class StoreStatus : std::uint8_t {
-  kOk,
-  kNotFound,     // no such job, or not in a state (or lease) the command needs
-  kOutOfMemory,  // Redis refused the write (maxmemory)
-  kError,        // Redis unavailable, timed out or failed: `error` says which
-};
-
-struct StoreResult {
-  StoreStatus status = StoreStatus::kOk;
-  std::string error;     // kError/kOutOfMemory: Redis's or the client's message
-  std::int64_t now = 0;  // Redis's clock when the script ran (ms since the epoch); 0 if unknown
-};
-struct InsertResult : StoreResult {
-  std::uint64_t id = 0;
-};
-// A reserve: the claimed job, or (kNotFound) when the next job of these tubes may come due.
-struct ClaimResult : StoreResult {
-  std::uint64_t id = 0;
-  std::uint64_t token = 0;  // fencing token of this lease
-  std::string body;
-  std::int64_t lease_end = 0;  // Redis ms
-  std::int64_t next_due = -1;  // Redis ms when one may be ready; -1 none (if next_known)
-  // reserve: next_due is known for kNotFound, and for kOk from one tube left with no ready job
-  bool next_known = false;
-  std::uint64_t more = 0;      // kOk from reserve: ready jobs left in the job's tube
-  std::string tube;            // kOk from reserve: the job's tube
-  std::int64_t delay_due = 0;  // kOk from reserve: when the delay that made it ready was due
-};
-// delete, release, bury, kick-job, pause-tube; touch (value = new lease end); kick (value = count)
-struct ChangeResult : StoreResult {
-  std::int64_t value = 0;
-};
-struct PeekResult : StoreResult {
-  std::uint64_t id = 0;
-  std::string body;
-};
-struct JobInfo : StoreResult {
-  std::string tube;
-  beanstalk::JobStats stats;  // stats.tube is empty: use `tube`
-};
-struct TubeInfo : StoreResult {
-  beanstalk::TubeStats stats;  // counts and pause only (name and connection counts are local)
-};
-struct StoreTotals : StoreResult {
-  std::uint64_t urgent = 0, ready = 0, reserved = 0, delayed = 0, buried = 0;
-  std::uint64_t job_timeouts = 0, total_jobs = 0, tubes = 0;
-};
-struct TubeList : StoreResult {
-  std::vector<std::string> names;  // sorted
-};
-struct ScanResult : StoreResult {
-  struct Tube {
-    std::string name;
-    bool ready = false;          // has a ready job, not paused
-    std::int64_t next_due = -1;  // paused with ready jobs: Redis ms when the pause ends; else -1
-  };
-  std::vector<Tube> tubes;
-  // Redis ms of the fleet's first timer left after the scan (a delayed job or a lease of any
-  // tube); -1: none. Nothing can come due before it unless a change adds an earlier one.
-  std::int64_t first_timer = -1;
-};
+class RedisBatches;
 
 enum class PeekWhich : std::uint8_t { kReady, kDelayed, kBuried };
 
@@ -160,13 +104,14 @@ class RedisStore {
                  Done<ChangeResult> done);
 
   // The zero-padded form of an id used in keys ("00000000000000000042").
-  static std::string member(std::uint64_t id);
+  static std::string member(std::uint64_t id) { return redis_job_member(id); }
 
  private:
   struct Scripts;
   RedisClient& client_;
   RedisStoreOptions options_;
   std::shared_ptr<Scripts> scripts_;
+  std::shared_ptr<RedisBatches> batches_;
 };
 
 }  // namespace wheel::jobs

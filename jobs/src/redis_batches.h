@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal to wheel::jobs. Group commit toward Redis for the store's hot commands (put, delete,
+// reserve of one tube): the first request of a kind goes out at once as a script of one; the
+// requests of that kind that arrive while it is in flight, from any connection, wait and go as
+// ONE script when it returns (at most kMaxBatchPerScript requests, kMaxBatchBytes of bodies).
+// So a busy node sends one put, one delete and one claim per tube per round trip, each costing
+// Redis a fixed number of commands (one TIME, one HSET, one ZADD per zset...) for the whole batch,
+// while a quiet one adds no delay. Each request still gets its own result, only after Redis
+// answered the script that carried it.
+//
+// Ownership: shared by the store and the callbacks in flight (a reply after the store is gone
+// finds its batch state alive). Threads: loop thread only (the client's).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheel/jobs/redis_client.h"
+#include "wheel/jobs/redis_store_results.h"
+
+namespace wheel::jobs {
+
+class RedisBatches : public std::enable_shared_from_this<RedisBatches> {
+ public:
+  using Millis = std::chrono::milliseconds;
+  template <class R>
+  using Done = std::function<void(R&&)>;
+
+  // Registers its scripts with `client` (loaded on every connect). `client` must outlive it.
+  RedisBatches(RedisClient& client, std::string prefix);
+
+  void put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,
+           std::string_view body, Done<InsertResult> done);
+  void remove(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done);
+  // One tube: batched with the other claims of that tube. Several: a script of its own.
+  void reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done);
+
+ private:
+  struct Put {
+    std::string tube, priority, delay, ttr, body;
+    Done<InsertResult> done;
+  };
+  struct Remove {
+    std::string member, token;
+    Done<ChangeResult> done;
+  };
+  template <class Item>
+  struct Lane {
+    std::deque<Item> queued;
+    std::size_t in_flight = 0;  // scripts sent, not answered
+  };
+
+  void send_puts();
+  void send_removes();
+  void send_claims(const std::string& tube);
+
+  RedisClient& client_;
+  std::string prefix_;
+  RedisScript put_script_;
+  RedisScript remove_script_;
+  RedisScript reserve_script_;
+  Lane<Put> puts_;
+  Lane<Remove> removes_;
+  std::map<std::string, Lane<Done<ClaimResult>>, std::less<>> claims_;  // by tube
+};
+
+}  // namespace wheel::jobs

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+// The prologue every script of the store starts with (redis_scripts.cc, redis_scripts_fleet.cc):
+// the job records and their write buffer, the index write buffer, promotion and the state
+// changes shared by the commands. Key layout: redis_scripts.cc.
+#include <string>
+
+#include "redis_scripts.h"
+#include "wheel/jobs/redis_script_limits.h"
+
+namespace wheel::jobs::redis_scripts {
+namespace {
+
+constexpr const char* kPrologue = R"LUA(
+local P = ARGV[1]
+local MAXP = MAX_PROMOTE
+local J, T = P .. 'j', P .. 'timers'
+-- A job's record: one msgpack array, field <zero-padded id> of hash P j, so that a batch reads
+-- and writes the records of all its jobs with one HMGET and one HSET.
+local ST, TUBE, PRI, TTR, CT, DL, DUE, RES, TO, REL, BUR, KCK, BODY =
+  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function S(x) return string.format('%d', x) end
+local function tk(tube, kind) return P .. 't:' .. tube .. ':' .. kind end
+local function publish(tube, due) redis.call('PUBLISH', P .. 'ev', S(due) .. ' ' .. tube) end
+-- A variadic command over a long list, in chunks (unpack takes a few thousand values at most);
+-- `step` keeps pairs together. Returns the replies' elements, in order.
+local function calln(cmd, key, list, step)
+  local out, chunk = {}, 1000 * step
+  for i = 1, #list, chunk do
+    local r = redis.call(cmd, key, unpack(list, i, math.min(#list, i + chunk - 1)))
+    if type(r) == 'table' then for x = 1, #r do out[#out + 1] = r[x] end end
+  end
+  return out
+end
+-- Records read (m -> record, or false: no such job) and the ones to write back at the end.
+local REC, DIRTY = {}, {}
+local function load_many(ms)
+  local want = {}
+  for _, m in ipairs(ms) do if REC[m] == nil then want[#want + 1] = m end end
+  if #want == 0 then return end
+  local vs = calln('HMGET', J, want, 1)
+  for i, m in ipairs(want) do REC[m] = vs[i] and cmsgpack.unpack(vs[i]) or false end
+end
+local function load(m) load_many({m}) return REC[m] end
+local function save(m, j) REC[m] = j DIRTY[m] = true end  -- j false: the job is deleted
+-- Index changes, the last per (zset, member) wins: one ZREM and one ZADD per zset at the end,
+-- or before that zset is read (flush_key).
+local IX, TIMEOUTS = {}, 0
+local function ix(key, m, score)
+  local t = IX[key]
+  if not t then t = {} IX[key] = t end
+  t[m] = score or false
+end
+local function flush_key(key)
+  local t = IX[key]
+  if not t then return end
+  IX[key] = nil
+  local add, rem = {}, {}
+  for m, s in pairs(t) do
+    if s then add[#add + 1] = S(s) add[#add + 1] = m else rem[#rem + 1] = m end
+  end
+  if #rem > 0 then calln('ZREM', key, rem, 1) end
+  if #add > 0 then calln('ZADD', key, add, 2) end
+end
+local function flush()
+  local keys = {}
+  for key in pairs(IX) do keys[#keys + 1] = key end
+  for _, key in ipairs(keys) do flush_key(key) end
+  local set, del = {}, {}
+  for m in pairs(DIRTY) do
+    local j = REC[m]
+    if j then set[#set + 1] = m set[#set + 1] = cmsgpack.pack(j) else del[#del + 1] = m end
+  end
+  DIRTY = {}
+  if #set > 0 then calln('HSET', J, set, 2) end
+  if #del > 0 then calln('HDEL', J, del, 1) end
+  if TIMEOUTS > 0 then redis.call('INCRBY', P .. 'timeouts', TIMEOUTS) TIMEOUTS = 0 end
+end
+-- every script ends with fin(reply): the buffered writes go out first
+local function fin(r) flush() return r end
+local function take_out(m, j)
+  ix(tk(j[TUBE], j[ST]), m, nil)
+  if j[ST] == 'd' or j[ST] == 'x' then ix(T, m, nil) end
+end
+-- due: when a delay that ended was due (a ready job keeps it for its delivery lateness), else 0
+local function to_ready(m, j, due)
+  ix(tk(j[TUBE], 'r'), m, j[PRI])
+  j[ST], j[DUE] = 'r', due or 0
+  save(m, j)
+end
+-- the timer of m is due: a delayed job or an expired lease becomes ready; returns its tube
+local function expire(m, j)
+  local st = j[ST]
+  if st ~= 'd' and st ~= 'x' then return nil end
+  take_out(m, j)
+  local due = nil
+  if st == 'd' then
+    due = j[DUE]
+  else
+    j[TO] = j[TO] + 1
+    TIMEOUTS = TIMEOUTS + 1
+  end
+  to_ready(m, j, due)
+  return j[TUBE]
+end
+-- every timer due by now (at most limit of them); returns the set of tubes that got work
+local function promote_quietly(now, limit)
+  local due = redis.call('ZRANGEBYSCORE', T, '-inf', S(now), 'LIMIT', 0, limit)
+  load_many(due)
+  local woke = {}
+  for _, m in ipairs(due) do
+    ix(T, m, nil)  -- also a member left without its job
+    local j = REC[m]
+    if j then
+      local tube = expire(m, j)
+      if tube then woke[tube] = true end
+    end
+  end
+  return woke
+end
+local function announce(woke, now)
+  for tube in pairs(woke) do publish(tube, now) end
+end
+-- promote_quietly, then one event per tube that got work
+local function promote(now, limit) announce(promote_quietly(now, limit), now) end
+-- one job's own timer, if due: what a command on one job sees is never stale
+local function settle(m, j, now)
+  if (j[ST] == 'd' or j[ST] == 'x') and j[DUE] <= now then publish(expire(m, j), now) end
+end
+-- the fencing token of a lease is the job's reserve count: it grows with every claim
+local function claim(m, j, now)
+  local delay_due = j[DUE]
+  local lease = now + j[TTR]
+  j[ST], j[DUE], j[RES] = 'x', lease, j[RES] + 1
+  ix(tk(j[TUBE], 'x'), m, lease)
+  ix(T, m, lease)
+  save(m, j)
+  return {tonumber(m), j[RES], j[BODY], lease, delay_due}
+end
+local function holds(j, tok)
+  return j and j[ST] == 'x' and j[RES] == tonumber(tok)
+end
+-- after deletes: drops a tube (not default) whose jobs are all deleted and that is not paused.
+-- Jobs never change tube, so its puts (total) equal its deletes exactly when it is empty.
+local function drop_if_empty(tube, deleted, clock)
+  if tube == 'default' then return end
+  local s = redis.call('HMGET', tk(tube, 's'), 'total', 'pu')
+  if tonumber(s[1] or '0') > deleted then return end
+  if tonumber(s[2] or '0') > clock() then return end
+  redis.call('SREM', P .. 'tubes', tube)
+  redis.call('DEL', tk(tube, 's'))
+end
+-- the job a command names (ARGV[2]), its own timer settled first: m, now and its record
+local function the_job()
+  local m = ARGV[2]
+  local now = now_ms()
+  local j = load(m)
+  if j then settle(m, j, now) end
+  return m, now, j
+end
+)LUA";
+
+}  // namespace
+
+std::string with_prologue(const char* body) {
+  // The promotion bound is the C++ constant, spliced in as text (scripts take no globals).
+  std::string text(kPrologue);
+  const std::string bound = std::to_string(kMaxPromotePerScript);
+  text.replace(text.find("MAX_PROMOTE"), 11, bound);
+  return text + body;
+}
+
+}  // namespace wheel::jobs::redis_scripts
