@@ -99,6 +99,8 @@ TEST_P(RestoreTest, ManyDelayedAndReadyJobsComeBackInTheSameOrders) {
     EXPECT_EQ(log->take_recovered_jobs([](StoredJob&) { FAIL() << "taken twice"; }), 0u);
   } else {
     ASSERT_EQ(r.jobs.size(), puts.size());
+    ASSERT_TRUE(std::is_sorted(r.jobs.begin(), r.jobs.end(),
+                               [](const StoredJob& a, const StoredJob& b) { return a.id < b.id; }));
     LogJournal::restore_into(queue, r, wall);
     EXPECT_TRUE(r.jobs.empty());
   }
