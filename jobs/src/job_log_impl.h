@@ -137,6 +137,10 @@ class JobLogImpl {
   bool changed_since_put(std::uint64_t id) const {
     return counters.contains(id) || changed_by_v1.contains(id);
   }
+  // Recovery (job_log_recovery.cc): the replayed segments' bytes, held until the live jobs are
+  // decoded from their latest puts (at the end of open(), or by take_recovered_jobs()).
+  std::unordered_map<std::uint64_t, std::unique_ptr<FileContents>> recovered_segments;
+  bool load_recovered_bodies = false;
   // Records `c` as job `id`'s counters; its put grows by them the first time (live bytes).
   void set_counters(std::uint64_t id, const StoredCounters& c);
   std::uint64_t live_bytes = 0;
