@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_style.h"
@@ -14,6 +15,22 @@ struct Parsed {
   std::optional<int> exit_status;
   std::string message;  // plain_message of the error, if any
 };
+
+// Parses `args` (after the program name) into `app`: the exit status and plain message of an
+// error, if any.
+Parsed parse_args(CLI::App& app, std::vector<std::string> args) {
+  args.insert(args.begin(), "prog");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  Parsed p;
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    p.message = wheel::cli::plain_message(app, e);
+    p.exit_status = 2;
+  }
+  return p;
+}
 
 // A small program in the style: --port N in 1..65535, --ratio NUMBER in 0..1, --rate above 0,
 // --level one of a, b, --name TEXT, a flag.
@@ -29,19 +46,7 @@ class CliStyle : public testing::Test {
     app_.add_flag("--verbose", verbose_, "talk more");
   }
 
-  Parsed parse(std::vector<std::string> args) {
-    args.insert(args.begin(), "prog");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    Parsed p;
-    try {
-      app_.parse(static_cast<int>(argv.size()), argv.data());
-    } catch (const CLI::ParseError& e) {
-      p.message = wheel::cli::plain_message(app_, e);
-      p.exit_status = 2;
-    }
-    return p;
-  }
+  Parsed parse(std::vector<std::string> args) { return parse_args(app_, std::move(args)); }
 
   CLI::App app_{"test program"};
   int port_ = 7000;
@@ -98,6 +103,23 @@ TEST_F(CliStyle, HelpShowsPlainTypeNamesAndDefaults) {
   EXPECT_EQ(help.find("INT"), std::string::npos) << help;
   EXPECT_EQ(help.find("FLOAT"), std::string::npos) << help;
   EXPECT_EQ(help.find("in ["), std::string::npos) << help;
+}
+
+TEST(CliStyleParse, ExistingFileIsRequiredAndMustExist) {
+  CLI::App app{"t"};
+  wheel::cli::apply_style(app);
+  std::string path;
+  wheel::cli::add_existing_file(app, "--server", path, "the server program");
+  EXPECT_NE(app.help().find("--server FILE "), std::string::npos) << app.help();
+  EXPECT_EQ(parse_args(app, {}).exit_status, 2);
+  const Parsed missing = parse_args(app, {"--server", "/nonexistent/wheel-server"});
+  EXPECT_EQ(missing.exit_status, 2);
+  EXPECT_NE(missing.message.find("--server"), std::string::npos) << missing.message;
+  CLI::App again{"t"};
+  wheel::cli::apply_style(again);
+  wheel::cli::add_existing_file(again, "--server", path, "the server program");
+  EXPECT_EQ(parse_args(again, {"--server", "/bin/sh"}).exit_status, std::nullopt);
+  EXPECT_EQ(path, "/bin/sh");
 }
 
 TEST(CliStyleParse, HelpExitsZeroErrorsExitTwo) {

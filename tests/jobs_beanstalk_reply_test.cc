@@ -274,4 +274,53 @@ TEST(BeanstalkStats, JobCountsComeFromTheQueuesCounters) {
   }
 }
 
+// Each count after the current-jobs-* ones (the test above) under its own key: every count gets
+// its place in kServerStatsKeys (from 1) as its value, so a mix-up of two counts shows (the
+// conformance test's fresh beanstalkd has only 0s).
+TEST(BeanstalkStats, EveryCountIsPrintedUnderItsOwnKey) {
+  ServerStats s;
+  CommandCounts& c = s.commands;
+  // In kServerStatsKeys' order from "cmd-put", written out here rather than taken from
+  // beanstalk_stats.h's tables, which are what is under test.
+  std::uint64_t* const counts[] = {&c.put,
+                                   &c.peek,
+                                   &c.peek_ready,
+                                   &c.peek_delayed,
+                                   &c.peek_buried,
+                                   &c.reserve,
+                                   &c.reserve_with_timeout,
+                                   &c.delete_,
+                                   &c.release,
+                                   &c.use,
+                                   &c.watch,
+                                   &c.ignore,
+                                   &c.bury,
+                                   &c.kick,
+                                   &c.touch,
+                                   &c.stats,
+                                   &c.stats_job,
+                                   &c.stats_tube,
+                                   &c.list_tubes,
+                                   &c.list_tube_used,
+                                   &c.list_tubes_watched,
+                                   &c.pause_tube,
+                                   &s.job_timeouts,
+                                   &s.total_jobs,
+                                   &s.max_job_size,
+                                   &s.tubes,
+                                   &s.connections,
+                                   &s.producers,
+                                   &s.workers,
+                                   &s.waiting,
+                                   &s.total_connections};
+  constexpr std::size_t kFirst = 5;  // "cmd-put"
+  for (std::size_t i = 0; i < std::size(counts); ++i) *counts[i] = kFirst + i + 1;
+  const std::string yaml = server_stats_yaml(s);
+  for (std::size_t i = kFirst; i < kFirst + std::size(counts); ++i) {
+    const std::string line =
+        "\n" + std::string(kServerStatsKeys[i]) + ": " + std::to_string(i + 1) + "\n";
+    EXPECT_NE(yaml.find(line), std::string::npos) << line << yaml;
+  }
+}
+
 }  // namespace

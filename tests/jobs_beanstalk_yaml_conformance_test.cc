@@ -13,7 +13,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <initializer_list>
 #include <map>
 #include <string>
 #include <thread>
@@ -139,21 +138,17 @@ std::uint64_t num(std::map<std::string, std::string>& f, const std::string& key)
 Millis secs(std::map<std::string, std::string>& f, const std::string& key) {
   return std::chrono::seconds(std::stoll(f.at(key)));
 }
-// Reads unsigned fields of `s` from `f`, each (YAML key, member) of `keys`.
-template <typename Stats>
-void read_numbers(std::map<std::string, std::string>& f, Stats& s,
-                  std::initializer_list<std::pair<const char*, std::uint64_t Stats::*>> keys) {
-  for (const auto& [key, field] : keys) s.*field = num(f, key);
+// Reads the counts of `s` from `f`, each (YAML key, member) of `keys`.
+template <typename Stats, std::size_t N>
+void read_counts(std::map<std::string, std::string>& f, Stats& s,
+                 const StatsKey<Stats> (&keys)[N]) {
+  for (const auto& [key, field] : keys) s.*field = num(f, std::string(key));
 }
-// The current-jobs-* counts, which stats-tube and stats both give.
-template <typename Stats>
-void read_current_jobs(std::map<std::string, std::string>& f, Stats& s) {
-  read_numbers<Stats>(f, s,
-                      {{"current-jobs-urgent", &Stats::urgent},
-                       {"current-jobs-ready", &Stats::ready},
-                       {"current-jobs-reserved", &Stats::reserved},
-                       {"current-jobs-delayed", &Stats::delayed},
-                       {"current-jobs-buried", &Stats::buried}});
+// Our "OK <bytes>" reply with the YAML body `yaml`: what must equal beanstalkd's byte for byte.
+std::string ok_reply(const std::string& yaml) {
+  std::string reply;
+  append_ok(reply, yaml);
+  return reply;
 }
 std::string unquote(const std::string& value) {
   return value.substr(1, value.size() - 2);
@@ -168,13 +163,19 @@ class BeanstalkYamlConformance : public ::testing::Test {
     ASSERT_EQ(server_.ask("put 7 0 60 2\r\nhi\r\n"), "INSERTED 2\r\n");
     ASSERT_EQ(server_.ask("pause-tube conformance 100\r\n"), "PAUSED\r\n");
   }
+  // Asks beanstalkd `request` (stats-job, stats-tube, stats); returns its reply and puts the
+  // "key: value" lines of its YAML body into `f`.
+  std::string ask_yaml(const std::string& request, std::map<std::string, std::string>& f) {
+    std::string reply = server_.ask(request);
+    f = fields(body_of(reply));
+    return reply;
+  }
   Beanstalkd server_;
 };
 
 TEST_F(BeanstalkYamlConformance, StatsJobIsByteForByteBeanstalkds) {
-  const std::string reply = server_.ask("stats-job 1\r\n");
-  const std::string yaml = body_of(reply);
-  auto f = fields(yaml);
+  std::map<std::string, std::string> f;
+  const std::string reply = ask_yaml("stats-job 1\r\n", f);
   const std::string tube = f.at("tube");
   JobStats s;
   s.id = num(f, "id");
@@ -192,71 +193,30 @@ TEST_F(BeanstalkYamlConformance, StatsJobIsByteForByteBeanstalkds) {
   s.buries = static_cast<std::uint32_t>(num(f, "buries"));
   s.kicks = static_cast<std::uint32_t>(num(f, "kicks"));
   EXPECT_EQ(s.state, JobState::kDelayed);
-  std::string ours;
-  append_ok(ours, job_stats_yaml(s));
-  EXPECT_EQ(ours, reply);
+  EXPECT_EQ(ok_reply(job_stats_yaml(s)), reply);
 }
 
 TEST_F(BeanstalkYamlConformance, StatsTubeIsByteForByteBeanstalkds) {
-  const std::string reply = server_.ask("stats-tube conformance\r\n");
-  auto f = fields(body_of(reply));
+  std::map<std::string, std::string> f;
+  const std::string reply = ask_yaml("stats-tube conformance\r\n", f);
   const std::string name = f.at("name");
   TubeStats s;
   s.name = name;
-  read_current_jobs(f, s);
-  read_numbers(f, s,
-               {{"total-jobs", &TubeStats::total_jobs},
-                {"current-using", &TubeStats::using_count},
-                {"current-watching", &TubeStats::watching},
-                {"current-waiting", &TubeStats::waiting},
-                {"cmd-delete", &TubeStats::cmd_delete},
-                {"cmd-pause-tube", &TubeStats::cmd_pause_tube}});
+  read_counts(f, s, kCurrentJobsKeys<TubeStats>);
+  read_counts(f, s, kTubeCountKeys);
   s.pause = secs(f, "pause");
   s.pause_time_left = secs(f, "pause-time-left");
   EXPECT_EQ(s.pause, std::chrono::seconds(100));
-  std::string ours;
-  append_ok(ours, tube_stats_yaml(s));
-  EXPECT_EQ(ours, reply);
+  EXPECT_EQ(ok_reply(tube_stats_yaml(s)), reply);
 }
 
 TEST_F(BeanstalkYamlConformance, StatsIsByteForByteBeanstalkds) {
-  const std::string reply = server_.ask("stats\r\n");
-  auto f = fields(body_of(reply));
+  std::map<std::string, std::string> f;
+  const std::string reply = ask_yaml("stats\r\n", f);
   ServerStats s;
-  read_current_jobs(f, s);
-  read_numbers(f, s.commands,
-               {{"cmd-put", &CommandCounts::put},
-                {"cmd-peek", &CommandCounts::peek},
-                {"cmd-peek-ready", &CommandCounts::peek_ready},
-                {"cmd-peek-delayed", &CommandCounts::peek_delayed},
-                {"cmd-peek-buried", &CommandCounts::peek_buried},
-                {"cmd-reserve", &CommandCounts::reserve},
-                {"cmd-reserve-with-timeout", &CommandCounts::reserve_with_timeout},
-                {"cmd-delete", &CommandCounts::delete_},
-                {"cmd-release", &CommandCounts::release},
-                {"cmd-use", &CommandCounts::use},
-                {"cmd-watch", &CommandCounts::watch},
-                {"cmd-ignore", &CommandCounts::ignore},
-                {"cmd-bury", &CommandCounts::bury},
-                {"cmd-kick", &CommandCounts::kick},
-                {"cmd-touch", &CommandCounts::touch},
-                {"cmd-stats", &CommandCounts::stats},
-                {"cmd-stats-job", &CommandCounts::stats_job},
-                {"cmd-stats-tube", &CommandCounts::stats_tube},
-                {"cmd-list-tubes", &CommandCounts::list_tubes},
-                {"cmd-list-tube-used", &CommandCounts::list_tube_used},
-                {"cmd-list-tubes-watched", &CommandCounts::list_tubes_watched},
-                {"cmd-pause-tube", &CommandCounts::pause_tube}});
-  read_numbers(f, s,
-               {{"job-timeouts", &ServerStats::job_timeouts},
-                {"total-jobs", &ServerStats::total_jobs},
-                {"max-job-size", &ServerStats::max_job_size},
-                {"current-tubes", &ServerStats::tubes},
-                {"current-connections", &ServerStats::connections},
-                {"current-producers", &ServerStats::producers},
-                {"current-workers", &ServerStats::workers},
-                {"current-waiting", &ServerStats::waiting},
-                {"total-connections", &ServerStats::total_connections}});
+  read_counts(f, s, kCurrentJobsKeys<ServerStats>);
+  read_counts(f, s.commands, kCommandCountKeys);
+  read_counts(f, s, kServerCountKeys);
   s.pid = std::stoll(f.at("pid"));
   const std::string version = unquote(f.at("version"));
   s.version = version;
@@ -283,9 +243,7 @@ TEST_F(BeanstalkYamlConformance, StatsIsByteForByteBeanstalkds) {
   s.os = os;
   s.platform = platform;
   EXPECT_EQ(s.commands.put, 2u);
-  std::string ours;
-  append_ok(ours, server_stats_yaml(s));
-  EXPECT_EQ(ours, reply);
+  EXPECT_EQ(ok_reply(server_stats_yaml(s)), reply);
 }
 
 TEST_F(BeanstalkYamlConformance, ListTubesIsByteForByteBeanstalkds) {
@@ -299,9 +257,7 @@ TEST_F(BeanstalkYamlConformance, ListTubesIsByteForByteBeanstalkds) {
   }
   EXPECT_EQ(names.size(), 2u);
   const std::vector<std::string_view> views(names.begin(), names.end());
-  std::string ours;
-  append_ok(ours, tube_list_yaml(views));
-  EXPECT_EQ(ours, reply);
+  EXPECT_EQ(ok_reply(tube_list_yaml(views)), reply);
 }
 
 TEST_F(BeanstalkYamlConformance, JobRepliesAreByteForByteBeanstalkds) {

@@ -215,5 +215,49 @@ TEST(ServerMetricsRegion, SlotsAreCacheLineAlignedAndSharedWithAForkedChild) {
   EXPECT_EQ(live.connections_open, 2u);
 }
 
+// Every plain field with a value of its own (closed_worker_lost is the supervisor's, never in a
+// slot).
+ServerMetricsValues distinct_values() {
+  ServerMetricsValues v{.connections_open = 1,
+                        .delayed_pending = 2,
+                        .timer_pending_timeouts = 3,
+                        .accepted = 4,
+                        .rejected_full = 5,
+                        .rejected_emfile = 6,
+                        .heartbeats_sent = 7,
+                        .pings = 8,
+                        .delayed_sent = 9,
+                        .bytes_received = 10,
+                        .bytes_sent = 11,
+                        .idle_close_lateness = {},  // the histograms have tests of their own
+                        .tick_lag = {}};
+  for (std::size_t i = 0; i < v.closed.size(); ++i) v.closed[i] = 20 + i;
+  return v;
+}
+
+// The rendered text names every field, so equal texts mean equal fields.
+TEST(ServerMetricsSlot, EveryFieldIsPublishedReadAndSummed) {
+  ServerMetricsRegion region(1);
+  const ServerMetricsValues v = distinct_values();
+  region.slot(0).publish(v);
+  const ServerMetricsValues seen = region.slot(0).read();
+  EXPECT_EQ(render_server_metrics(seen, 1), render_server_metrics(v, 1));
+
+  ServerMetricsValues counters_only = v;  // what a dead worker leaves behind
+  counters_only.connections_open = 0;
+  counters_only.delayed_pending = 0;
+  counters_only.timer_pending_timeouts = 0;
+  ServerMetricsValues total;
+  total.add_counters(seen);
+  EXPECT_EQ(render_server_metrics(total, 1), render_server_metrics(counters_only, 1));
+  ServerMetricsValues live;
+  live.add_all(seen);
+  EXPECT_EQ(render_server_metrics(live, 1), render_server_metrics(v, 1));
+
+  region.slot(0).reset();
+  EXPECT_EQ(render_server_metrics(region.slot(0).read(), 1),
+            render_server_metrics(ServerMetricsValues{}, 1));
+}
+
 }  // namespace
 }  // namespace wheel::server

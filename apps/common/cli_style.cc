@@ -127,6 +127,14 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv,
   }
 }
 
+CLI::Option* add_existing_file(CLI::App& app, const std::string& name, std::string& path,
+                               const std::string& help) {
+  // Without its description, or --help would read "FILE:FILE".
+  CLI::Validator exists = CLI::ExistingFile;
+  exists.description("");
+  return app.add_option(name, path, help)->type_name(kTypeFile)->required()->check(exists);
+}
+
 void add_logging_options(CLI::App& app, std::string& level, std::string& format) {
   app.add_option("--log-level", level, "trace, debug, info, warn, error, critical or off")
       ->type_name(kTypeLevel)

@@ -43,6 +43,11 @@ CLI::Validator positive_number(double hi);
 // One of `choices`: "must be one of trace, debug, info, got 'x'".
 CLI::Validator one_of(std::vector<std::string> choices);
 
+// A required option naming a file that must exist, such as a program to run ("--server FILE"):
+// its value goes into `path`; a missing or non-existent one exits 2 naming the option.
+CLI::Option* add_existing_file(CLI::App& app, const std::string& name, std::string& path,
+                               const std::string& help);
+
 // --log-level (trace ... off) into `level` and --log-format (text or json) into `format`, with
 // the same text and checks in every program; their defaults are the strings' values.
 void add_logging_options(CLI::App& app, std::string& level, std::string& format);

@@ -34,14 +34,8 @@ int main(int argc, char** argv) {
                                       summary_path = "big-load-summary.txt";
   std::chrono::milliseconds reader_idle{0}, duration{0}, ping_interval{0};
   unsigned workers = 0;
-  app.add_option("--server", server_path, "the wheel-server program")
-      ->type_name(wheel::cli::kTypeFile)
-      ->required()
-      ->check(CLI::ExistingFile);
-  app.add_option("--load", load_path, "the wheel-load program")
-      ->type_name(wheel::cli::kTypeFile)
-      ->required()
-      ->check(CLI::ExistingFile);
+  wheel::cli::add_existing_file(app, "--server", server_path, "the wheel-server program");
+  wheel::cli::add_existing_file(app, "--load", load_path, "the wheel-load program");
   app.add_option("--connections", request.connections, "connections open at once")
       ->check(wheel::cli::integer_range(1000, 2'000'000))
       ->capture_default_str();

@@ -170,12 +170,8 @@ int main(int argc, char** argv) {
       "compare",
       "run wheel-jobs, beanstalkd and redis-server side by side (scripts/compare-jobs.sh)");
   cmp->fallthrough();
-  cmp->add_option("--wheel-jobs", cc.wheel_jobs, "the wheel-jobs program")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmp->add_option("--beanstalkd", cc.beanstalkd, "Debian's beanstalkd")
-      ->required()
-      ->check(CLI::ExistingFile);
+  wheel::cli::add_existing_file(*cmp, "--wheel-jobs", cc.wheel_jobs, "the wheel-jobs program");
+  wheel::cli::add_existing_file(*cmp, "--beanstalkd", cc.beanstalkd, "Debian's beanstalkd");
   cmp->add_option("--redis-server", cc.redis_server, "Debian's redis-server; none: no Redis rows")
       ->check(CLI::ExistingFile | CLI::IsMember({"none"}));
   cmp->add_option("--work-dir", cc.work_dir, "scratch directory for the servers' data")->required();

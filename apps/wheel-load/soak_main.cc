@@ -27,10 +27,8 @@ int main(int argc, char** argv) {
   std::chrono::milliseconds round = 30s, tolerance = 3s;
   std::string keep;
   std::string log_level = "warn", log_format = "text";
-  app.add_option("--server", options.server_path, "the wheel-server program to soak")
-      ->type_name(wheel::cli::kTypeFile)
-      ->required()
-      ->check(CLI::ExistingFile);
+  wheel::cli::add_existing_file(app, "--server", options.server_path,
+                                "the wheel-server program to soak");
   app.add_option("--minutes", options.minutes, "length of the soak")
       ->check(wheel::cli::integer_range(1, 1440))
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "enum_table.h"
 #include "overloaded.h"
 #include "wheel/jobs/beanstalk_reply.h"
 
@@ -20,28 +21,18 @@ using bs::Reply;
 
 namespace {
 
+// The reply to each outcome that is not a success; any other (kInternalError, kWaiting, which
+// never reaches a reply) reads INTERNAL_ERROR.
+constexpr EnumPair<Outcome, Reply> kErrorReplies[] = {
+    {Outcome::kNotFound, Reply::kNotFound}, {Outcome::kOutOfMemory, Reply::kOutOfMemory},
+    {Outcome::kDraining, Reply::kDraining}, {Outcome::kNotIgnored, Reply::kNotIgnored},
+    {Outcome::kTimedOut, Reply::kTimedOut}, {Outcome::kDeadlineSoon, Reply::kDeadlineSoon},
+};
+
 // The reply to a command's outcome: `success` when it went through.
 Reply reply_to(Outcome outcome, Reply success) {
-  switch (outcome) {
-    case Outcome::kOk:
-      return success;
-    case Outcome::kNotFound:
-      return Reply::kNotFound;
-    case Outcome::kOutOfMemory:
-      return Reply::kOutOfMemory;
-    case Outcome::kDraining:
-      return Reply::kDraining;
-    case Outcome::kNotIgnored:
-      return Reply::kNotIgnored;
-    case Outcome::kTimedOut:
-      return Reply::kTimedOut;
-    case Outcome::kDeadlineSoon:
-      return Reply::kDeadlineSoon;
-    case Outcome::kInternalError:
-    case Outcome::kWaiting:
-      break;
-  }
-  return Reply::kInternalError;
+  if (outcome == Outcome::kOk) return success;
+  return map_enum(kErrorReplies, outcome, Reply::kInternalError);
 }
 
 void append_outcome(std::string& out, Outcome outcome, Reply success) {

@@ -2,6 +2,7 @@
 #include "wheel/jobs/beanstalk_protocol.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
 
@@ -14,25 +15,18 @@ RequestParser::RequestParser(std::uint32_t max_job_size) : max_job_size_(max_job
 }
 
 RequestParser::Step RequestParser::feed(std::string_view bytes) {
+  // Each state's step, in State's order.
+  using Feeder = std::size_t (RequestParser::*)(std::string_view, std::optional<Request>&);
+  static constexpr Feeder kFeeders[] = {
+      &RequestParser::feed_line, &RequestParser::feed_discard_line, &RequestParser::feed_body,
+      &RequestParser::feed_discard_body};
+  static_assert(std::size(kFeeders) == static_cast<std::size_t>(State::kDiscardBody) + 1);
   Step step;
   // Each state consumes what it can; a state change without a request continues in the next
   // state with the rest (a line into its body, a discarded line into the next line).
   while (step.consumed < bytes.size() && !step.request) {
-    const std::string_view rest = bytes.substr(step.consumed);
-    switch (state_) {
-      case State::kLine:
-        step.consumed += feed_line(rest, step.request);
-        break;
-      case State::kDiscardLine:
-        step.consumed += feed_discard_line(rest, step.request);
-        break;
-      case State::kBody:
-        step.consumed += feed_body(rest, step.request);
-        break;
-      case State::kDiscardBody:
-        step.consumed += feed_discard_body(rest, step.request);
-        break;
-    }
+    const Feeder feed_state = kFeeders[static_cast<std::size_t>(state_)];
+    step.consumed += (this->*feed_state)(bytes.substr(step.consumed), step.request);
   }
   return step;
 }

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <iterator>
 
+#include "enum_table.h"
+
 namespace wheel::jobs::beanstalk {
 namespace {
 
@@ -40,17 +42,13 @@ std::string_view reply_line(Reply reply) noexcept {
 }
 
 Reply reply_for(ProtocolError error) noexcept {
-  switch (error) {
-    case ProtocolError::kBadFormat:
-      return Reply::kBadFormat;
-    case ProtocolError::kUnknownCommand:
-      return Reply::kUnknownCommand;
-    case ProtocolError::kExpectedCrlf:
-      return Reply::kExpectedCrlf;
-    case ProtocolError::kJobTooBig:
-      return Reply::kJobTooBig;
-  }
-  return Reply::kInternalError;
+  constexpr jobs::EnumPair<ProtocolError, Reply> kReplies[] = {
+      {ProtocolError::kBadFormat, Reply::kBadFormat},
+      {ProtocolError::kUnknownCommand, Reply::kUnknownCommand},
+      {ProtocolError::kExpectedCrlf, Reply::kExpectedCrlf},
+      {ProtocolError::kJobTooBig, Reply::kJobTooBig},
+  };
+  return jobs::map_enum(kReplies, error, Reply::kInternalError);
 }
 
 void append_reply(std::string& out, Reply reply) {

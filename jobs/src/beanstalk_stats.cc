@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <concepts>
+#include <cstddef>
 #include <cstdio>
 #include <iterator>
 
@@ -57,14 +58,10 @@ class Yaml {
   std::string text_;
 };
 
-// The five current-jobs-* lines that stats-tube and stats share (TubeStats, ServerStats).
-template <typename Stats>
-void current_jobs(Yaml& y, const Stats& s) {
-  y.number("current-jobs-urgent", s.urgent);
-  y.number("current-jobs-ready", s.ready);
-  y.number("current-jobs-reserved", s.reserved);
-  y.number("current-jobs-delayed", s.delayed);
-  y.number("current-jobs-buried", s.buried);
+// One "key: count" line for each of `keys`, in their order.
+template <class Stats, std::size_t N>
+void counts(Yaml& y, const Stats& s, const StatsKey<Stats> (&keys)[N]) {
+  for (const StatsKey<Stats>& k : keys) y.number(k.key, s.*k.field);
 }
 
 }  // namespace
@@ -99,13 +96,8 @@ std::string job_stats_yaml(const JobStats& s) {
 std::string tube_stats_yaml(const TubeStats& s) {
   Yaml y;
   y.raw("name", s.name);
-  current_jobs(y, s);
-  y.number("total-jobs", s.total_jobs);
-  y.number("current-using", s.using_count);
-  y.number("current-watching", s.watching);
-  y.number("current-waiting", s.waiting);
-  y.number("cmd-delete", s.cmd_delete);
-  y.number("cmd-pause-tube", s.cmd_pause_tube);
+  counts(y, s, kCurrentJobsKeys<TubeStats>);
+  counts(y, s, kTubeCountKeys);
   y.seconds("pause", s.pause);
   y.seconds("pause-time-left", s.pause_time_left);
   return y.take();
@@ -113,39 +105,9 @@ std::string tube_stats_yaml(const TubeStats& s) {
 
 std::string server_stats_yaml(const ServerStats& s) {
   Yaml y;
-  current_jobs(y, s);
-  const CommandCounts& c = s.commands;
-  y.number("cmd-put", c.put);
-  y.number("cmd-peek", c.peek);
-  y.number("cmd-peek-ready", c.peek_ready);
-  y.number("cmd-peek-delayed", c.peek_delayed);
-  y.number("cmd-peek-buried", c.peek_buried);
-  y.number("cmd-reserve", c.reserve);
-  y.number("cmd-reserve-with-timeout", c.reserve_with_timeout);
-  y.number("cmd-delete", c.delete_);
-  y.number("cmd-release", c.release);
-  y.number("cmd-use", c.use);
-  y.number("cmd-watch", c.watch);
-  y.number("cmd-ignore", c.ignore);
-  y.number("cmd-bury", c.bury);
-  y.number("cmd-kick", c.kick);
-  y.number("cmd-touch", c.touch);
-  y.number("cmd-stats", c.stats);
-  y.number("cmd-stats-job", c.stats_job);
-  y.number("cmd-stats-tube", c.stats_tube);
-  y.number("cmd-list-tubes", c.list_tubes);
-  y.number("cmd-list-tube-used", c.list_tube_used);
-  y.number("cmd-list-tubes-watched", c.list_tubes_watched);
-  y.number("cmd-pause-tube", c.pause_tube);
-  y.number("job-timeouts", s.job_timeouts);
-  y.number("total-jobs", s.total_jobs);
-  y.number("max-job-size", s.max_job_size);
-  y.number("current-tubes", s.tubes);
-  y.number("current-connections", s.connections);
-  y.number("current-producers", s.producers);
-  y.number("current-workers", s.workers);
-  y.number("current-waiting", s.waiting);
-  y.number("total-connections", s.total_connections);
+  counts(y, s, kCurrentJobsKeys<ServerStats>);
+  counts(y, s.commands, kCommandCountKeys);
+  counts(y, s, kServerCountKeys);
   y.number("pid", s.pid);
   y.quoted("version", s.version);
   y.micros("rusage-utime", s.rusage_user);

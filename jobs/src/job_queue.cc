@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "enum_table.h"
 #include "wheel/jobs/beanstalk_protocol.h"
 
 namespace wheel::jobs {
@@ -26,21 +27,12 @@ void hold_body(Job* job, std::string_view body) {
   std::memcpy(job->body_data, body.data(), body.size());
 }
 
-ChangeCounter counter_for(ChangeKind kind) {
-  switch (kind) {
-    case ChangeKind::kPut:
-      return ChangeCounter::kPut;
-    case ChangeKind::kDelete:
-      return ChangeCounter::kDelete;
-    case ChangeKind::kRelease:
-      return ChangeCounter::kRelease;
-    case ChangeKind::kBury:
-      return ChangeCounter::kBury;
-    case ChangeKind::kKick:
-      return ChangeCounter::kKick;
-  }
-  return ChangeCounter::kPut;  // not reached: every kind is listed
-}
+// The metrics counter of each kind of journaled change.
+constexpr EnumPair<ChangeKind, ChangeCounter> kChangeCounterOf[] = {
+    {ChangeKind::kPut, ChangeCounter::kPut},         {ChangeKind::kDelete, ChangeCounter::kDelete},
+    {ChangeKind::kRelease, ChangeCounter::kRelease}, {ChangeKind::kBury, ChangeCounter::kBury},
+    {ChangeKind::kKick, ChangeCounter::kKick},
+};
 
 // The wheel's shape: 1 ms ticks, hierarchical (levels of 512 ticks: 512 ms, 262 s, 37 h, ...).
 // docs/jobs.md has the measurement that chose it over the hashed layout.
@@ -254,6 +246,7 @@ void JobQueue::maybe_drop(Tube* tube) {
   cancel(tube->pause_timeout);
   cancel(tube->delay_timeout);
   tubes_with_waiters_.erase(tube);
+  if (tube == restore_tube_) restore_tube_ = nullptr;
   tubes_.erase(tube->name());
 }
 
@@ -288,6 +281,22 @@ void JobQueue::make_delayed(Job* job, Millis delay) {
   if (job->tube->delayed.top() == job) arm_delays(job->tube);
 }
 
+void JobQueue::take_role(bool& role, std::uint64_t& sessions) {
+  if (role) return;
+  role = true;
+  sessions++;
+}
+
+void JobQueue::place(Job* job, Millis delay) {
+  if (delay.count() > 0) {
+    make_delayed(job, delay);
+  } else {
+    make_ready(job);
+  }
+  serve_waiters();
+  deliver();
+}
+
 void JobQueue::take_out(Job* job) {
   Tube* tube = job->tube;
   switch (job->state) {
@@ -316,7 +325,7 @@ void JobQueue::take_out(Job* job) {
 bool JobQueue::journal(const JobChange& change) {
   if (journal_ != nullptr && !journal_->record(change)) return false;
   // Every recorded change is applied next: count it here, once for all commands.
-  metrics_.count(counter_for(change.kind));
+  metrics_.count(map_enum(kChangeCounterOf, change.kind, ChangeCounter::kPut));
   return true;
 }
 
@@ -375,17 +384,8 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   body_bytes_ += raw->body_size;
   raw->tube->total_jobs++;
   total_jobs_++;
-  if (!session->producer) {
-    session->producer = true;
-    producers_++;
-  }
-  if (delay.count() > 0) {
-    make_delayed(raw, delay);
-  } else {
-    make_ready(raw);
-  }
-  serve_waiters();
-  deliver();
+  take_role(session->producer, producers_);
+  place(raw, delay);
   return {Outcome::kOk, job_id};
 }
 
@@ -433,8 +433,11 @@ WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
 
 // --- replay ---
 
-void JobQueue::restore(RestoredJob restored) {
-  if (jobs_.size() >= kMaxJobs) throw std::invalid_argument("restore: over 2^32 jobs");
+void JobQueue::restore(const RestoredJob& restored) {
+  add_restored(build_restored(restored), restored.tube);
+}
+
+std::unique_ptr<Job> JobQueue::build_restored(const RestoredJob& restored) const {
   if (restored.id == 0) throw std::invalid_argument("restore: job id 0");
   if (!beanstalk::is_valid_tube_name(restored.tube)) {
     throw std::invalid_argument("restore: invalid tube name");
@@ -447,13 +450,6 @@ void JobQueue::restore(RestoredJob restored) {
   }
   auto job = std::make_unique<Job>();
   job->id = restored.id;
-  job->tube = tube_for(restored.tube);
-  if (job->tube == nullptr) {
-    // Replay bypasses the limits: a log written under a larger bound must load.
-    auto tube = std::make_unique<Tube>(restored.tube);
-    job->tube = tube.get();
-    tubes_.emplace(restored.tube, std::move(tube));
-  }
   job->priority = restored.priority;
   job->delay = restored.delay;
   job->ttr = restored.ttr.count() <= 0 ? kMinTtr : restored.ttr;
@@ -470,22 +466,54 @@ void JobQueue::restore(RestoredJob restored) {
   job->releases = restored.counters.releases;
   job->buries = restored.counters.buries;
   job->kicks = restored.counters.kicks;
+  // Where it goes, for add_restored(): a delayed job not yet due keeps its deadline; an overdue
+  // one is ready at once.
+  job->state = restored.state;
+  if (restored.state == JobState::kDelayed) {
+    if (restored.ready_in.count() > 0) {
+      job->deadline = now_ + restored.ready_in;
+    } else {
+      job->state = JobState::kReady;
+    }
+  }
+  return job;
+}
+
+void JobQueue::add_restored(std::unique_ptr<Job> job, std::string_view name) {
+  if (jobs_.size() >= kMaxJobs) throw std::invalid_argument("restore: over 2^32 jobs");
+  Tube* tube = restore_tube_;
+  if (tube == nullptr || tube->name() != name) {
+    tube = tube_for(name);
+    if (tube == nullptr) {
+      // Replay bypasses the limits: a log written under a larger bound must load.
+      auto made = std::make_unique<Tube>(std::string(name));
+      tube = made.get();
+      tubes_.emplace(std::string(name), std::move(made));
+    }
+    restore_tube_ = tube;
+  }
+  job->tube = tube;
   Job* raw = job.get();
-  Tube* tube = job->tube;
+  const std::uint64_t id = raw->id;
   if (!jobs_.insert(std::move(job))) {  // one probe both checks and inserts
     maybe_drop(tube);
     throw std::invalid_argument("restore: job id already present");
   }
   body_bytes_ += raw->body_size;
-  raw->tube->total_jobs++;
-  if (restored.id >= next_id_) next_id_ = restored.id + 1;
-  if (restored.state == JobState::kDelayed && restored.ready_in.count() > 0) {
-    make_delayed(raw, restored.ready_in);
-  } else if (restored.state == JobState::kBuried) {
-    raw->state = JobState::kBuried;
-    raw->buried_pos = raw->tube->buried.insert(raw->tube->buried.end(), raw);
-  } else {
-    make_ready(raw);
+  tube->total_jobs++;
+  if (id >= next_id_) next_id_ = id + 1;
+  switch (raw->state) {
+    case JobState::kDelayed: {
+      const Millis deadline = raw->deadline;
+      make_delayed(raw, deadline - now_);
+      break;
+    }
+    case JobState::kBuried:
+      raw->buried_pos = tube->buried.insert(tube->buried.end(), raw);
+      break;
+    default:
+      make_ready(raw);
+      break;
   }
 }
 

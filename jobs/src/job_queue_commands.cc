@@ -53,10 +53,7 @@ void JobQueue::reserve_for(Session* session, Job* job) {
 
 ReserveResult JobQueue::reserve(SessionId id, std::optional<Millis> timeout) {
   Session* session = find_session(id);
-  if (!session->worker) {
-    session->worker = true;
-    workers_++;
-  }
+  take_role(session->worker, workers_);
   // beanstalkd: a ready job first; else DEADLINE_SOON in the safety margin; else wait.
   if (Job* job = best_ready(session)) {
     reserve_for(session, job);
@@ -143,10 +140,7 @@ ReserveResult JobQueue::reserve_job(SessionId id, std::uint64_t job_id) {
   Session* session = find_session(id);
   Job* job = find_job(job_id);
   if (job == nullptr || job->state == JobState::kReserved) return {Outcome::kNotFound, nullptr};
-  if (!session->worker) {
-    session->worker = true;
-    workers_++;
-  }
+  take_role(session->worker, workers_);
   reserve_for(session, job);
   return {Outcome::kOk, job};
 }
@@ -192,13 +186,7 @@ Outcome JobQueue::release(SessionId id, std::uint64_t job_id, std::uint32_t prio
   job->priority = priority;
   job->delay = delay;
   job->releases++;
-  if (delay.count() > 0) {
-    make_delayed(job, delay);
-  } else {
-    make_ready(job);
-  }
-  serve_waiters();
-  deliver();
+  place(job, delay);
   return Outcome::kOk;
 }
 

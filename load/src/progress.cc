@@ -5,19 +5,23 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 namespace wheel::load {
 
+namespace {
+
+// The counts of a Progress (all but elapsed_s), in the order encode_progress() writes them.
+constexpr std::uint64_t Progress::*kCounts[] = {
+    &Progress::requested, &Progress::connected, &Progress::active_open,  &Progress::idle_open,
+    &Progress::closed,    &Progress::errors,    &Progress::churn_cycles, &Progress::mix_failures,
+};
+
+}  // namespace
+
 Progress& Progress::operator+=(const Progress& o) {
   elapsed_s = std::max(elapsed_s, o.elapsed_s);
-  requested += o.requested;
-  connected += o.connected;
-  active_open += o.active_open;
-  idle_open += o.idle_open;
-  closed += o.closed;
-  errors += o.errors;
-  churn_cycles += o.churn_cycles;
-  mix_failures += o.mix_failures;
+  for (const auto count : kCounts) this->*count += o.*count;
   return *this;
 }
 
@@ -33,19 +37,23 @@ std::string format_progress(const Progress& p) {
 }
 
 std::string encode_progress(const Progress& p) {
-  return fmt::format("{:.3f} {} {} {} {} {} {} {} {}", p.elapsed_s, p.requested, p.connected,
-                     p.active_open, p.idle_open, p.closed, p.errors, p.churn_cycles,
-                     p.mix_failures);
+  std::string text = fmt::format("{:.3f}", p.elapsed_s);
+  for (const auto count : kCounts) fmt::format_to(std::back_inserter(text), " {}", p.*count);
+  return text;
 }
 
 bool decode_progress(const std::string& text, Progress& p) {
-  unsigned long long v[8];
-  double elapsed = 0;
-  if (std::sscanf(text.c_str(), "%lf %llu %llu %llu %llu %llu %llu %llu %llu", &elapsed, &v[0],
-                  &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9) {
-    return false;
+  Progress decoded;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%lf%n", &decoded.elapsed_s, &used) != 1) return false;
+  const char* rest = text.c_str() + used;
+  for (const auto count : kCounts) {
+    unsigned long long value = 0;
+    if (std::sscanf(rest, " %llu%n", &value, &used) != 1) return false;
+    decoded.*count = value;
+    rest += used;
   }
-  p = Progress{elapsed, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+  p = decoded;
   return true;
 }
 

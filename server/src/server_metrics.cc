@@ -19,6 +19,32 @@ constexpr std::array<std::string_view, net::kCloseReasonCount> kClosedLabels = {
     "reader_idle",   "writer_idle",   "all_idle", "quit",     "peer",
     "slow_consumer", "line_too_long", "error",    "shutdown", "local"};
 
+// A plain field of ServerMetricsValues and its twin in ServerMetricsSlot: the one list that
+// publish(), read() and the sums walk. (The closed array and the histograms are handled apart.)
+struct Field {
+  std::uint64_t ServerMetricsValues::*value;
+  std::atomic<std::uint64_t> ServerMetricsSlot::*slot;
+};
+
+// Gauges: the state now; not folded in when a worker dies.
+constexpr Field kGauges[] = {
+    {&ServerMetricsValues::connections_open, &ServerMetricsSlot::connections_open},
+    {&ServerMetricsValues::delayed_pending, &ServerMetricsSlot::delayed_pending},
+    {&ServerMetricsValues::timer_pending_timeouts, &ServerMetricsSlot::timer_pending_timeouts},
+};
+
+// Counters: since start (closed and closed_worker_lost apart).
+constexpr Field kCounters[] = {
+    {&ServerMetricsValues::accepted, &ServerMetricsSlot::accepted},
+    {&ServerMetricsValues::rejected_full, &ServerMetricsSlot::rejected_full},
+    {&ServerMetricsValues::rejected_emfile, &ServerMetricsSlot::rejected_emfile},
+    {&ServerMetricsValues::heartbeats_sent, &ServerMetricsSlot::heartbeats_sent},
+    {&ServerMetricsValues::pings, &ServerMetricsSlot::pings},
+    {&ServerMetricsValues::delayed_sent, &ServerMetricsSlot::delayed_sent},
+    {&ServerMetricsValues::bytes_received, &ServerMetricsSlot::bytes_received},
+    {&ServerMetricsValues::bytes_sent, &ServerMetricsSlot::bytes_sent},
+};
+
 void put(std::atomic<std::uint64_t>& field, std::uint64_t value) {
   field.store(value, std::memory_order_relaxed);
 }
@@ -33,25 +59,16 @@ std::string_view label_of(net::CloseReason reason) {
 }
 
 void ServerMetricsValues::add_counters(const ServerMetricsValues& o) {
-  accepted += o.accepted;
-  rejected_full += o.rejected_full;
-  rejected_emfile += o.rejected_emfile;
+  for (const Field& f : kCounters) this->*f.value += o.*f.value;
   for (std::size_t i = 0; i < closed.size(); ++i) closed[i] += o.closed[i];
   closed_worker_lost += o.closed_worker_lost;
-  heartbeats_sent += o.heartbeats_sent;
-  pings += o.pings;
-  delayed_sent += o.delayed_sent;
-  bytes_received += o.bytes_received;
-  bytes_sent += o.bytes_sent;
   idle_close_lateness += o.idle_close_lateness;
   tick_lag += o.tick_lag;
 }
 
 void ServerMetricsValues::add_all(const ServerMetricsValues& o) {
   add_counters(o);
-  connections_open += o.connections_open;
-  delayed_pending += o.delayed_pending;
-  timer_pending_timeouts += o.timer_pending_timeouts;
+  for (const Field& f : kGauges) this->*f.value += o.*f.value;
 }
 
 std::uint64_t ServerMetricsValues::closed_total() const {
@@ -61,34 +78,16 @@ std::uint64_t ServerMetricsValues::closed_total() const {
 }
 
 void ServerMetricsSlot::publish(const ServerMetricsValues& v) noexcept {
-  put(connections_open, v.connections_open);
-  put(delayed_pending, v.delayed_pending);
-  put(timer_pending_timeouts, v.timer_pending_timeouts);
-  put(accepted, v.accepted);
-  put(rejected_full, v.rejected_full);
-  put(rejected_emfile, v.rejected_emfile);
+  for (const Field& f : kGauges) put(this->*f.slot, v.*f.value);
+  for (const Field& f : kCounters) put(this->*f.slot, v.*f.value);
   for (std::size_t i = 0; i < closed.size(); ++i) put(closed[i], v.closed[i]);
-  put(heartbeats_sent, v.heartbeats_sent);
-  put(pings, v.pings);
-  put(delayed_sent, v.delayed_sent);
-  put(bytes_received, v.bytes_received);
-  put(bytes_sent, v.bytes_sent);
 }
 
 ServerMetricsValues ServerMetricsSlot::read() const noexcept {
   ServerMetricsValues v;
-  v.connections_open = get(connections_open);
-  v.delayed_pending = get(delayed_pending);
-  v.timer_pending_timeouts = get(timer_pending_timeouts);
-  v.accepted = get(accepted);
-  v.rejected_full = get(rejected_full);
-  v.rejected_emfile = get(rejected_emfile);
+  for (const Field& f : kGauges) v.*f.value = get(this->*f.slot);
+  for (const Field& f : kCounters) v.*f.value = get(this->*f.slot);
   for (std::size_t i = 0; i < closed.size(); ++i) v.closed[i] = get(closed[i]);
-  v.heartbeats_sent = get(heartbeats_sent);
-  v.pings = get(pings);
-  v.delayed_sent = get(delayed_sent);
-  v.bytes_received = get(bytes_received);
-  v.bytes_sent = get(bytes_sent);
   v.idle_close_lateness = idle_close_lateness.read();
   v.tick_lag = tick_lag.read();
   return v;
@@ -100,21 +99,22 @@ void ServerMetricsSlot::reset() noexcept {
   tick_lag.reset();
 }
 
-ServerMetricsRegion::ServerMetricsRegion(std::size_t slots) : slots_(nullptr), size_(slots) {
+ServerMetricsRegion::ServerMetricsRegion(std::size_t slots)
+    : slots_(nullptr, Unmap{slots * sizeof(ServerMetricsSlot)}), size_(slots) {
   if (slots == 0) throw std::invalid_argument("ServerMetricsRegion: 0 slots");
-  void* memory = ::mmap(nullptr, slots * sizeof(ServerMetricsSlot), PROT_READ | PROT_WRITE,
+  void* memory = ::mmap(nullptr, slots_.get_deleter().bytes, PROT_READ | PROT_WRITE,
                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) {
     throw std::system_error(errno, std::generic_category(), "mmap of the metrics region");
   }
   // Page-aligned, so every slot is 64-byte aligned.
-  slots_ = static_cast<ServerMetricsSlot*>(memory);
-  for (std::size_t i = 0; i < slots; ++i) new (&slots_[i]) ServerMetricsSlot();
+  auto* first = static_cast<ServerMetricsSlot*>(memory);
+  for (std::size_t i = 0; i < slots; ++i) new (&first[i]) ServerMetricsSlot();
+  slots_.reset(first);
 }
 
-ServerMetricsRegion::~ServerMetricsRegion() {
-  // The slots are trivially destructible in effect (atomics of integers): unmap only.
-  ::munmap(slots_, size_ * sizeof(ServerMetricsSlot));
+void ServerMetricsRegion::Unmap::operator()(ServerMetricsSlot* slots) const noexcept {
+  ::munmap(slots, bytes);
 }
 
 std::string render_server_metrics(const ServerMetricsValues& v, std::uint64_t live_workers) {

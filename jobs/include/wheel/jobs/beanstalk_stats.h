@@ -92,6 +92,69 @@ struct ServerStats {
   std::string_view hostname, os, platform;  // uname(2); printed as they are, as in 1.12
 };
 
+// A count of a stats reply and its YAML key, e.g. {"cmd-put", &CommandCounts::put}. The tables
+// below list them in the order beanstalkd prints them; the writers below print from them, and a
+// reader (a client, the conformance test) may parse with them.
+template <class Stats>
+struct StatsKey {
+  std::string_view key;
+  std::uint64_t Stats::*field;
+};
+
+// The current-jobs-* lines of stats-tube (TubeStats) and stats (ServerStats).
+template <class Stats>
+inline constexpr StatsKey<Stats> kCurrentJobsKeys[] = {
+    {"current-jobs-urgent", &Stats::urgent},     {"current-jobs-ready", &Stats::ready},
+    {"current-jobs-reserved", &Stats::reserved}, {"current-jobs-delayed", &Stats::delayed},
+    {"current-jobs-buried", &Stats::buried},
+};
+
+// stats-tube's counts after the current-jobs-* lines.
+inline constexpr StatsKey<TubeStats> kTubeCountKeys[] = {
+    {"total-jobs", &TubeStats::total_jobs},     {"current-using", &TubeStats::using_count},
+    {"current-watching", &TubeStats::watching}, {"current-waiting", &TubeStats::waiting},
+    {"cmd-delete", &TubeStats::cmd_delete},     {"cmd-pause-tube", &TubeStats::cmd_pause_tube},
+};
+
+// stats' cmd-* lines.
+inline constexpr StatsKey<CommandCounts> kCommandCountKeys[] = {
+    {"cmd-put", &CommandCounts::put},
+    {"cmd-peek", &CommandCounts::peek},
+    {"cmd-peek-ready", &CommandCounts::peek_ready},
+    {"cmd-peek-delayed", &CommandCounts::peek_delayed},
+    {"cmd-peek-buried", &CommandCounts::peek_buried},
+    {"cmd-reserve", &CommandCounts::reserve},
+    {"cmd-reserve-with-timeout", &CommandCounts::reserve_with_timeout},
+    {"cmd-delete", &CommandCounts::delete_},
+    {"cmd-release", &CommandCounts::release},
+    {"cmd-use", &CommandCounts::use},
+    {"cmd-watch", &CommandCounts::watch},
+    {"cmd-ignore", &CommandCounts::ignore},
+    {"cmd-bury", &CommandCounts::bury},
+    {"cmd-kick", &CommandCounts::kick},
+    {"cmd-touch", &CommandCounts::touch},
+    {"cmd-stats", &CommandCounts::stats},
+    {"cmd-stats-job", &CommandCounts::stats_job},
+    {"cmd-stats-tube", &CommandCounts::stats_tube},
+    {"cmd-list-tubes", &CommandCounts::list_tubes},
+    {"cmd-list-tube-used", &CommandCounts::list_tube_used},
+    {"cmd-list-tubes-watched", &CommandCounts::list_tubes_watched},
+    {"cmd-pause-tube", &CommandCounts::pause_tube},
+};
+
+// stats' counts after the cmd-* lines, up to the pid.
+inline constexpr StatsKey<ServerStats> kServerCountKeys[] = {
+    {"job-timeouts", &ServerStats::job_timeouts},
+    {"total-jobs", &ServerStats::total_jobs},
+    {"max-job-size", &ServerStats::max_job_size},
+    {"current-tubes", &ServerStats::tubes},
+    {"current-connections", &ServerStats::connections},
+    {"current-producers", &ServerStats::producers},
+    {"current-workers", &ServerStats::workers},
+    {"current-waiting", &ServerStats::waiting},
+    {"total-connections", &ServerStats::total_connections},
+};
+
 // Each returns the YAML document without the final "\r\n" (append_ok adds it).
 std::string job_stats_yaml(const JobStats& stats);
 std::string tube_stats_yaml(const TubeStats& stats);

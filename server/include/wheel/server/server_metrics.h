@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -103,15 +104,12 @@ struct alignas(64) ServerMetricsSlot {
 };
 
 // `slots` ServerMetricsSlot in one MAP_SHARED | MAP_ANONYMOUS mapping: mapped before fork, it
-// is the same memory in the parent and every child forked afterwards. Unmapped by the
-// destructor (in each process that still holds the object). Not copyable.
+// is the same memory in the parent and every child forked afterwards. Unmapped when the object
+// goes (in each process that still holds it). Movable, not copyable.
 class ServerMetricsRegion {
  public:
   // Throws std::system_error when mmap fails; std::invalid_argument for 0 slots.
   explicit ServerMetricsRegion(std::size_t slots);
-  ~ServerMetricsRegion();
-  ServerMetricsRegion(const ServerMetricsRegion&) = delete;
-  ServerMetricsRegion& operator=(const ServerMetricsRegion&) = delete;
 
   std::size_t size() const { return size_; }
   // REQUIRES: i < size().
@@ -119,7 +117,12 @@ class ServerMetricsRegion {
   const ServerMetricsSlot& slot(std::size_t i) const { return slots_[i]; }
 
  private:
-  ServerMetricsSlot* slots_;
+  // munmap of the whole mapping. The slots need no destructor (atomics of integers).
+  struct Unmap {
+    std::size_t bytes;
+    void operator()(ServerMetricsSlot* slots) const noexcept;
+  };
+  std::unique_ptr<ServerMetricsSlot[], Unmap> slots_;
   std::size_t size_;
 };
 
