@@ -77,6 +77,8 @@ stamp=$(date -u '+%Y-%m-%d-%H%M')
   echo "redis-server: $(redis-server --version | cut -d' ' -f3), AOF everysec, no RDB, fresh per peer and round"
   echo "node: $(node --version); bullmq $(node -p "require('$PEER_DIR/node_modules/bullmq/package.json').version");" \
     "ioredis $(node -p "require('$PEER_DIR/node_modules/ioredis/package.json').version")"
+  echo "clients: one Node process per role; BullMQ its own Queue/Worker, plain ioredis pipelines," \
+    "wheel-jobs bench/bullmq/beanstalk-*.js (12 put, 50 reserve connections over the nodes)"
   echo "wheel-jobs: $(git rev-parse --short HEAD 2>/dev/null || echo '?')${WHEEL_JOBS:+ (${WHEEL_JOBS#"$ROOT"/})}"
   echo "command: scripts/compare-fleet.sh (ROUNDS=$ROUNDS PEERS=$PEERS N=$N LAT_N=$LAT_N" \
     "LAT_RATE=$LAT_RATE IDLE_SECS=$IDLE_SECS NODES=$NODES MIN_DELAY_MS=$MIN_DELAY_MS" \

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "log_format.h"
+#include "record_codec.h"
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
 #include "wheel/jobs/job_log.h"
@@ -179,6 +181,80 @@ TEST_F(LentIndexTest, WithoutAQueueCompactionDropsNoLiveJob) {
   Recovered r;
   ASSERT_TRUE(testing::open_log(options(), &r));
   EXPECT_EQ(r.jobs.size(), live);
+}
+
+// Puts `n` jobs with 200-byte bodies and deletes them: dead bytes, so compaction has work.
+void put_and_delete(JobQueue& queue, SessionId s, int n) {
+  for (int i = 0; i < n; ++i) {
+    const PutResult p = queue.put(s, 0, 0ms, 60s, std::string(200, 'f'));
+    ASSERT_EQ(p.outcome, Outcome::kOk);
+    ASSERT_EQ(queue.remove(s, p.id), Outcome::kOk);
+  }
+}
+
+// A job unchanged since its put keeps its put's state through compaction: a delayed job the
+// queue now holds ready (its delay ended; not a durable change) comes back delayed at its
+// exact due time, and its rewritten record is no bigger (no counters).
+TEST_F(LentIndexTest, AnUnchangedJobKeepsItsPutThroughCompaction) {
+  std::vector<std::uint64_t> ids;
+  std::uint64_t live_before = 0;
+  {
+    Served served(*this);
+    JobQueue& queue = *served.queue;
+    const SessionId s = queue.open_session();
+    for (int i = 0; i < 20; ++i) ids.push_back(queue.put(s, 3, 1s, 60s, body_for(i)).id);
+    queue.advance(2000ms);  // their delays ended: ready in the queue, delayed in the log
+    ASSERT_EQ(queue.counters().ready, 20u);
+    live_before = served.log->stats().live_bytes;
+    put_and_delete(queue, s, 100);
+    for (int i = 0; i < 200; ++i) served.journal.poll(static_cast<std::uint64_t>(i));
+    ASSERT_GT(served.log->stats().compacted_segments, 0u);
+    EXPECT_EQ(served.log->stats().live_bytes, live_before);
+    served.log->sync_now();
+  }
+  Served served(*this);
+  ASSERT_EQ(served.recovered.jobs.size(), ids.size());
+  for (const StoredJob& job : served.recovered.jobs) {
+    EXPECT_EQ(job.state, StoredState::kDelayed) << job.id;
+    EXPECT_EQ(job.due_unix_ms, kWall + 1000) << job.id;
+    EXPECT_EQ(job.counters.delay_ms, 1000u) << job.id;
+  }
+}
+
+// A change recorded by a version-1 log (an update record without counters) is a change too:
+// compaction takes that job's state from the queue, not from its older put.
+TEST_F(LentIndexTest, AVersionOneChangeIsKeptThroughCompaction) {
+  std::uint64_t id = 0;
+  {
+    Served served(*this);
+    id = served.queue->put(served.queue->open_session(), 3, 0ms, 60s, "old change").id;
+    served.log->sync_now();
+  }
+  // Appended as a version-1 log wrote it: buried, priority 5, no counters.
+  const std::string path = "/log/00000000000000000001.wjl";
+  std::string data = fs.contents(path);
+  StoredChange change;
+  change.id = id;
+  change.state = StoredState::kBuried;
+  change.priority = 5;
+  const std::string v2 = codec::encode_change(change);
+  log::append_record(&data, log::RecordType::kUpdate,
+                     std::string_view(v2).substr(0, v2.size() - codec::kCountersSize));
+  fs.set_contents(path, data);
+  {
+    Served served(*this);
+    ASSERT_EQ(served.recovered.jobs.size(), 1u);
+    ASSERT_EQ(served.recovered.jobs[0].state, StoredState::kBuried);
+    LogJournal::restore_into(*served.queue, served.recovered, kWall);
+    put_and_delete(*served.queue, served.queue->open_session(), 100);
+    for (int i = 0; i < 200; ++i) served.journal.poll(static_cast<std::uint64_t>(i));
+    ASSERT_GT(served.log->stats().compacted_segments, 0u);
+    served.log->sync_now();
+  }
+  Served served(*this);
+  ASSERT_EQ(served.recovered.jobs.size(), 1u);
+  EXPECT_EQ(served.recovered.jobs[0].state, StoredState::kBuried);
+  EXPECT_EQ(served.recovered.jobs[0].priority, 5u);
 }
 
 }  // namespace

@@ -1,20 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-// A restart with many jobs (LogJournal::restore_into, JobQueue::restore): every tube comes back
-// with the same orders — peek-delayed and kick take the delayed jobs by due time then id,
-// peek-ready and reserve take the ready ones by priority then id — and the recovered jobs
-// are handed over, not copied (Recovered::jobs is left empty).
+// A restart with many jobs (LogJournal::restore_into and restore_deferred, JobQueue::restore,
+// build_restored and add_restored): every tube comes back with the same orders — peek-delayed
+// and kick take the delayed jobs by due time then id, peek-ready and reserve take the ready ones
+// by priority then id — and the recovered jobs are handed over, not copied (Recovered::jobs is
+// left empty, or never filled with JobLogOptions::defer_jobs). restore_deferred builds jobs on a
+// helper thread: an error on either side stops both and reaches the caller, never a hang.
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "support/fault_injection_fs.h"
+#include "support/job_log_on_fs.h"
 #include "wheel/jobs/job_queue.h"
 #include "wheel/jobs/log_journal.h"
+#include "wheel/logger.h"
 
 namespace wheel::jobs {
 namespace {
@@ -28,17 +34,32 @@ struct Put {
   std::int64_t due;  // wall ms; 0: ready
 };
 
-TEST(RestoreTest, ManyDelayedAndReadyJobsComeBackInTheSameOrders) {
+enum class Path { kRestoreInto, kDeferred };
+
+std::uint64_t jobs_in(const JobQueue& queue) {
+  const QueueCounters c = queue.counters();
+  return c.ready + c.delayed + c.buried + c.reserved;
+}
+
+// A log of 6,000 jobs in two tubes (many segments), some delayed with ties in due time.
+class RestoreTest : public ::testing::TestWithParam<Path> {
+ protected:
+  void SetUp() override;
+
   testing::FaultInjectionFs fs;
   JobLogOptions o;
+  std::int64_t wall = 1'700'000'000'000;
+  std::vector<Put> puts;
+};
+
+void RestoreTest::SetUp() {
+  logger()->set_level(spdlog::level::warn);
   o.dir = "/data";
   o.sync = SyncPolicy::kNever;
   o.sync_thread = false;
   o.reserve_bytes = 0;
   o.segment_bytes = 64 << 10;  // many segments
   o.fs = &fs;
-  std::int64_t wall = 1'700'000'000'000;
-  std::vector<Put> puts;
   std::mt19937 rng(11);
   {
     Recovered r;
@@ -60,14 +81,29 @@ TEST(RestoreTest, ManyDelayedAndReadyJobsComeBackInTheSameOrders) {
     }
     ASSERT_FALSE(log->sync_now());
   }
+}
+
+TEST_P(RestoreTest, ManyDelayedAndReadyJobsComeBackInTheSameOrders) {
+  o.defer_jobs = GetParam() == Path::kDeferred;
   Recovered r;
   std::string error;
   auto log = JobLog::open(o, &r, &error);
   ASSERT_TRUE(log) << error;
-  ASSERT_EQ(r.jobs.size(), puts.size());
-  JobQueue queue({}, nullptr, 1000ms);
-  LogJournal::restore_into(queue, r, wall);
-  EXPECT_TRUE(r.jobs.empty());
+  EXPECT_EQ(r.live_jobs, puts.size());
+  // Memory only (the queue copies bodies) or on the journal (bodies read back from the log).
+  LogJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
+  JobQueue queue({}, o.defer_jobs ? &journal : nullptr, 1000ms);
+  if (o.defer_jobs) {
+    EXPECT_TRUE(r.jobs.empty());
+    journal.restore_deferred(queue, r, wall);
+    EXPECT_EQ(log->take_recovered_jobs([](StoredJob&) { FAIL() << "taken twice"; }), 0u);
+  } else {
+    ASSERT_EQ(r.jobs.size(), puts.size());
+    LogJournal::restore_into(queue, r, wall);
+    EXPECT_TRUE(r.jobs.empty());
+  }
+  EXPECT_EQ(jobs_in(queue), puts.size());
+  EXPECT_GT(queue.next_id(), puts.back().id);
   std::uint64_t body_bytes = 0;
   for (std::size_t i = 0; i < puts.size(); ++i) body_bytes += ("body " + std::to_string(i)).size();
   EXPECT_EQ(queue.counters().body_bytes, body_bytes);
@@ -112,6 +148,42 @@ TEST(RestoreTest, ManyDelayedAndReadyJobsComeBackInTheSameOrders) {
     EXPECT_EQ(queue.peek_delayed(s), nullptr);
     queue.close_session(s);
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, RestoreTest, ::testing::Values(Path::kRestoreInto, Path::kDeferred),
+                         [](const auto& info) {
+                           return info.param == Path::kDeferred ? "Deferred" : "RestoreInto";
+                         });
+
+// The queue already holds job 3000 (a misuse): adding it again fails on the calling thread,
+// which stops the helper; the error reaches the caller.
+TEST_F(RestoreTest, AnErrorAddingAJobStopsTheHelperAndReachesTheCaller) {
+  o.defer_jobs = true;
+  Recovered r;
+  auto log = testing::open_log(o, &r);
+  ASSERT_TRUE(log);
+  LogJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
+  JobQueue queue({}, &journal, 1000ms);
+  RestoredJob twice;
+  twice.id = puts[3000].id;
+  twice.tube = "a";
+  queue.restore(twice);
+  EXPECT_THROW(journal.restore_deferred(queue, r, wall), std::invalid_argument);
+  EXPECT_EQ(log->take_recovered_jobs([](StoredJob&) {}), 0u);  // the held bytes are freed
+}
+
+// A queue that keeps no bodies needs them loaded: building the first job fails on the helper
+// thread and the error reaches the caller.
+TEST_F(RestoreTest, AnErrorBuildingAJobReachesTheCaller) {
+  o.defer_jobs = true;
+  o.load_bodies = false;
+  Recovered r;
+  auto log = testing::open_log(o, &r);
+  ASSERT_TRUE(log);
+  LogJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
+  JobQueue queue({}, nullptr, 1000ms);
+  EXPECT_THROW(journal.restore_deferred(queue, r, wall), std::invalid_argument);
+  EXPECT_EQ(jobs_in(queue), 0u);
 }
 
 }  // namespace

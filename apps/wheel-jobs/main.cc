@@ -120,10 +120,10 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
              jobs::LogJournal* log_journal, jobs::Recovered* recovered) {
   jobs::JobQueue queue(o.limits, &journal, jobs::Millis(static_cast<std::int64_t>(uv_now(loop))));
   if (recovered != nullptr) {
-    jobs::LogJournal::restore_into(queue, *recovered,
-                                   std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count());
+    log_journal->restore_deferred(queue, *recovered,
+                                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count());
   }
   jobs::BeanstalkDispatcher dispatcher(queue, server_info(o.max_job_size));
   jobs::BeanstalkServerOptions handler_options;
@@ -261,6 +261,7 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
     } else {
       log_options->wakeup = [&wake] { uv_async_send(&wake); };
       log_options->load_bodies = false;  // bodies stay in the log: LogJournal reads them back
+      log_options->defer_jobs = true;    // straight from the log into the queue, never held twice
       jobs::Recovered recovered;
       std::string error;
       std::unique_ptr<jobs::JobLog> log = jobs::JobLog::open(*log_options, &recovered, &error);
@@ -271,7 +272,7 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
         wheel::logger()->info(
             "wheel-jobs: {} jobs recovered from {} ({} segments, {} bytes; {} torn bytes "
             "cut off)",
-            recovered.jobs.size(), log_options->dir, recovered.segments, recovered.bytes,
+            recovered.live_jobs, log_options->dir, recovered.segments, recovered.bytes,
             recovered.torn_bytes);
         jobs::LogJournal journal(*log, log_options->sync);
         status = serve_on(&loop, &wake, o, journal, &journal, &recovered);

@@ -296,6 +296,7 @@ std::error_code JobLog::remove(std::uint64_t id, Lsn* lsn) {
   d.live_bytes -= entry.put_size;
   d.index.erase(id);  // a lent index forgets it when its owner deletes the job, next
   d.counters.erase(id);
+  d.changed_by_v1.erase(id);
   return {};
 }
 

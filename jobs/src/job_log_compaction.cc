@@ -82,11 +82,16 @@ bool JobLog::Impl::compact_oldest() {
     if (disk_full) return false;  // keep the reserve for deletes; pure drops still happen
     StoredJob job;
     if (!codec::decode_put(rec.payload, &job)) continue;
-    job.state = entry.state;
-    job.priority = entry.priority;
-    job.due_unix_ms = entry.due_unix_ms;
-    // Changed since its put: the counters of its last change (else the put's own still hold).
+    // Changed since its put: its state now and the counters of its last change. Else the
+    // put's own still hold: a lent index answers the queue's state (a delayed job that became
+    // ready, its due time read back through the queue's clock), which is no change a restart
+    // needs, and would cost the record its counters.
     auto c = counters.find(id);
+    if (!index_lent || changed_since_put(id)) {
+      job.state = entry.state;
+      job.priority = entry.priority;
+      job.due_unix_ms = entry.due_unix_ms;
+    }
     if (c != counters.end()) job.counters = c->second;
     JobLog::Lsn lsn = 0;
     std::uint64_t seg = 0;
@@ -99,6 +104,7 @@ bool JobLog::Impl::compact_oldest() {
     // Counters the new put need not carry (a new job's): the map then holds none, so that
     // locate() counts the record's size as it is.
     if (c != counters.end() && !codec::put_needs_counters(job)) counters.erase(c);
+    changed_by_v1.erase(id);  // the new put says its state
     relocate(id, seg, off, size);
     rewritten += rec.size();
   }

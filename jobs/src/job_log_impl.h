@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "log_format.h"
 #include "syncer.h"
@@ -128,6 +129,18 @@ class JobLogImpl {
   // The counters of the live jobs that changed since their put (the others' are a new job's):
   // most pending jobs never change, so they cost nothing here.
   std::unordered_map<std::uint64_t, StoredCounters> counters;
+  // Jobs changed since their put by a version-1 update record (which carries no counters, so
+  // `counters` does not show the change): every other change sets counters.
+  std::unordered_set<std::uint64_t> changed_by_v1;
+  // Whether job `id` changed since its put record (compaction must then take its state from
+  // the index; else the put's own holds).
+  bool changed_since_put(std::uint64_t id) const {
+    return counters.contains(id) || changed_by_v1.contains(id);
+  }
+  // Recovery (job_log_recovery.cc): the replayed segments' bytes, held until the live jobs are
+  // decoded from their latest puts (at the end of open(), or by take_recovered_jobs()).
+  std::unordered_map<std::uint64_t, std::unique_ptr<FileContents>> recovered_segments;
+  bool load_recovered_bodies = false;
   // Records `c` as job `id`'s counters; its put grows by them the first time (live bytes).
   void set_counters(std::uint64_t id, const StoredCounters& c);
   std::uint64_t live_bytes = 0;

@@ -66,7 +66,8 @@ void JobLog::lend_index(LogIndex* index) {
   Impl& d = *impl_;
   d.index_lent = true;
   d.lent = index;
-  std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);  // frees its nodes
+  // Frees its nodes, unless take_recovered_jobs() still needs them (it frees them then).
+  if (d.recovered_segments.empty()) std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);
 }
 
 }  // namespace wheel::jobs

@@ -6,7 +6,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "job_log_impl.h"
@@ -76,6 +79,7 @@ struct Replay {
         } else {
           d->counters.erase(job.id);
         }
+        d->changed_by_v1.erase(job.id);
         return true;
       }
       case log::RecordType::kUpdate: {
@@ -88,7 +92,11 @@ struct Replay {
         it->second.state = c.state;
         it->second.priority = c.priority;
         it->second.due_unix_ms = c.due_unix_ms;
-        if (with_counters) d->set_counters(c.id, c.counters);
+        if (with_counters) {
+          d->set_counters(c.id, c.counters);
+        } else {
+          d->changed_by_v1.insert(c.id);
+        }
         return true;
       }
       case log::RecordType::kDelete: {
@@ -99,6 +107,7 @@ struct Replay {
           d->live_bytes -= it->second.put_size;
           d->index.erase(it);
           d->counters.erase(id);
+          d->changed_by_v1.erase(id);
         }
         return true;
       }
@@ -141,7 +150,57 @@ std::uint64_t synced_mark_after(std::string_view data, std::uint64_t from, std::
   return best;
 }
 
+// Hands the live jobs to `each` by id, decoded from their latest puts (CRCs checked by the
+// replay) with their state now, then frees the segments' bytes. 0 when they were taken.
+std::uint64_t take_jobs(JobLog::Impl& d, const std::function<void(StoredJob&)>& each) {
+  if (d.recovered_segments.empty()) return 0;
+  // Sorting (id, entry) pairs spares a lookup per job; the entries stay put meanwhile.
+  std::vector<std::pair<std::uint64_t, const IndexEntry*>> live;
+  live.reserve(d.index.size());
+  for (const auto& [id, entry] : d.index) live.emplace_back(id, &entry);
+  std::sort(live.begin(), live.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::uint64_t cached_number = 0;
+  std::string_view cached;  // the segment of the previous job: most neighbours share one
+  LogPosition cached_base = 0;
+  StoredJob job;
+  for (const auto& [id, e] : live) {
+    if (cached.empty() || cached_number != e->segment) {
+      cached_number = e->segment;
+      auto held = d.recovered_segments.find(e->segment);
+      if (held == d.recovered_segments.end()) {  // compaction ran first: a misuse
+        throw std::logic_error("JobLog::take_recovered_jobs: called after the log changed");
+      }
+      cached = held->second->data();
+      cached_base = d.position_of(e->segment, 0);
+    }
+    const char* header = cached.data() + e->offset;
+    codec::decode_put(std::string_view(header + log::kHeaderSize, log::get_u32(header + 4)), &job,
+                      d.load_recovered_bodies);  // decoded once already: it is well formed
+    job.state = e->state;
+    job.priority = e->priority;
+    job.due_unix_ms = e->due_unix_ms;
+    job.log_position = cached_base + e->offset;
+    if (auto c = d.counters.find(id); c != d.counters.end()) job.counters = c->second;
+    try {
+      each(job);
+    } catch (...) {
+      d.recovered_segments.clear();  // taken or not, they are gone
+      if (d.index_lent) std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);
+      throw;
+    }
+  }
+  d.recovered_segments.clear();
+  // An owner lent its index while the jobs were held back (lend_index() kept ours for this).
+  if (d.index_lent) std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);
+  return live.size();
+}
+
 }  // namespace
+
+std::uint64_t JobLog::take_recovered_jobs(const std::function<void(StoredJob&)>& each) {
+  return take_jobs(*impl_, each);
+}
 
 std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* out,
                                      std::string* error) {
@@ -176,16 +235,19 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
   }
   d->index.reserve(static_cast<std::size_t>(log_bytes / 192));
   Replay replay{d.get(), 0, 1, 0, 0, {}};
-  // Every segment's bytes stay until the jobs are decoded from their latest puts (the log is
-  // at most 2x the live records plus two segments, and nothing else holds a job meanwhile).
-  std::unordered_map<std::uint64_t, std::string> segment_data;
+  // Every segment's bytes stay (mapped: neither copied nor zeroed) until the jobs are decoded
+  // from their latest puts (the log is at most 2x the live records plus two segments).
   for (std::size_t i = 0; i < numbers.size(); ++i) {
     const std::uint64_t number = numbers[i];
     const std::string path = d->segment_path(number);
     const bool last = i + 1 == numbers.size();
-    std::string data;
-    if (auto ec = fs->read_file(path, &data))
+    std::unique_ptr<FileContents> contents;
+    if (auto ec = fs->map_file(path, &contents)) {
       return fail("cannot read " + path + ": " + ec.message());
+    }
+    // Past a torn tail cut off below the bytes are never read again (a mapping past the new
+    // end of the file would fault).
+    const std::string_view data = contents->data();
     log::Reader reader(data);
     log::Record rec;
     bool first = true;
@@ -245,32 +307,18 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
     d->segments.push_back({number, end, d->next_base()});
     d->total_bytes += end;
     out->bytes += end;
-    segment_data.emplace(number, std::move(data));
+    d->recovered_segments.emplace(number, std::move(contents));
   }
   out->segments = d->segments.size();
   d->next_id = std::max(replay.id_limit, replay.max_id + 1);
   d->id_limit = d->next_id;
   out->next_id = d->next_id;
-  // By id: the jobs from their latest puts (CRCs checked above), with their state now.
-  std::vector<std::uint64_t> ids;
-  ids.reserve(d->index.size());
-  for (const auto& entry : d->index) ids.push_back(entry.first);
-  std::sort(ids.begin(), ids.end());
-  out->jobs.resize(ids.size());
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    const IndexEntry& e = d->index.find(ids[i])->second;
-    const std::string& data = segment_data.find(e.segment)->second;
-    const std::string_view payload(data.data() + e.offset + log::kHeaderSize,
-                                   log::get_u32(data.data() + e.offset + 4));
-    StoredJob& job = out->jobs[i];
-    codec::decode_put(payload, &job, options.load_bodies);  // decoded once already
-    job.state = e.state;
-    job.priority = e.priority;
-    job.due_unix_ms = e.due_unix_ms;
-    job.log_position = d->position_of(e.segment, e.offset);
-    if (auto c = d->counters.find(ids[i]); c != d->counters.end()) job.counters = c->second;
+  out->live_jobs = d->index.size();
+  d->load_recovered_bodies = options.load_bodies;
+  if (!options.defer_jobs) {
+    out->jobs.reserve(d->index.size());
+    take_jobs(*d, [out](StoredJob& job) { out->jobs.push_back(std::move(job)); });
   }
-  segment_data = {};
 
   d->syncer = std::make_unique<Syncer>(fs, options.dir, options.sync_thread, options.wakeup,
                                        options.sync_clock);
@@ -285,7 +333,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
     d->enter_disk_full();
   }
   logger()->info("job log in {}: {} live jobs from {} segments ({} bytes, {} records)", options.dir,
-                 out->jobs.size(), out->segments, out->bytes, out->records);
+                 out->live_jobs, out->segments, out->bytes, out->records);
   return std::unique_ptr<JobLog>(new JobLog(std::move(d)));
 }
 

@@ -246,6 +246,7 @@ void JobQueue::maybe_drop(Tube* tube) {
   cancel(tube->pause_timeout);
   cancel(tube->delay_timeout);
   tubes_with_waiters_.erase(tube);
+  if (tube == restore_tube_) restore_tube_ = nullptr;
   tubes_.erase(tube->name());
 }
 
@@ -432,8 +433,11 @@ WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
 
 // --- replay ---
 
-void JobQueue::restore(RestoredJob restored) {
-  if (jobs_.size() >= kMaxJobs) throw std::invalid_argument("restore: over 2^32 jobs");
+void JobQueue::restore(const RestoredJob& restored) {
+  add_restored(build_restored(restored), restored.tube);
+}
+
+std::unique_ptr<Job> JobQueue::build_restored(const RestoredJob& restored) const {
   if (restored.id == 0) throw std::invalid_argument("restore: job id 0");
   if (!beanstalk::is_valid_tube_name(restored.tube)) {
     throw std::invalid_argument("restore: invalid tube name");
@@ -446,13 +450,6 @@ void JobQueue::restore(RestoredJob restored) {
   }
   auto job = std::make_unique<Job>();
   job->id = restored.id;
-  job->tube = tube_for(restored.tube);
-  if (job->tube == nullptr) {
-    // Replay bypasses the limits: a log written under a larger bound must load.
-    auto tube = std::make_unique<Tube>(restored.tube);
-    job->tube = tube.get();
-    tubes_.emplace(restored.tube, std::move(tube));
-  }
   job->priority = restored.priority;
   job->delay = restored.delay;
   job->ttr = restored.ttr.count() <= 0 ? kMinTtr : restored.ttr;
@@ -469,22 +466,54 @@ void JobQueue::restore(RestoredJob restored) {
   job->releases = restored.counters.releases;
   job->buries = restored.counters.buries;
   job->kicks = restored.counters.kicks;
+  // Where it goes, for add_restored(): a delayed job not yet due keeps its deadline; an overdue
+  // one is ready at once.
+  job->state = restored.state;
+  if (restored.state == JobState::kDelayed) {
+    if (restored.ready_in.count() > 0) {
+      job->deadline = now_ + restored.ready_in;
+    } else {
+      job->state = JobState::kReady;
+    }
+  }
+  return job;
+}
+
+void JobQueue::add_restored(std::unique_ptr<Job> job, std::string_view name) {
+  if (jobs_.size() >= kMaxJobs) throw std::invalid_argument("restore: over 2^32 jobs");
+  Tube* tube = restore_tube_;
+  if (tube == nullptr || tube->name() != name) {
+    tube = tube_for(name);
+    if (tube == nullptr) {
+      // Replay bypasses the limits: a log written under a larger bound must load.
+      auto made = std::make_unique<Tube>(std::string(name));
+      tube = made.get();
+      tubes_.emplace(std::string(name), std::move(made));
+    }
+    restore_tube_ = tube;
+  }
+  job->tube = tube;
   Job* raw = job.get();
-  Tube* tube = job->tube;
+  const std::uint64_t id = raw->id;
   if (!jobs_.insert(std::move(job))) {  // one probe both checks and inserts
     maybe_drop(tube);
     throw std::invalid_argument("restore: job id already present");
   }
   body_bytes_ += raw->body_size;
-  raw->tube->total_jobs++;
-  if (restored.id >= next_id_) next_id_ = restored.id + 1;
-  if (restored.state == JobState::kDelayed && restored.ready_in.count() > 0) {
-    make_delayed(raw, restored.ready_in);
-  } else if (restored.state == JobState::kBuried) {
-    raw->state = JobState::kBuried;
-    raw->buried_pos = raw->tube->buried.insert(raw->tube->buried.end(), raw);
-  } else {
-    make_ready(raw);
+  tube->total_jobs++;
+  if (id >= next_id_) next_id_ = id + 1;
+  switch (raw->state) {
+    case JobState::kDelayed: {
+      const Millis deadline = raw->deadline;
+      make_delayed(raw, deadline - now_);
+      break;
+    }
+    case JobState::kBuried:
+      raw->buried_pos = tube->buried.insert(tube->buried.end(), raw);
+      break;
+    default:
+      make_ready(raw);
+      break;
   }
 }
 

@@ -178,40 +178,4 @@ void LogJournal::poll(std::uint64_t now_ms) {
   run_durable();
 }
 
-void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms) {
-  queue.reserve_jobs(recovered.jobs.size());
-  for (StoredJob& stored : recovered.jobs) {
-    RestoredJob job;
-    job.id = stored.id;
-    // Tube and body move: a restart never holds a body twice.
-    job.tube = std::move(stored.tube);
-    job.priority = stored.priority;
-    job.ttr = Millis(static_cast<std::int64_t>(stored.ttr_ms));
-    job.body = std::move(stored.body);  // empty unless the log loaded bodies
-    job.body_size = stored.body_size;
-    job.journal_ref = stored.log_position;
-    // As beanstalkd after a binlog replay: age goes on from the put (wall clock), the delay is
-    // the last put or release's, the counters those of the last durable change.
-    job.age = Millis(std::max<std::int64_t>(wall_now_ms - stored.created_unix_ms, 0));
-    job.delay = Millis(static_cast<std::int64_t>(stored.counters.delay_ms));
-    job.counters = {stored.counters.reserves, stored.counters.timeouts, stored.counters.releases,
-                    stored.counters.buries, stored.counters.kicks};
-    switch (stored.state) {
-      case StoredState::kReady:
-        job.state = JobState::kReady;
-        break;
-      case StoredState::kBuried:
-        job.state = JobState::kBuried;
-        break;
-      case StoredState::kDelayed:
-        job.state = JobState::kDelayed;
-        job.ready_in = Millis(stored.due_unix_ms - wall_now_ms);
-        break;
-    }
-    queue.restore(std::move(job));
-  }
-  std::vector<StoredJob>().swap(recovered.jobs);
-  queue.reserve_ids_below(recovered.next_id);
-}
-
 }  // namespace wheel::jobs

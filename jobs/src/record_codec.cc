@@ -109,7 +109,9 @@ bool decode_put(std::string_view p, StoredJob* job, bool with_body) {
   job->due_unix_ms = static_cast<std::int64_t>(get_u64(d + 13));
   job->ttr_ms = get_u64(d + 21);
   job->created_unix_ms = static_cast<std::int64_t>(get_u64(d + 29));
-  job->tube.assign(d + kPutFixed, tube_len);
+  // A job decoded into the previous one's place mostly has its tube: no copy then (replay).
+  const std::string_view tube(d + kPutFixed, tube_len);
+  if (job->tube != tube) job->tube.assign(tube);
   if (with_body) {
     job->body.assign(d + kPutFixed + tube_len + 4, body_len);
   } else {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -67,6 +68,20 @@ class RandomAccessFile {
   RandomAccessFile() = default;
 };
 
+// The whole contents of a file, read-only, in memory (FileSystem::map_file): what recovery
+// replays. Not thread-safe by itself; the bytes may be read from any thread while it lives.
+class FileContents {
+ public:
+  virtual ~FileContents() = default;
+  FileContents(const FileContents&) = delete;
+  FileContents& operator=(const FileContents&) = delete;
+  // The file's bytes as they were when it was opened; valid while this object lives.
+  virtual std::string_view data() const = 0;
+
+ protected:
+  FileContents() = default;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -84,6 +99,12 @@ class FileSystem {
                                     std::unique_ptr<RandomAccessFile>* file) = 0;
   // Reads the whole file into `*data`.
   virtual std::error_code read_file(const std::string& path, std::string* data) = 0;
+  // The whole file for one read-only pass (recovery), without a copy where the file system
+  // can map it. The default reads it with read_file(). The POSIX one maps the page cache
+  // (mmap): nothing is copied or zeroed, but a file cut shorter by another process while
+  // mapped, or a disk read error, raises SIGBUS instead of an error code.
+  virtual std::error_code map_file(const std::string& path,
+                                   std::unique_ptr<FileContents>* contents);
   // Reads up to `length` bytes at `offset` into `*data` (shorter at the end of the file).
   virtual std::error_code read_range(const std::string& path, std::uint64_t offset,
                                      std::uint64_t length, std::string* data) = 0;

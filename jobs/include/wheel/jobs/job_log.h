@@ -45,7 +45,8 @@ class JobLogImpl;  // internal (job_log_impl.h)
 
 // What open() found.
 struct Recovered {
-  std::vector<StoredJob> jobs;  // the live jobs, by id
+  std::vector<StoredJob> jobs;  // the live jobs, by id (empty with JobLogOptions::defer_jobs)
+  std::uint64_t live_jobs = 0;  // how many live jobs there are (jobs.size() unless deferred)
   std::uint64_t next_id = 1;    // the first id allocate_id() will hand out
   std::uint64_t segments = 0;
   std::uint64_t records = 0;
@@ -85,6 +86,11 @@ class JobLog {
   // Throws std::invalid_argument for options out of range. Owner thread: the calling thread.
   static std::unique_ptr<JobLog> open(const JobLogOptions& options, Recovered* recovered,
                                       std::string* error);
+  // With JobLogOptions::defer_jobs: calls `each` once per live job open() found, by id, as
+  // Recovered::jobs would have held it (the job may be moved from), then frees the segment bytes
+  // open() held for it. Returns how many; 0 when called again or without defer_jobs. Owner
+  // thread, before any append.
+  std::uint64_t take_recovered_jobs(const std::function<void(StoredJob&)>& each);
   // Syncs what was appended (whatever the policy) and stops the sync thread.
   ~JobLog();
   JobLog(const JobLog&) = delete;

@@ -35,6 +35,10 @@ struct JobLogOptions {
   // body_size set) and the owner reads them back with read_body() when it needs them: a
   // restart then holds no body in memory.
   bool load_bodies = true;
+  // True: open() leaves Recovered::jobs empty and JobLog::take_recovered_jobs() hands the jobs
+  // out one at a time instead, so a restart never holds them all twice (the owner's structures
+  // and the list); the segments' bytes are held until then.
+  bool defer_jobs = false;
   // False: fdatasync runs inside commit() on the owner thread (no thread at all).
   bool sync_thread = true;
   // Called from the sync thread after each sync (e.g. uv_async_send to wake the loop). May be

@@ -213,7 +213,16 @@ class JobQueue : private JournaledJobs {
   // without a journal that keeps bodies. Not journalled. Bypasses limits (except 2^32 jobs).
   // With a journal that keeps bodies only job.body_size is used (the body is read back from
   // the journal); else job.body is copied.
-  void restore(RestoredJob job);
+  void restore(const RestoredJob& job);
+  // restore() in two halves, so that a restart can build jobs on one thread while the queue's
+  // thread adds them (LogJournal::restore_deferred). build_restored() checks `job` as restore()
+  // does (throws the same) and makes the Job, its tube and place left to add_restored(); it
+  // reads only what the constructor set (clock, journal): safe from any thread, also while
+  // add_restored() runs. add_restored() adds a Job built by build_restored() in tube `tube`
+  // (its name as checked there); throws std::invalid_argument for an id already present or
+  // over 2^32 jobs. Loop thread only.
+  std::unique_ptr<Job> build_restored(const RestoredJob& job) const;
+  void add_restored(std::unique_ptr<Job> job, std::string_view tube);
   // Makes room for `n` jobs in the id table (a restart knows how many come).
   void reserve_jobs(std::size_t n) { jobs_.reserve(n); }
   // Ids below `next` are never handed out (a log remembers the highest id ever used).
@@ -269,6 +278,7 @@ class JobQueue : private JournaledJobs {
   Millis now_;
   LoopWheel deadlines_;
   JobTable jobs_;
+  Tube* restore_tube_ = nullptr;  // add_restored()'s last tube: neighbours mostly share one
   std::map<std::string, std::unique_ptr<Tube>, std::less<>> tubes_;
   std::unordered_map<SessionId, std::unique_ptr<Session>> sessions_;
   std::set<Tube*> tubes_with_waiters_;

@@ -4,19 +4,21 @@
 // one log record (put, change, remove); ids come from the log's allocate_id() (never reused,
 // even across a crash); when_durable() calls back once the log's durable LSN covers every
 // change recorded before it (group commit with SyncPolicy::kAlways; at once otherwise).
-// restore_into() loads what JobLog::open() recovered into a fresh queue.
+// restore_into() loads what JobLog::open() recovered into a fresh queue; restore_deferred()
+// does it straight from a log opened with JobLogOptions::defer_jobs, on two threads.
 //
 // Memory: the log keeps nothing per job. The journal lends the log an index (log_index.h)
 // answered from the attached queue's jobs: each holds its put record's place
 // (Job::journal_ref), and its state is the queue's. So the queue attached to the journal must
-// hold every live job of the log before the log's next poll(): restore_into() right after the
-// queue is made.
+// hold every live job of the log before the log's next poll(): restore_into() or
+// restore_deferred() right after the queue is made.
 //
 // Wall clock: the log stores due times in Unix milliseconds; the queue counts in its own
 // monotonic milliseconds. The journal converts with `wall_now_ms` (the system clock unless a
 // test passes its own).
 //
-// Threads: the owner's thread (the log's owner thread) only. After the log's `wakeup`, and by
+// Threads: the owner's thread (the log's owner thread) only; restore_deferred() runs a helper
+// thread of its own and joins it before it returns. After the log's `wakeup`, and by
 // next_poll_ms(), the owner calls poll().
 #pragma once
 
@@ -67,6 +69,10 @@ class LogJournal final : public JobJournal, private LogIndex {
   // a restart never holds a body twice. A queue whose journal keeps bodies (a LogJournal)
   // needs none: open the log with JobLogOptions::load_bodies = false and they stay on disk.
   static void restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms);
+  // The same for a log opened with JobLogOptions::defer_jobs: takes the jobs from this
+  // journal's log one at a time (JobLog::take_recovered_jobs()) into `queue`, so they are never
+  // all held twice. Call it once, before the queue's first command.
+  void restore_deferred(JobQueue& queue, const Recovered& recovered, std::int64_t wall_now_ms);
 
  private:
   // LogIndex, from the attached queue's jobs.
