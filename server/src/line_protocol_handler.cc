@@ -75,22 +75,9 @@ void LineProtocolHandler::attach(net::TcpServer& server) {
 
 ServerStats LineProtocolHandler::snapshot() const {
   ServerStats s;
+  if (server_ != nullptr) static_cast<net::TcpServerCounters&>(s) = server_->counters();
   s.worker = worker_index_;
   s.pid = static_cast<std::int64_t>(::getpid());
-  if (server_ != nullptr) {
-    const net::TcpServerCounters c = server_->counters();
-    s.connections = c.connections;
-    s.accepted = c.accepted;
-    s.rejected_full = c.rejected_full;
-    s.rejected_emfile = c.rejected_emfile;
-    s.accept_errors = c.accept_errors;
-    s.slow_consumers = c.slow_consumers;
-    s.closing = c.closing;
-    s.close_grace_expired = c.close_grace_expired;
-    s.stale_timeouts = c.stale_timeouts;
-    s.bytes_in = c.bytes_in;
-    s.bytes_out = c.bytes_out;
-  }
   s.idle_closed = idle_closed_;
   s.pings = pings_;
   s.heartbeats = heartbeats_;
@@ -106,20 +93,21 @@ ServerStats LineProtocolHandler::snapshot() const {
 void LineProtocolHandler::publish_metrics() const {
   if (metrics_ == nullptr || server_ == nullptr) return;
   const ServerStats s = snapshot();
-  ServerMetricsValues v;
-  v.connections_open = s.connections;
-  v.delayed_pending = s.delayed_pending;
-  v.timer_pending_timeouts = server_->timer().pending_timeouts();
-  v.accepted = s.accepted;
-  v.rejected_full = s.rejected_full;
-  v.rejected_emfile = s.rejected_emfile;
-  v.closed = closed_;
-  v.heartbeats_sent = s.heartbeats;
-  v.pings = s.pings;
-  v.delayed_sent = s.delayed_sent;
-  v.bytes_received = s.bytes_in;
-  v.bytes_sent = s.bytes_out;
-  metrics_->publish(v);
+  // The histograms are not published: they are observed in the slot itself.
+  metrics_->publish({.connections_open = s.connections,
+                     .delayed_pending = s.delayed_pending,
+                     .timer_pending_timeouts = server_->timer().pending_timeouts(),
+                     .accepted = s.accepted,
+                     .rejected_full = s.rejected_full,
+                     .rejected_emfile = s.rejected_emfile,
+                     .closed = closed_,
+                     .heartbeats_sent = s.heartbeats,
+                     .pings = s.pings,
+                     .delayed_sent = s.delayed_sent,
+                     .bytes_received = s.bytes_in,
+                     .bytes_sent = s.bytes_out,
+                     .idle_close_lateness = {},
+                     .tick_lag = {}});
 }
 
 void LineProtocolHandler::observe_idle_close(const net::Connection& c, net::IdleKind kind) {
