@@ -83,9 +83,12 @@ int worker_main(LineServerOptions options, int ready_fd) {
 // opened descriptors of its own in the child.
 pid_t spawn(const LineServerOptions& options, int index, int ready_fd, const sigset_t& old_mask,
             ServerMetricsSlot* slot, const std::vector<int>& inherited) {
+  const pid_t supervisor = ::getpid();
   const pid_t pid = ::fork();
   if (pid != 0) return pid;            // parent (or -1)
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an orphaned worker shuts down gracefully
+  // A supervisor that died between fork and prctl sends no signal: the orphan would serve on.
+  if (::getppid() != supervisor) ::_exit(1);
   for (const int fd : inherited) {
     if (fd >= 0) ::close(fd);
   }
