@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// FileSystem::map_file (file_system.h): the POSIX file system maps a segment whole (what a
+// FileSystem::load_file (file_system.h): the POSIX file system loads a segment whole (what a
 // restart replays) and shows exactly the file's bytes, an empty file as empty, a missing file as
-// ENOENT; the mapping outlives the file's name. A file system without a mapping of its own (the
-// tests' fault-injecting one) answers with what read_file() reads.
+// ENOENT; the bytes outlive the file's name and its truncation (a mapping would raise SIGBUS).
+// A file system without a loader of its own (the tests' fault-injecting one) answers with what
+// read_file() reads.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -19,10 +20,10 @@
 namespace wheel::jobs {
 namespace {
 
-class PosixMapFileTest : public ::testing::Test {
+class PosixLoadFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "map-file-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "load-file-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
   }
@@ -37,33 +38,35 @@ class PosixMapFileTest : public ::testing::Test {
   FileSystem& fs_ = posix_file_system();
 };
 
-TEST_F(PosixMapFileTest, MapsExactlyTheFilesBytes) {
+TEST_F(PosixLoadFileTest, LoadsExactlyTheFilesBytes) {
   std::string bytes(3 * 4096 + 123, '\0');  // not a whole number of pages; zeros inside
   std::mt19937 rng(5);
   for (std::size_t i = 0; i < bytes.size(); i += 3) bytes[i] = static_cast<char>(rng());
   const std::string path = write("segment", bytes);
   std::unique_ptr<FileContents> contents;
-  ASSERT_FALSE(fs_.map_file(path, &contents));
+  ASSERT_FALSE(fs_.load_file(path, &contents));
   ASSERT_TRUE(contents);
   EXPECT_EQ(contents->data().size(), bytes.size());
   EXPECT_TRUE(contents->data() == bytes);
-  // The mapping keeps the bytes after the name is gone (as an open file would).
+  // The bytes stay after the file is cut shorter by someone else, and after its name is gone.
+  ASSERT_FALSE(fs_.truncate(path, 0));
+  EXPECT_TRUE(contents->data() == bytes);
   ASSERT_FALSE(fs_.remove(path));
   EXPECT_TRUE(contents->data() == bytes);
 }
 
-TEST_F(PosixMapFileTest, AnEmptyFileIsEmptyAndAMissingOneIsAnError) {
+TEST_F(PosixLoadFileTest, AnEmptyFileIsEmptyAndAMissingOneIsAnError) {
   std::unique_ptr<FileContents> contents;
-  ASSERT_FALSE(fs_.map_file(write("empty", ""), &contents));
+  ASSERT_FALSE(fs_.load_file(write("empty", ""), &contents));
   ASSERT_TRUE(contents);
   EXPECT_TRUE(contents->data().empty());
   std::unique_ptr<FileContents> none;
-  const std::error_code ec = fs_.map_file(dir_ + "/missing", &none);
+  const std::error_code ec = fs_.load_file(dir_ + "/missing", &none);
   EXPECT_EQ(ec, std::errc::no_such_file_or_directory);
   EXPECT_FALSE(none);
 }
 
-TEST(DefaultMapFileTest, IsWhatReadFileReads) {
+TEST(DefaultLoadFileTest, IsWhatReadFileReads) {
   testing::FaultInjectionFs fs;
   ASSERT_FALSE(fs.create_dir("/d"));
   std::unique_ptr<WritableFile> file;
@@ -73,10 +76,10 @@ TEST(DefaultMapFileTest, IsWhatReadFileReads) {
   std::string read;
   ASSERT_FALSE(fs.read_file("/d/f", &read));
   std::unique_ptr<FileContents> contents;
-  ASSERT_FALSE(fs.map_file("/d/f", &contents));
+  ASSERT_FALSE(fs.load_file("/d/f", &contents));
   EXPECT_EQ(contents->data(), read);
   EXPECT_EQ(contents->data(), bytes);
-  EXPECT_TRUE(fs.map_file("/d/missing", &contents));
+  EXPECT_TRUE(fs.load_file("/d/missing", &contents));
 }
 
 }  // namespace

@@ -242,7 +242,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
     const std::string path = d->segment_path(number);
     const bool last = i + 1 == numbers.size();
     std::unique_ptr<FileContents> contents;
-    if (auto ec = fs->map_file(path, &contents)) {
+    if (auto ec = fs->load_file(path, &contents)) {
       return fail("cannot read " + path + ": " + ec.message());
     }
     // Past a torn tail cut off below the bytes are never read again (a mapping past the new

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -39,7 +38,7 @@ std::error_code pread_all(int fd, std::uint64_t offset, std::uint64_t length, st
   return ec;
 }
 
-// FileContents of a string: FileSystem::map_file()'s default.
+// FileContents of a string: FileSystem::load_file()'s default.
 class StringContents final : public FileContents {
  public:
   explicit StringContents(std::string data) : data_(std::move(data)) {}
@@ -49,17 +48,15 @@ class StringContents final : public FileContents {
   std::string data_;
 };
 
-// FileContents of a read-only mapping; an empty file maps nothing.
-class MappedContents final : public FileContents {
+// FileContents in a buffer of its own, filled by read(2) without zeroing it first.
+class BufferContents final : public FileContents {
  public:
-  MappedContents(void* base, std::size_t size) : base_(base), size_(size) {}
-  ~MappedContents() override {
-    if (size_ > 0) ::munmap(base_, size_);
-  }
-  std::string_view data() const override { return {static_cast<const char*>(base_), size_}; }
+  BufferContents(std::unique_ptr<char[]> bytes, std::size_t size)
+      : bytes_(std::move(bytes)), size_(size) {}
+  std::string_view data() const override { return {bytes_.get(), size_}; }
 
  private:
-  void* base_;
+  std::unique_ptr<char[]> bytes_;
   std::size_t size_;
 };
 
@@ -169,10 +166,11 @@ class PosixFileSystem final : public FileSystem {
     return ec;
   }
 
-  // Maps the file whole and populates the mapping in one call (MAP_POPULATE): recovery reads
-  // every byte once, and one populate is cheaper than a page fault per 64 KiB of readahead.
-  std::error_code map_file(const std::string& path,
-                           std::unique_ptr<FileContents>* contents) override {
+  // Reads the file whole into a buffer that is not zeroed first (a std::string would be):
+  // recovery reads every byte once. Not a mapping: a file cut shorter by another process, or a
+  // disk read error, must be an error code, where a mapping would raise SIGBUS.
+  std::error_code load_file(const std::string& path,
+                            std::unique_ptr<FileContents>* contents) override {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return last_error();
     struct stat st {};
@@ -181,18 +179,23 @@ class PosixFileSystem final : public FileSystem {
       ::close(fd);
       return ec;
     }
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // a hint: larger readahead
     const auto size = static_cast<std::size_t>(st.st_size);
-    void* base = nullptr;
-    if (size > 0) {
-      base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      if (base == MAP_FAILED) {
+    std::unique_ptr<char[]> bytes(new char[size]);  // NOLINT(*-avoid-c-arrays): not zeroed
+    std::size_t got = 0;
+    while (got < size) {
+      const ssize_t n = ::read(fd, bytes.get() + got, size - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
         const std::error_code ec = last_error();
         ::close(fd);
         return ec;
       }
+      if (n == 0) break;  // cut shorter since fstat: what was there is the file
+      got += static_cast<std::size_t>(n);
     }
-    ::close(fd);  // the mapping keeps the file
-    *contents = std::make_unique<MappedContents>(base, size);
+    ::close(fd);
+    *contents = std::make_unique<BufferContents>(std::move(bytes), got);
     return {};
   }
 
@@ -245,7 +248,7 @@ class PosixFileSystem final : public FileSystem {
 
 }  // namespace
 
-std::error_code FileSystem::map_file(const std::string& path,
+std::error_code FileSystem::load_file(const std::string& path,
                                      std::unique_ptr<FileContents>* contents) {
   std::string data;
   if (auto ec = read_file(path, &data)) return ec;

@@ -68,7 +68,7 @@ class RandomAccessFile {
   RandomAccessFile() = default;
 };
 
-// The whole contents of a file, read-only, in memory (FileSystem::map_file): what recovery
+// The whole contents of a file, read-only, in memory (FileSystem::load_file): what recovery
 // replays. Not thread-safe by itself; the bytes may be read from any thread while it lives.
 class FileContents {
  public:
@@ -99,12 +99,11 @@ class FileSystem {
                                     std::unique_ptr<RandomAccessFile>* file) = 0;
   // Reads the whole file into `*data`.
   virtual std::error_code read_file(const std::string& path, std::string* data) = 0;
-  // The whole file for one read-only pass (recovery), without a copy where the file system
-  // can map it. The default reads it with read_file(). The POSIX one maps the page cache
-  // (mmap): nothing is copied or zeroed, but a file cut shorter by another process while
-  // mapped, or a disk read error, raises SIGBUS instead of an error code.
-  virtual std::error_code map_file(const std::string& path,
-                                   std::unique_ptr<FileContents>* contents);
+  // The whole file for one read-only pass (recovery). The default reads it with read_file();
+  // the POSIX one reads into a buffer it does not zero first. Never a mapping: a disk read
+  // error or a file cut shorter meanwhile is an error code or the shorter file, never SIGBUS.
+  virtual std::error_code load_file(const std::string& path,
+                                    std::unique_ptr<FileContents>* contents);
   // Reads up to `length` bytes at `offset` into `*data` (shorter at the end of the file).
   virtual std::error_code read_range(const std::string& path, std::uint64_t offset,
                                      std::uint64_t length, std::string* data) = 0;
