@@ -249,7 +249,7 @@ class PosixFileSystem final : public FileSystem {
 }  // namespace
 
 std::error_code FileSystem::load_file(const std::string& path,
-                                     std::unique_ptr<FileContents>* contents) {
+                                      std::unique_ptr<FileContents>* contents) {
   std::string data;
   if (auto ec = read_file(path, &data)) return ec;
   *contents = std::make_unique<StringContents>(std::move(data));
