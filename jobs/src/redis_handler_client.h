@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal to wheel::jobs: the per-connection state of RedisJobsHandler, and the waiters of a
-// tube, shared by redis_jobs_handler.cc and redis_waiters.cc.
+// Internal to wheel::jobs: the per-connection state of RedisJobsHandler, the waiters of a tube
+// and the reply of a failed store call, shared by redis_jobs_handler.cc, redis_waiters.cc and
+// redis_pipeline.cc.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "wheel/jobs/beanstalk_protocol.h"
+#include "wheel/jobs/beanstalk_reply.h"
+#include "wheel/jobs/redis_store_results.h"
 #include "wheel/loop_wheel.h"
 
 namespace wheel::jobs {
@@ -22,7 +26,20 @@ struct RedisHandlerClient {
   std::string used{"default"};
   std::vector<std::string> watched{"default"};
   std::string input;  // bytes not parsed yet
-  bool busy = false;  // a request is with Redis, or its reserve waits
+  bool busy = false;  // a barrier request is with Redis, or its reserve waits
+  // The replies of the pipelined puts and deletes in flight, in request order (redis_pipeline.cc):
+  // slots[i] belongs to sequence number slots_head + i; a reply is written once every slot before
+  // it is.
+  struct Slot {
+    bool ready = false;
+    std::string reply;
+  };
+  std::deque<Slot> slots;
+  std::uint64_t slots_head = 0;
+  // A barrier (any other request) parsed while pipelined ones were in flight: it runs once they
+  // all answered.
+  std::optional<beanstalk::Request> held;
+  bool pumping = false;  // pump() is on the stack: a reply that comes meanwhile does not re-enter
   bool quit = false;
   bool input_ended = false;
   bool producer = false;  // has issued a put (beanstalkd's current-producers)
@@ -44,6 +61,16 @@ struct RedisHandlerClient {
   LoopWheel::Handle timeout_timer, soon_timer;
   std::int64_t retry_at = -1;  // local ms of its retry group, if in one
 };
+
+// The reply of a failed store call: NOT_FOUND, OUT_OF_MEMORY or INTERNAL_ERROR.
+inline std::string store_failure_reply(const StoreResult& r) {
+  std::string out;
+  beanstalk::append_reply(out, r.status == StoreStatus::kNotFound ? beanstalk::Reply::kNotFound
+                               : r.status == StoreStatus::kOutOfMemory
+                                   ? beanstalk::Reply::kOutOfMemory
+                                   : beanstalk::Reply::kInternalError);
+  return out;
+}
 
 struct RedisTubeWaiters {
   std::deque<std::pair<std::uint64_t, std::uint64_t>> queue;  // (conn, wait_seq), FIFO, lazy

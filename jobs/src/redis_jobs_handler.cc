@@ -21,23 +21,6 @@ using Millis = std::chrono::milliseconds;
 
 namespace {
 
-// The reply of a failed store call.
-std::string failure(const StoreResult& r) {
-  std::string out;
-  switch (r.status) {
-    case StoreStatus::kNotFound:
-      bs::append_reply(out, bs::Reply::kNotFound);
-      break;
-    case StoreStatus::kOutOfMemory:
-      bs::append_reply(out, bs::Reply::kOutOfMemory);
-      break;
-    default:
-      bs::append_reply(out, bs::Reply::kInternalError);
-      break;
-  }
-  return out;
-}
-
 void count(bs::CommandCounts& c, const bs::Request& request) {
   std::visit(Overloaded{[&](const bs::Put&) { ++c.put; },
                         [&](const bs::Peek&) { ++c.peek; },
@@ -147,9 +130,9 @@ void RedisJobsHandler::on_open(net::Connection& c) {
 void RedisJobsHandler::on_data(net::Connection& c, std::string_view bytes) {
   Client* client = find(c.id());
   if (client == nullptr || client->quit) return;
-  if (client->busy &&
+  if ((client->busy || !client->slots.empty() || client->held) &&
       client->input.size() + bytes.size() > options_.max_held_input + options_.max_job_size) {
-    logger()->warn("wheel-jobs: {} sent over {} bytes while a request was with Redis; closing",
+    logger()->warn("wheel-jobs: {} sent over {} bytes while requests were with Redis; closing",
                    c.peer(), options_.max_held_input + options_.max_job_size);
     c.close();
     return;
@@ -158,35 +141,60 @@ void RedisJobsHandler::on_data(net::Connection& c, std::string_view bytes) {
   pump(client);
 }
 
+// Parses and runs requests while it may: pipelined ones (put, delete) up to kMaxPipelined in
+// flight; any other waits (held) until they all answered, then runs alone.
 void RedisJobsHandler::pump(Client* client) {
+  if (client->pumping) return;
+  client->pumping = true;
+  const std::uint64_t conn = client->conn;
   std::string out;
   std::size_t used = 0;
   std::string_view input = client->input;
-  while (!client->busy && !client->quit && used < input.size()) {
+  while (!client->busy && !client->quit) {
+    if (client->held) {
+      if (!client->slots.empty()) break;
+      bs::Request request = std::move(*client->held);
+      client->held.reset();
+      dispatch(client, std::move(request), out);
+      if (find(conn) == nullptr) return;  // its connection closed meanwhile
+      continue;
+    }
+    if (used >= input.size() || client->slots.size() >= kMaxPipelined) break;
     bs::RequestParser::Step step;
     try {
       step = client->parser.feed(input.substr(used));
     } catch (const std::bad_alloc&) {
       client->parser.reset();
-      bs::append_reply(out, bs::Reply::kOutOfMemory);
+      std::string oom;
+      bs::append_reply(oom, bs::Reply::kOutOfMemory);
+      reply_in_order(client, out, oom);
       used = input.size();
       break;
     }
     used += step.consumed;
-    if (step.request) dispatch(client, std::move(*step.request), out);
+    if (!step.request) continue;
+    if (!pipelined(*step.request) && !client->slots.empty()) {
+      client->held = std::move(step.request);
+    } else {
+      dispatch(client, std::move(*step.request), out);
+      if (find(conn) == nullptr) return;
+    }
   }
   client->input.erase(0, used);
-  if (!out.empty()) send(client, out);
+  client->pumping = false;
+  if (!out.empty() && !send(client, out)) return;
   maybe_close(client);
 }
 
-void RedisJobsHandler::send(Client* client, std::string_view bytes) {
-  if (server_ == nullptr) return;
-  if (net::Connection* c = server_->find(client->conn)) c->send(bytes);
+bool RedisJobsHandler::send(Client* client, std::string_view bytes) {
+  const std::uint64_t conn = client->conn;
+  if (server_ == nullptr) return true;
+  if (net::Connection* c = server_->find(conn)) c->send(bytes);
+  return find(conn) != nullptr;  // a failed write closes the connection at once (on_close)
 }
 
 void RedisJobsHandler::maybe_close(Client* client) {
-  if (server_ == nullptr || client->busy) return;
+  if (server_ == nullptr || client->busy || !client->slots.empty() || client->held) return;
   if (client->quit || (client->input_ended && client->input.empty())) {
     if (net::Connection* c = server_->find(client->conn)) c->close();
   }
@@ -196,12 +204,17 @@ void RedisJobsHandler::finish(std::uint64_t conn, std::string reply) {
   Client* client = find(conn);
   if (client == nullptr) return;
   client->busy = false;
-  send(client, reply);
-  pump(client);
+  if (send(client, reply)) pump(client);
 }
 
 void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::string& out) {
   count(commands_, request);
+  if (pipelined(request)) {
+    // Its reply is written after `out`'s: send those first.
+    if (!out.empty() && !send(client, out)) return;
+    out.clear();
+    return dispatch_pipelined(client, std::move(request));
+  }
   const std::uint64_t conn = client->conn;
   auto busy = [&] { client->busy = true; };
   // `kind`: the job change counted on success (pause-tube changes no job).
@@ -213,7 +226,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
         if (kind) metrics_.count(*kind);
         bs::append_reply(reply, ok);
       } else {
-        reply = failure(r);
+        reply = store_failure_reply(r);
       }
       finish(conn, std::move(reply));
     };
@@ -223,7 +236,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
     if (r.status == StoreStatus::kOk) {
       bs::append_job(reply, bs::JobReply::kFound, r.id, r.body);
     } else {
-      reply = failure(r);
+      reply = store_failure_reply(r);
     }
     finish(conn, std::move(reply));
   };
@@ -233,24 +246,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
   };
   std::visit(
       Overloaded{
-          [&](bs::Put& put) {
-            client->producer = true;
-            if (draining_) return bs::append_reply(out, bs::Reply::kDraining);
-            busy();
-            const Millis ttr = std::max(put.ttr, kMinTtr);
-            store_.put(client->used, put.priority, put.delay, ttr, put.body,
-                       [this, conn](InsertResult&& r) {
-                         learn_clock(r.now);
-                         std::string reply;
-                         if (r.status == StoreStatus::kOk) {
-                           metrics_.count(ChangeCounter::kPut);
-                           bs::append_inserted(reply, r.id);
-                         } else {
-                           reply = failure(r);
-                         }
-                         finish(conn, std::move(reply));
-                       });
-          },
+          [&](bs::Put&) {},  // dispatch_pipelined
           [&](bs::Use& use) {
             client->used = use.tube;
             bs::append_using(out, client->used);
@@ -291,17 +287,12 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
                 }
                 bs::append_job(reply, bs::JobReply::kReserved, c.id, c.body);
               } else {
-                reply = failure(c);
+                reply = store_failure_reply(c);
               }
               finish(conn, std::move(reply));
             });
           },
-          [&](bs::Delete& d) {
-            busy();
-            const std::uint64_t token = token_of(d.id);
-            client->leases.erase(d.id);
-            store_.remove(d.id, token, change(bs::Reply::kDeleted, ChangeCounter::kDelete));
-          },
+          [&](bs::Delete&) {},  // dispatch_pipelined
           [&](bs::Release& r) {
             const std::uint64_t token = token_of(r.id);
             if (token == 0) return bs::append_reply(out, bs::Reply::kNotFound);
@@ -334,7 +325,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
                 bs::append_reply(reply, bs::Reply::kTouched);
               } else {
                 if (cl != nullptr && r.status == StoreStatus::kNotFound) cl->leases.erase(id);
-                reply = failure(r);
+                reply = store_failure_reply(r);
               }
               finish(conn, std::move(reply));
             });
@@ -364,7 +355,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
                     static_cast<std::uint64_t>(r.value);
                 bs::append_kicked_count(reply, static_cast<std::uint64_t>(r.value));
               } else {
-                reply = failure(r);
+                reply = store_failure_reply(r);
               }
               finish(conn, std::move(reply));
             });
@@ -381,7 +372,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
                 r.stats.tube = r.tube;
                 bs::append_ok(reply, bs::job_stats_yaml(r.stats));
               } else {
-                reply = failure(r);
+                reply = store_failure_reply(r);
               }
               finish(conn, std::move(reply));
             });
@@ -410,7 +401,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
                     r.stats.waiting = waiting;
                     bs::append_ok(reply, bs::tube_stats_yaml(r.stats));
                   } else {
-                    reply = failure(r);
+                    reply = store_failure_reply(r);
                   }
                   finish(conn, std::move(reply));
                 });
@@ -434,7 +425,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
                 std::vector<std::string_view> views(r.names.begin(), r.names.end());
                 bs::append_ok(reply, bs::tube_list_yaml(views));
               } else {
-                reply = failure(r);
+                reply = store_failure_reply(r);
               }
               finish(conn, std::move(reply));
             });
@@ -463,7 +454,7 @@ void RedisJobsHandler::stats(Client* client) {
   store_.totals([this, conn](StoreTotals&& t) {
     std::string reply;
     if (t.status != StoreStatus::kOk) {
-      finish(conn, failure(t));
+      finish(conn, store_failure_reply(t));
       return;
     }
     bs::ServerStats s;
@@ -489,7 +480,9 @@ void RedisJobsHandler::stats(Client* client) {
 
 void RedisJobsHandler::on_input_end(net::Connection& c) {
   Client* client = find(c.id());
-  if (client == nullptr || (!client->busy && client->input.empty()) || client->waiting) {
+  if (client == nullptr ||
+      (!client->busy && client->slots.empty() && !client->held && client->input.empty()) ||
+      client->waiting) {
     c.close(net::CloseReason::kPeerClosed);  // beanstalkd drops a waiting client that hangs up
     return;
   }

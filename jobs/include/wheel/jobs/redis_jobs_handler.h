@@ -4,11 +4,19 @@
 //
 // Per connection: one RequestParser, the tube used, the tubes watched, and the leases (id ->
 // fencing token) of the jobs this connection reserved, so delete/release/bury/touch carry the
-// token and a lease that ran out and went to another client answers NOT_FOUND. Requests run one
-// at a time in order: the next is parsed once the previous one's reply came back from Redis
-// (input that arrives meanwhile is held, at most max_held_input bytes, beyond that the connection
-// is closed). A reply is sent only after Redis acknowledged the change. When Redis is down or
-// slow, the reply is INTERNAL_ERROR at once (the RedisClient fails fast and times out).
+// token and a lease that ran out and went to another client answers NOT_FOUND.
+//
+// Pipelining. A connection's consecutive `put` and `delete` requests go to the store together,
+// at most kMaxPipelined in flight (so that the store's group commit sees a pipelining client's
+// whole window, not one request per round trip), and their replies are written strictly in
+// request order (a reply that comes back early waits for the ones before it). Any other request
+// is a barrier: it runs once every request before it answered, and the next one is parsed once
+// its own reply came back. A delete's fencing token is the connection's lease when the delete is
+// parsed. Input that arrives while requests are with Redis is held, at most max_held_input
+// bytes; beyond that the connection is closed. A reply is sent only after Redis acknowledged the
+// change. When Redis is down or slow, the reply is INTERNAL_ERROR at once (the RedisClient fails
+// fast and times out), each in its request's order. A connection that closes with requests in
+// flight loses their replies; their changes happen or not as Redis ran them.
 // A shutdown (SIGTERM) is a graceful leave: the jobs the clients hold go back to ready at once
 // (one script per 1,000, guarded by their fencing tokens), then on_shutdown_also runs.
 //
@@ -63,6 +71,12 @@ struct RedisJobsOptions {
   ServerInfo info;  // what `stats` says about this process
 };
 
+// Pipelined puts/deletes one connection may have in flight. 128: a pipelining producer (the
+// fleet benchmark keeps 100 in flight per connection) fills a script with two connections (a
+// script carries at most kMaxBatchPerScript = 256), while a hostile client holds at most 128 job
+// bodies in the store's queues beyond its max_held_input.
+inline constexpr std::size_t kMaxPipelined = 128;
+
 struct RedisJobsCounters {
   std::uint64_t connections = 0, total_connections = 0, waiting = 0;
   std::uint64_t scans = 0, events = 0, attempts = 0, released_on_close = 0;
@@ -103,9 +117,17 @@ class RedisJobsHandler final : public net::ConnectionHandler {
  private:
   void pump(Client* client);
   void dispatch(Client* client, beanstalk::Request&& request, std::string& out);
-  void finish(std::uint64_t conn, std::string reply);  // an async request's reply
+  void finish(std::uint64_t conn, std::string reply);  // a barrier request's reply
+  // redis_pipeline.cc: whether `request` is pipelined (put, delete); runs it in a new reply slot.
+  static bool pipelined(const beanstalk::Request& request);
+  void dispatch_pipelined(Client* client, beanstalk::Request&& request);
+  // Fills slot `seq` of `conn` (if still open) and writes the replies now in order.
+  void complete(std::uint64_t conn, std::uint64_t seq, std::string reply);
+  // Sends `reply` after every pipelined reply still due (at once when none is).
+  void reply_in_order(Client* client, std::string& out, std::string_view reply);
   Client* find(std::uint64_t conn);
-  void send(Client* client, std::string_view bytes);
+  // Whether the client is still there: a failed write closes its connection (and frees it) at once.
+  bool send(Client* client, std::string_view bytes);
   void maybe_close(Client* client);
   void reserve(Client* client, std::optional<std::chrono::milliseconds> timeout, std::string& out);
   void stats(Client* client);

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// wheel-jobs --store redis:// with a pipelining client: a connection's consecutive puts and
+// deletes go to Redis together (the store batches them into a few scripts), their replies come
+// back in request order, any other request waits for them (a barrier), and Redis down answers
+// each with INTERNAL_ERROR in order.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/beanstalk_session.h"
+#include "support/redis_server.h"
+#include "support/wheel_jobs_node.h"
+
+namespace {
+
+using wheel_test::BeanstalkSession;
+using wheel_test::redis_calls;
+using wheel_test::start_node;
+
+std::string put_line(const std::string& body) {
+  return "put 0 0 60 " + std::to_string(body.size()) + "\r\n" + body + "\r\n";
+}
+
+// The value of `key` in a stats YAML body ("key: value\n"), or "" when absent.
+std::string field(const std::string& yaml, const std::string& key) {
+  const std::size_t at = yaml.find("\n" + key + ": ");
+  if (at == std::string::npos) return {};
+  const std::size_t from = at + key.size() + 3;
+  return yaml.substr(from, yaml.find('\n', from) - from);
+}
+
+class WheelJobsFleetPipelineTest : public ::testing::Test {
+ protected:
+  wheel_test::RedisServer redis_;
+};
+
+TEST_F(WheelJobsFleetPipelineTest, PipelinedPutsGoAsAFewScriptsAndAnswerInOrder) {
+  auto node = start_node(redis_);
+  BeanstalkSession c(node->port());
+  ASSERT_EQ(c.put(0, "0", "60", "warm"), "INSERTED 1");  // scripts loaded, connection up
+  const long long before = redis_calls(redis_.port(), "evalsha");
+  constexpr int kPuts = 300;
+  std::string burst;
+  for (int i = 0; i < kPuts; ++i) burst += put_line("job-" + std::to_string(i));
+  ASSERT_TRUE(c.send_all(burst));
+  for (int i = 0; i < kPuts; ++i) {
+    ASSERT_EQ(c.read_reply(), "INSERTED " + std::to_string(i + 2)) << "reply " << i;
+  }
+  const long long scripts = redis_calls(redis_.port(), "evalsha") - before;
+  std::printf("%d pipelined puts on one connection: %lld scripts\n", kPuts, scripts);
+  EXPECT_LE(scripts, 30) << "the puts went one script each: the connection ran them serially";
+  // The bodies went to the ids in order.
+  std::string body;
+  ASSERT_EQ(c.call("peek 2", nullptr, &body), "FOUND 2 5");
+  EXPECT_EQ(body, "job-0");
+  ASSERT_EQ(c.call("peek 301", nullptr, &body), "FOUND 301 7");
+  EXPECT_EQ(body, "job-299");
+  EXPECT_EQ(node->stop(), 0);
+}
+
+TEST_F(WheelJobsFleetPipelineTest, AUseInThePipelineIsABarrierAndPicksTheTubeOfLaterPuts) {
+  auto node = start_node(redis_);
+  BeanstalkSession c(node->port());
+  std::string burst = "use alpha\r\n";
+  for (int i = 0; i < 5; ++i) burst += put_line("a" + std::to_string(i));
+  burst += "use beta\r\n";
+  for (int i = 0; i < 5; ++i) burst += put_line("b" + std::to_string(i));
+  burst += "list-tube-used\r\n";
+  ASSERT_TRUE(c.send_all(burst));
+  EXPECT_EQ(c.read_reply(), "USING alpha");
+  for (int i = 1; i <= 5; ++i) EXPECT_EQ(c.read_reply(), "INSERTED " + std::to_string(i));
+  EXPECT_EQ(c.read_reply(), "USING beta");
+  for (int i = 6; i <= 10; ++i) EXPECT_EQ(c.read_reply(), "INSERTED " + std::to_string(i));
+  EXPECT_EQ(c.read_reply(), "USING beta");
+  for (int id = 1; id <= 10; ++id) {
+    std::string yaml;
+    ASSERT_EQ(c.call("stats-job " + std::to_string(id), nullptr, &yaml).substr(0, 3), "OK ");
+    EXPECT_EQ(field(yaml, "tube"), id <= 5 ? "alpha" : "beta") << "job " << id;
+  }
+  EXPECT_EQ(node->stop(), 0);
+}
+
+TEST_F(WheelJobsFleetPipelineTest, PipelinedDeletesAnswerInOrderADoubleDeleteIsNotFound) {
+  auto node = start_node(redis_);
+  BeanstalkSession producer(node->port()), worker(node->port());
+  for (int i = 1; i <= 4; ++i) {
+    ASSERT_EQ(producer.put(0, "0", "60", "j" + std::to_string(i)), "INSERTED " + std::to_string(i));
+  }
+  std::string body;
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_EQ(worker.call("reserve", nullptr, &body), "RESERVED " + std::to_string(i) + " 2");
+  }
+  // Job 4 is ready (no lease: deleted as beanstalkd deletes a ready job); 99 never existed.
+  ASSERT_TRUE(worker.send_all(
+      "delete 1\r\ndelete 2\r\ndelete 1\r\ndelete 3\r\ndelete 99\r\ndelete 4\r\ndelete 4\r\n"
+      "stats-job 2\r\n"));
+  EXPECT_EQ(worker.read_reply(), "DELETED");
+  EXPECT_EQ(worker.read_reply(), "DELETED");
+  EXPECT_EQ(worker.read_reply(), "NOT_FOUND");
+  EXPECT_EQ(worker.read_reply(), "DELETED");
+  EXPECT_EQ(worker.read_reply(), "NOT_FOUND");
+  EXPECT_EQ(worker.read_reply(), "DELETED");
+  EXPECT_EQ(worker.read_reply(), "NOT_FOUND");
+  EXPECT_EQ(worker.read_reply(), "NOT_FOUND") << "stats-job ran before the deletes answered";
+  EXPECT_EQ(worker.call("peek-ready"), "NOT_FOUND");
+  EXPECT_EQ(node->stop(), 0);
+}
+
+TEST_F(WheelJobsFleetPipelineTest, RedisDownAnswersEveryPipelinedRequestInOrder) {
+  auto node = start_node(redis_);
+  BeanstalkSession c(node->port());
+  ASSERT_EQ(c.put(0, "0", "60", "before"), "INSERTED 1");
+  redis_.stop();
+  std::string burst;
+  for (int i = 0; i < 40; ++i) burst += put_line("x");
+  burst += "use other\r\n";
+  for (int i = 0; i < 40; ++i) burst += "delete " + std::to_string(i + 1) + "\r\n";
+  burst += "list-tube-used\r\n";
+  ASSERT_TRUE(c.send_all(burst));
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(c.read_reply(), "INTERNAL_ERROR") << "put " << i;
+  ASSERT_EQ(c.read_reply(), "USING other");
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(c.read_reply(), "INTERNAL_ERROR") << "delete " << i;
+  EXPECT_EQ(c.read_reply(), "USING other");
+  EXPECT_EQ(node->stop(), 0);
+}
+
+TEST_F(WheelJobsFleetPipelineTest, AConnectionClosedWithRequestsInFlightLeavesTheNodeServing) {
+  auto node = start_node(redis_);
+  for (int round = 0; round < 5; ++round) {
+    BeanstalkSession gone(node->port());
+    std::string burst;
+    for (int i = 0; i < 200; ++i)
+      burst += put_line("gone") + "delete " + std::to_string(i) + "\r\n";
+    ASSERT_TRUE(gone.send_all(burst));
+  }  // each closes with its puts and deletes in flight
+  BeanstalkSession c(node->port());
+  EXPECT_EQ(c.call("use after").substr(0, 5), "USING");
+  const std::string reply = c.put(0, "0", "60", "still serving");
+  EXPECT_EQ(reply.substr(0, 9), "INSERTED ") << reply;
+  EXPECT_EQ(node->stop(), 0);
+}
+
+}  // namespace
