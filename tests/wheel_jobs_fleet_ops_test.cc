@@ -20,15 +20,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using wheel_test::BeanstalkSession;
+using wheel_test::field;
 using wheel_test::start_node;
-
-// The value of `key` in a stats YAML body ("key: value\n"), or "" when absent.
-std::string field(const std::string& yaml, const std::string& key) {
-  const std::size_t at = yaml.find("\n" + key + ": ");
-  if (at == std::string::npos) return {};
-  const std::size_t from = at + key.size() + 3;
-  return yaml.substr(from, yaml.find('\n', from) - from);
-}
 
 class WheelJobsFleetOpsTest : public ::testing::Test {
  protected:

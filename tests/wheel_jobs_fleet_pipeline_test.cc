@@ -15,19 +15,12 @@
 namespace {
 
 using wheel_test::BeanstalkSession;
+using wheel_test::field;
 using wheel_test::redis_calls;
 using wheel_test::start_node;
 
 std::string put_line(const std::string& body) {
   return "put 0 0 60 " + std::to_string(body.size()) + "\r\n" + body + "\r\n";
-}
-
-// The value of `key` in a stats YAML body ("key: value\n"), or "" when absent.
-std::string field(const std::string& yaml, const std::string& key) {
-  const std::size_t at = yaml.find("\n" + key + ": ");
-  if (at == std::string::npos) return {};
-  const std::size_t from = at + key.size() + 3;
-  return yaml.substr(from, yaml.find('\n', from) - from);
 }
 
 class WheelJobsFleetPipelineTest : public ::testing::Test {
@@ -95,28 +88,26 @@ TEST_F(WheelJobsFleetPipelineTest, PipelinedDeletesAnswerInOrderADoubleDeleteIsN
   ASSERT_TRUE(worker.send_all(
       "delete 1\r\ndelete 2\r\ndelete 1\r\ndelete 3\r\ndelete 99\r\ndelete 4\r\ndelete 4\r\n"
       "stats-job 2\r\n"));
-  EXPECT_EQ(worker.read_reply(), "DELETED");
-  EXPECT_EQ(worker.read_reply(), "DELETED");
-  EXPECT_EQ(worker.read_reply(), "NOT_FOUND");
-  EXPECT_EQ(worker.read_reply(), "DELETED");
-  EXPECT_EQ(worker.read_reply(), "NOT_FOUND");
-  EXPECT_EQ(worker.read_reply(), "DELETED");
-  EXPECT_EQ(worker.read_reply(), "NOT_FOUND");
+  int n = 0;
+  for (const char* want :
+       {"DELETED", "DELETED", "NOT_FOUND", "DELETED", "NOT_FOUND", "DELETED", "NOT_FOUND"}) {
+    EXPECT_EQ(worker.read_reply(), want) << "reply " << n++;
+  }
   EXPECT_EQ(worker.read_reply(), "NOT_FOUND") << "stats-job ran before the deletes answered";
   EXPECT_EQ(worker.call("peek-ready"), "NOT_FOUND");
   EXPECT_EQ(node->stop(), 0);
 }
 
 TEST_F(WheelJobsFleetPipelineTest, RedisDownAnswersEveryPipelinedRequestInOrder) {
-  auto node = start_node(redis_);
-  BeanstalkSession c(node->port());
-  ASSERT_EQ(c.put(0, "0", "60", "before"), "INSERTED 1");
-  redis_.stop();
   std::string burst;
   for (int i = 0; i < 40; ++i) burst += put_line("x");
   burst += "use other\r\n";
   for (int i = 0; i < 40; ++i) burst += "delete " + std::to_string(i + 1) + "\r\n";
   burst += "list-tube-used\r\n";
+  auto node = start_node(redis_);
+  BeanstalkSession c(node->port());
+  ASSERT_EQ(c.put(0, "0", "60", "before"), "INSERTED 1");  // the node's Redis connection is up
+  redis_.stop();
   ASSERT_TRUE(c.send_all(burst));
   for (int i = 0; i < 40; ++i) ASSERT_EQ(c.read_reply(), "INTERNAL_ERROR") << "put " << i;
   ASSERT_EQ(c.read_reply(), "USING other");

@@ -2,7 +2,7 @@
 // Test support: a blocking beanstalkd session for the fleet tests: one call per request, reply
 // bodies parsed, reconnect-friendly (ok() says whether the connection still works). Every read has
 // a timeout (a hang fails the test, never blocks it); a broken connection reads as "" and ok()
-// turns false.
+// turns false. Also field(), a value of a stats reply.
 #pragma once
 
 #include <arpa/inet.h>
@@ -113,5 +113,13 @@ class BeanstalkSession {
   bool ok_ = false;
   std::string buf_;
 };
+
+// The value of `key` in a stats YAML body ("key: value\n"), or "" when absent.
+inline std::string field(const std::string& yaml, const std::string& key) {
+  const std::size_t at = yaml.find("\n" + key + ": ");
+  if (at == std::string::npos) return {};
+  const std::size_t from = at + key.size() + 3;
+  return yaml.substr(from, yaml.find('\n', from) - from);
+}
 
 }  // namespace wheel_test
