@@ -22,9 +22,8 @@
 namespace wheel::jobs_app {
 
 // The jobs by state, put in total, timed out, and the tubes, from `counts`: a QueueCounters or a
-// StoreTotals (the same numbers kept in memory or in Redis; fill_job_counts reads them alike).
-template <class Counts>
-void render_job_counts(server::PrometheusText& text, const Counts& counts) {
+// StoreTotals (the same numbers kept in memory or in Redis).
+inline void render_job_counts(server::PrometheusText& text, const jobs::JobCounts& counts) {
   text.series("wheel_jobs_jobs", "gauge", "Jobs held, by state.", "state",
               {{"ready", counts.ready},
                {"delayed", counts.delayed},

@@ -34,16 +34,8 @@ void fill_process_stats(const ServerInfo& info, beanstalk::ServerStats& stats);
 
 // Sets the job counts of `stats` (by state, timed out, put in total, tubes) from `counts`: a
 // QueueCounters or a StoreTotals, the same numbers kept in memory or in Redis.
-template <class Counts>
-void fill_job_counts(const Counts& counts, beanstalk::ServerStats& stats) {
-  stats.urgent = counts.urgent;
-  stats.ready = counts.ready;
-  stats.reserved = counts.reserved;
-  stats.delayed = counts.delayed;
-  stats.buried = counts.buried;
-  stats.job_timeouts = counts.job_timeouts;
-  stats.total_jobs = counts.total_jobs;
-  stats.tubes = counts.tubes;
+inline void fill_job_counts(const JobCounts& counts, beanstalk::ServerStats& stats) {
+  static_cast<JobCounts&>(stats) = counts;
 }
 
 class BeanstalkDispatcher {

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "wheel/jobs/beanstalk_request.h"
+#include "wheel/jobs/job_counts.h"
 
 namespace wheel::jobs::beanstalk {
 
@@ -70,13 +71,10 @@ struct CommandCounts {
                 list_tubes = 0, list_tube_used = 0, list_tubes_watched = 0, pause_tube = 0;
 };
 
-struct ServerStats {
-  std::uint64_t urgent = 0, ready = 0, reserved = 0, delayed = 0, buried = 0;
+// The job counts (JobCounts) and the rest of the stats reply.
+struct ServerStats : JobCounts {
   CommandCounts commands;
-  std::uint64_t job_timeouts = 0;
-  std::uint64_t total_jobs = 0;
   std::uint64_t max_job_size = 0;
-  std::uint64_t tubes = 0;
   std::uint64_t connections = 0, producers = 0, workers = 0, waiting = 0;
   std::uint64_t total_connections = 0;
   std::int64_t pid = 0;

@@ -51,6 +51,7 @@
 
 #include "wheel/jobs/beanstalk_stats.h"
 #include "wheel/jobs/job.h"
+#include "wheel/jobs/job_counts.h"
 #include "wheel/jobs/job_journal.h"
 #include "wheel/jobs/job_queue_limits.h"
 #include "wheel/jobs/job_session.h"
@@ -96,9 +97,7 @@ class ReserveListener {
 };
 
 // The queue-wide counters of beanstalkd's stats (the command counts are the protocol's).
-struct QueueCounters {
-  std::uint64_t urgent = 0, ready = 0, reserved = 0, delayed = 0, buried = 0;
-  std::uint64_t job_timeouts = 0, total_jobs = 0, tubes = 0;
+struct QueueCounters : JobCounts {
   std::uint64_t sessions = 0, producers = 0, workers = 0, waiting = 0, total_sessions = 0;
   std::uint64_t body_bytes = 0;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/jobs/job_counts.h"
 
 namespace wheel::jobs {
 
@@ -55,10 +56,7 @@ struct JobInfo : StoreResult {
 struct TubeInfo : StoreResult {
   beanstalk::TubeStats stats;  // counts and pause only (name and connection counts are local)
 };
-struct StoreTotals : StoreResult {
-  std::uint64_t urgent = 0, ready = 0, reserved = 0, delayed = 0, buried = 0;
-  std::uint64_t job_timeouts = 0, total_jobs = 0, tubes = 0;
-};
+struct StoreTotals : StoreResult, JobCounts {};  // the whole fleet's job counts
 struct TubeList : StoreResult {
   std::vector<std::string> names;  // sorted
 };
