@@ -344,4 +344,10 @@ TEST(WheelLoad, BadOptionValuesExitTwo) {
   EXPECT_EQ(run_wheel_load({"--source-addresses", "127.0.0.9-127.0.0.1"}).exit_status, 2);
   EXPECT_EQ(run_wheel_load({"--active-ratio", "1.5"}).exit_status, 2);
   EXPECT_EQ(run_wheel_load({"--processes", "many"}).exit_status, 2);
+  // A DELAY of 0 is refused by its range, which --help states too.
+  const LoadRun delay = run_wheel_load({"--delay", "0"});
+  EXPECT_EQ(delay.exit_status, 2);
+  EXPECT_NE(delay.err.find("--delay: must be a duration from 1ms to 24h, got '0'"),
+            std::string::npos)
+      << delay.err;
 }

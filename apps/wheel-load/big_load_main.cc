@@ -16,8 +16,8 @@
 #include <optional>
 #include <string>
 
+#include "cli_options.h"
 #include "cli_style.h"
-#include "duration_option.h"
 #include "wheel/load/big_load_plan.h"
 #include "wheel/load/big_load_run.h"
 #include "wheel/load/process_plan.h"
@@ -49,9 +49,11 @@ int main(int argc, char** argv) {
   app.add_option("--active-ratio", request.active_ratio, "share of connections that PING")
       ->check(wheel::cli::number_range(0, 1))
       ->capture_default_str();
-  wheel::load_app::add_duration(app, "--reader-idle", &reader_idle, "default: planned", 24h);
-  wheel::load_app::add_duration(app, "--duration", &duration, "default: planned", 24h);
-  wheel::load_app::add_duration(app, "--ping-interval", &ping_interval, "default: planned", 1h);
+  wheel::cli::add_duration(app, "--reader-idle", &reader_idle,
+                           "wheel-server's --reader-idle; 0: planned", 0ms, 24h);
+  wheel::cli::add_duration(app, "--duration", &duration, "length of the run; 0: planned", 0ms, 24h);
+  wheel::cli::add_duration(app, "--ping-interval", &ping_interval,
+                           "period of an active connection's PING; 0: planned", 0ms, 1h);
   app.add_option("--report", report_path, "wheel-load's JSON report")
       ->type_name(wheel::cli::kTypeFile)
       ->capture_default_str();

@@ -18,9 +18,9 @@
 #include <string>
 #include <thread>
 
+#include "cli_options.h"
 #include "cli_style.h"
 #include "duration.h"
-#include "duration_option.h"
 #include "json_log.h"
 #include "wheel/load/address_range.h"
 #include "wheel/load/fanout.h"
@@ -46,6 +46,7 @@ int usage_error(const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;
+  using wheel::cli::add_duration;
   using wheel::cli::integer_range;
   using wheel::cli::number_range;
   CLI::App app{"wheel-load: many long-lived connections against an idle-disconnect line server"};
@@ -82,21 +83,18 @@ int main(int argc, char** argv) {
                  "share of connections that are active (send PING, or the mix below)")
       ->check(number_range(0, 1))
       ->capture_default_str();
-  wheel::load_app::add_duration(
-      app, "--ping-interval", &config.ping_interval,
-      "period of an active connection's PING (or DELAY, burst, unknown command)", 1h);
-  wheel::load_app::add_duration(
-      app, "--expect-idle-close", &config.expect_idle_close,
-      "when the server should close a silent connection; 0: never. The default is "
-      "wheel-server's default --reader-idle, so the two agree",
-      24h);
-  wheel::load_app::add_duration(app, "--tolerance", &config.tolerance,
-                                "how late an idle close or a DELAYED line may be", 1h);
-  wheel::load_app::add_duration(
-      app, "--duration", &config.duration,
-      "length of the run; idle connections whose close is not yet due at its end are "
-      "reported as not yet due, not as failures",
-      24h);
+  add_duration(app, "--ping-interval", &config.ping_interval,
+               "period of an active connection's PING (or DELAY, burst, unknown command)", 0ms, 1h);
+  add_duration(app, "--expect-idle-close", &config.expect_idle_close,
+               "when the server should close a silent connection; 0: never. The default is "
+               "wheel-server's default --reader-idle, so the two agree",
+               0ms, 24h);
+  add_duration(app, "--tolerance", &config.tolerance,
+               "how late an idle close or a DELAYED line may be", 0ms, 1h);
+  add_duration(app, "--duration", &config.duration,
+               "length of the run; idle connections whose close is not yet due at its end are "
+               "reported as not yet due, not as failures",
+               0ms, 24h);
   app.add_option("--connect-rate", config.connect_rate, "connections opened per second")
       ->check(wheel::cli::positive_number(1'000'000))
       ->capture_default_str();
@@ -119,16 +117,7 @@ int main(int argc, char** argv) {
                  "on time")
       ->check(number_range(0, 1))
       ->capture_default_str();
-  wheel::load_app::add_duration(app, "--delay", &config.delay, "the delay of their DELAY commands",
-                                24h)
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            if (const auto parsed = wheel::apps::parse_duration(text);
-                parsed && parsed->count() > 0)
-              return {};
-            return "must be above 0";
-          },
-          ""));
+  add_duration(app, "--delay", &config.delay, "the delay of their DELAY commands", 1ms, 24h);
   app.add_option("--slow-share", config.slow_share,
                  "share of active connections that send bursts of PINGs and read the PONGs "
                  "slowly (about 5 KB/s)")

@@ -10,8 +10,8 @@
 #include <string>
 #include <system_error>
 
+#include "cli_options.h"
 #include "cli_style.h"
-#include "duration_option.h"
 #include "json_log.h"
 #include "wheel/load/soak.h"
 #include "wheel/logger.h"
@@ -32,11 +32,11 @@ int main(int argc, char** argv) {
   app.add_option("--minutes", options.minutes, "length of the soak")
       ->check(wheel::cli::integer_range(1, 1440))
       ->capture_default_str();
-  wheel::load_app::add_duration(app, "--round", &round, "length of each wheel-load round", 1h);
-  wheel::load_app::add_duration(app, "--tolerance", &tolerance,
-                                "how late an idle close or a DELAYED line may be (generous: a "
-                                "soak checks endurance; the tests check timing)",
-                                1h);
+  wheel::cli::add_duration(app, "--round", &round, "length of each wheel-load round", 2s, 1h);
+  wheel::cli::add_duration(app, "--tolerance", &tolerance,
+                           "how late an idle close or a DELAYED line may be (generous: a soak "
+                           "checks endurance; the tests check timing)",
+                           0ms, 1h);
   app.add_option("--rss-slack-pct", options.rss_slack_pct,
                  "how much the server's RSS may grow from the first round to the last, in % "
                  "(plus 4 MiB)")
@@ -49,10 +49,6 @@ int main(int argc, char** argv) {
   wheel::cli::add_logging_options(app, log_level, log_format);
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-soak")) {
     return *exit_status;
-  }
-  if (round < 2s) {
-    std::fprintf(stderr, "wheel-soak: --round: must be at least 2s\n");
-    return 2;
   }
   options.round = std::chrono::duration_cast<std::chrono::seconds>(round);
   options.tolerance = tolerance;
