@@ -13,12 +13,28 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "support/fault_injection_fs.h"
 #include "wheel/jobs/file_system.h"
 
 namespace wheel::jobs {
 namespace {
+
+// Every file object (FileObject) is deleted through its interface, and neither it nor an
+// implementation of it (Contents, the least one) can be copied.
+template <class File>
+constexpr bool kOwnedNeverCopied =
+    std::has_virtual_destructor_v<File> && !std::is_copy_constructible_v<File> &&
+    !std::is_copy_assignable_v<File>;
+struct Contents final : FileContents {
+  std::string_view data() const override { return {}; }
+};
+static_assert(kOwnedNeverCopied<WritableFile>);
+static_assert(kOwnedNeverCopied<RandomAccessFile>);
+static_assert(kOwnedNeverCopied<FileContents>);
+static_assert(kOwnedNeverCopied<Contents>);
 
 class PosixLoadFileTest : public ::testing::Test {
  protected:

@@ -18,15 +18,24 @@
 
 namespace wheel::jobs {
 
+// What the file objects below share: the FileSystem hands each out in a std::unique_ptr that
+// deletes it through this base, and none is copied (an implementation holds a descriptor or a
+// whole file's bytes: a copy would close the descriptor twice or copy the bytes).
+class FileObject {
+ public:
+  virtual ~FileObject() = default;
+  FileObject(const FileObject&) = delete;
+  FileObject& operator=(const FileObject&) = delete;
+
+ protected:
+  FileObject() = default;
+};
+
 // A file opened for appending. Not thread-safe by itself except as said: the job log appends
 // from its owner's thread and syncs from its sync thread, which the POSIX file allows (write and
 // fdatasync on one descriptor); test file systems lock internally.
-class WritableFile {
+class WritableFile : public FileObject {
  public:
-  virtual ~WritableFile() = default;
-  WritableFile(const WritableFile&) = delete;
-  WritableFile& operator=(const WritableFile&) = delete;
-
   // Appends all of `data` at the end (retrying short writes). On error some prefix of `data`
   // may have been written: the caller truncates back (FileSystem::truncate) if it must.
   virtual std::error_code append(std::span<const std::byte> data) = 0;
@@ -45,41 +54,25 @@ class WritableFile {
     (void)length;
     return std::make_error_code(std::errc::operation_not_supported);
   }
-
- protected:
-  WritableFile() = default;
 };
 
 // A file opened for positional reads (pread): the log reads job bodies back from its segments
 // with it. Reads see everything appended before them, synced or not (the page cache), as a
 // reader of the POSIX file does. Safe from any thread (pread has no file position).
-class RandomAccessFile {
+class RandomAccessFile : public FileObject {
  public:
-  virtual ~RandomAccessFile() = default;
-  RandomAccessFile(const RandomAccessFile&) = delete;
-  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
-
   // Reads up to `length` bytes at `offset` into `*data` (shorter at the end of the file),
   // retrying short reads and EINTR.
   virtual std::error_code read_at(std::uint64_t offset, std::uint64_t length,
                                   std::string* data) = 0;
-
- protected:
-  RandomAccessFile() = default;
 };
 
 // The whole contents of a file, read-only, in memory (FileSystem::load_file): what recovery
 // replays. Not thread-safe by itself; the bytes may be read from any thread while it lives.
-class FileContents {
+class FileContents : public FileObject {
  public:
-  virtual ~FileContents() = default;
-  FileContents(const FileContents&) = delete;
-  FileContents& operator=(const FileContents&) = delete;
   // The file's bytes as they were when it was opened; valid while this object lives.
   virtual std::string_view data() const = 0;
-
- protected:
-  FileContents() = default;
 };
 
 class FileSystem {
