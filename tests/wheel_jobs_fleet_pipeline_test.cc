@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // wheel-jobs --store redis:// with a pipelining client: a connection's consecutive puts and
 // deletes go to Redis together (the store batches them into a few scripts), their replies come
-// back in request order, any other request waits for them (a barrier), and Redis down answers
-// each with INTERNAL_ERROR in order.
+// back in request order, any other request waits for them (a barrier) but a reserve behind
+// deletes, which runs with them and still after them in Redis, and Redis down answers each with
+// INTERNAL_ERROR in order.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/beanstalk_session.h"
@@ -95,6 +98,58 @@ TEST_F(WheelJobsFleetPipelineTest, PipelinedDeletesAnswerInOrderADoubleDeleteIsN
   }
   EXPECT_EQ(worker.read_reply(), "NOT_FOUND") << "stats-job ran before the deletes answered";
   EXPECT_EQ(worker.call("peek-ready"), "NOT_FOUND");
+  EXPECT_EQ(node->stop(), 0);
+}
+
+// A worker's turn: the deletes of what it held and its next reserve in one write. The reserve
+// runs beside the deletes; its reply still comes after theirs, and the requests after it wait
+// for it. A put ahead of a reserve is waited for: the reserve sees its job.
+TEST_F(WheelJobsFleetPipelineTest, AReserveBehindDeletesRunsWithThemAndAnswersAfterThem) {
+  auto node = start_node(redis_);
+  BeanstalkSession producer(node->port()), worker(node->port());
+  for (int i = 1; i <= 4; ++i) {
+    ASSERT_EQ(producer.put(0, "0", "60", "j" + std::to_string(i)), "INSERTED " + std::to_string(i));
+  }
+  for (int i = 1; i <= 3; ++i)
+    ASSERT_EQ(worker.call("reserve"), "RESERVED " + std::to_string(i) + " 2");
+  ASSERT_TRUE(worker.send_all("delete 1\r\ndelete 2\r\ndelete 3\r\nreserve\r\ndelete 4\r\n"));
+  for (int i = 1; i <= 3; ++i) EXPECT_EQ(worker.read_reply(), "DELETED") << "delete " << i;
+  std::string body;
+  EXPECT_EQ(worker.read_reply(&body), "RESERVED 4 2");
+  EXPECT_EQ(body, "j4");
+  EXPECT_EQ(worker.read_reply(), "DELETED") << "the delete behind the reserve";
+  ASSERT_TRUE(worker.send_all(put_line("mine") + "reserve-with-timeout 0\r\n"));
+  EXPECT_EQ(worker.read_reply(), "INSERTED 5");
+  EXPECT_EQ(worker.read_reply(&body), "RESERVED 5 4") << "the reserve ran before its put";
+  EXPECT_EQ(body, "mine");
+  EXPECT_EQ(node->stop(), 0);
+}
+
+// The claim of a reserve that runs beside deletes must not overtake them in Redis: a job whose
+// lease ran out is deleted by its holder's pipelined delete, never claimed again by the reserve
+// behind it. The first of the deletes keeps the store's delete batch in flight, so the others
+// queue while the reserve's claim could go at once.
+TEST_F(WheelJobsFleetPipelineTest, AReservesClaimNeverOvertakesTheDeletesBeforeIt) {
+  auto node = start_node(redis_);
+  BeanstalkSession producer(node->port()), worker(node->port());
+  constexpr int kHeld = 50;
+  for (int i = 1; i <= kHeld; ++i) {
+    ASSERT_EQ(producer.put(0, "0", "600", "held"), "INSERTED " + std::to_string(i));
+    ASSERT_EQ(worker.call("reserve"), "RESERVED " + std::to_string(i) + " 4");
+  }
+  // Reserved last: a lease of 1 s makes any reserve meanwhile answer DEADLINE_SOON.
+  const std::string shortest = std::to_string(kHeld + 1);
+  ASSERT_EQ(producer.put(0, "0", "1", "short"), "INSERTED " + shortest);
+  ASSERT_EQ(worker.call("reserve"), "RESERVED " + shortest + " 5");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // its lease ran out
+  std::string turn;
+  for (int i = 1; i <= kHeld + 1; ++i) turn += "delete " + std::to_string(i) + "\r\n";
+  turn += "reserve-with-timeout 0\r\n";
+  ASSERT_TRUE(worker.send_all(turn));
+  for (int i = 1; i <= kHeld; ++i) ASSERT_EQ(worker.read_reply(), "DELETED") << "delete " << i;
+  EXPECT_EQ(worker.read_reply(), "DELETED") << "the reserve claimed job " << shortest << " first";
+  EXPECT_EQ(worker.read_reply(), "TIMED_OUT");
+  EXPECT_EQ(worker.call("stats-job " + shortest), "NOT_FOUND");
   EXPECT_EQ(node->stop(), 0);
 }
 

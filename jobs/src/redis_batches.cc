@@ -85,7 +85,15 @@ void RedisBatches::remove(std::uint64_t id, std::uint64_t token, Done<ChangeResu
 }
 
 void RedisBatches::send_removes() {
-  if (removes_.in_flight >= kMaxBatchesInFlight || removes_.queued.empty()) return;
+  if (removes_.in_flight < kMaxBatchesInFlight) send_remove_batch();
+}
+
+void RedisBatches::send_removes_before_claim() {
+  while (!removes_.queued.empty()) send_remove_batch();
+}
+
+void RedisBatches::send_remove_batch() {
+  if (removes_.queued.empty()) return;
   auto batch = std::make_shared<std::vector<Remove>>(
       take_batch(removes_.queued, [](const Remove&) { return std::size_t{0}; }));
   std::vector<std::string> args{prefix_, std::to_string(batch->size())};
@@ -111,6 +119,7 @@ void RedisBatches::send_removes() {
 
 void RedisBatches::reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done) {
   if (tubes.size() != 1) {
+    send_removes_before_claim();
     std::vector<std::string> args{prefix_, "1", std::to_string(tubes.size())};
     args.insert(args.end(), tubes.begin(), tubes.end());
     client_.eval(reserve_script_, args, [done = std::move(done)](const RedisValue& v) {
@@ -137,6 +146,7 @@ void RedisBatches::send_claims(const std::string& tube) {
   auto batch = std::make_shared<std::vector<Done<ClaimResult>>>(
       take_batch(lane.queued, [](const Done<ClaimResult>&) { return std::size_t{0}; }));
   ++lane.in_flight;
+  send_removes_before_claim();
   client_.eval(reserve_script_, {prefix_, std::to_string(batch->size()), "1", tube},
                [self = shared_from_this(), batch, tube](const RedisValue& v) {
                  auto found = self->claims_.find(tube);

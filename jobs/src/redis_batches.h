@@ -5,7 +5,8 @@
 // ONE script when it returns (at most kMaxBatchPerScript requests, kMaxBatchBytes of bodies).
 // So a busy node sends one put, one delete and one claim per tube per round trip, each costing
 // Redis a fixed number of commands (one TIME, one HSET, one ZADD per zset...) for the whole batch,
-// while a quiet one adds no delay. Each request still gets its own result, only after Redis
+// while a quiet one adds no delay. Claims are never sent before the deletes queued ahead of them.
+// Each request still gets its own result, only after Redis
 // answered the script that carried it.
 //
 // Ownership: shared by the store and the callbacks in flight (a reply after the store is gone
@@ -58,7 +59,13 @@ class RedisBatches : public std::enable_shared_from_this<RedisBatches> {
   };
 
   void send_puts();
-  void send_removes();
+  void send_removes();  // a batch, unless one is in flight
+  // A claim never overtakes a delete queued before it: every queued delete is sent first, even
+  // beside a batch in flight, and Redis runs one connection's scripts in order. (A worker's
+  // reserve runs beside its deletes, RedisJobsHandler::overlaps; a lease that ran out must be
+  // deleted, not claimed again.)
+  void send_removes_before_claim();
+  void send_remove_batch();
   void send_claims(const std::string& tube);
 
   RedisClient& client_;

@@ -33,12 +33,15 @@ struct RedisHandlerClient {
   struct Slot {
     bool ready = false;
     std::string reply;
+    bool put = false;  // a reserve behind it waits for its reply (it may add a ready job)
   };
   std::deque<Slot> slots;
   std::uint64_t slots_head = 0;
   // A barrier (any other request) parsed while pipelined ones were in flight: it runs once they
   // all answered.
   std::optional<beanstalk::Request> held;
+  // The slot of the reserve that runs with pipelined deletes (overlaps()): finish() fills it.
+  std::optional<std::uint64_t> reply_slot;
   bool pumping = false;  // pump() is on the stack: a reply that comes meanwhile does not re-enter
   bool quit = false;
   bool input_ended = false;

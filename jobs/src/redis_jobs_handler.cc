@@ -174,6 +174,11 @@ void RedisJobsHandler::pump(Client* client) {
     used += step.consumed;
     if (!step.request) continue;
     if (!pipelined(*step.request) && !client->slots.empty()) {
+      if (overlaps(client, *step.request)) {
+        dispatch_in_slot(client, std::move(*step.request));
+        if (find(conn) == nullptr) return;
+        continue;
+      }
       client->held = std::move(step.request);
     } else {
       dispatch(client, std::move(*step.request), out);
@@ -204,6 +209,11 @@ void RedisJobsHandler::finish(std::uint64_t conn, std::string reply) {
   Client* client = find(conn);
   if (client == nullptr) return;
   client->busy = false;
+  if (client->reply_slot) {
+    const std::uint64_t seq = *client->reply_slot;
+    client->reply_slot.reset();
+    return complete(conn, seq, std::move(reply));
+  }
   if (send(client, reply)) pump(client);
 }
 

@@ -3,7 +3,8 @@
 // flight together (at most kMaxPipelined), each with a reply slot in request order, so that the
 // store's group commit batches a pipelining client's window instead of one request per round
 // trip. A reply is written once every slot before it is filled; a slot of a closed connection
-// is forgotten (its callback finds no client).
+// is forgotten (its callback finds no client). A reserve behind deletes runs with them, in a slot
+// of its own (overlaps()).
 #include <algorithm>
 #include <variant>
 
@@ -24,6 +25,7 @@ void RedisJobsHandler::dispatch_pipelined(Client* client, bs::Request&& request)
   const std::uint64_t seq = client->slots_head + client->slots.size();
   client->slots.emplace_back();
   if (auto* put = std::get_if<bs::Put>(&request)) {
+    client->slots.back().put = true;
     client->producer = true;
     if (draining_) {
       std::string reply;
@@ -57,6 +59,28 @@ void RedisJobsHandler::dispatch_pipelined(Client* client, bs::Request&& request)
     bs::append_reply(reply, bs::Reply::kDeleted);
     complete(conn, seq, std::move(reply));
   });
+}
+
+bool RedisJobsHandler::overlaps(const Client* client, const bs::Request& request) {
+  if (!std::holds_alternative<bs::Reserve>(request) &&
+      !std::holds_alternative<bs::ReserveWithTimeout>(request)) {
+    return false;
+  }
+  return std::none_of(client->slots.begin(), client->slots.end(),
+                      [](const Client::Slot& s) { return !s.ready && s.put; });
+}
+
+void RedisJobsHandler::dispatch_in_slot(Client* client, bs::Request&& request) {
+  const std::uint64_t conn = client->conn;
+  const std::uint64_t seq = client->slots_head + client->slots.size();
+  client->slots.emplace_back();
+  client->reply_slot = seq;
+  std::string now;
+  dispatch(client, std::move(request), now);
+  Client* c = find(conn);
+  if (c == nullptr || c->busy) return;  // answered later, through finish()
+  c->reply_slot.reset();
+  complete(conn, seq, std::move(now));
 }
 
 void RedisJobsHandler::complete(std::uint64_t conn, std::uint64_t seq, std::string reply) {

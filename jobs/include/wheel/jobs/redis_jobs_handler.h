@@ -11,14 +11,17 @@
 // whole window, not one request per round trip), and their replies are written strictly in
 // request order (a reply that comes back early waits for the ones before it). Any other request
 // is a barrier: it runs once every request before it answered, and the next one is parsed once
-// its own reply came back. A delete's fencing token is the connection's lease when the delete is
-// parsed. Input that arrives while requests are with Redis is held, at most max_held_input
-// bytes; beyond that the connection is closed. A reply is sent only after Redis acknowledged the
-// change. When Redis is down or slow, the reply is INTERNAL_ERROR at once (the RedisClient fails
-// fast and times out), each in its request's order. A connection that closes with requests in
-// flight loses their replies; their changes happen or not as Redis ran them.
-// A shutdown (SIGTERM) is a graceful leave: the jobs the clients hold go back to ready at once
-// (one script per 1,000, guarded by their fencing tokens), then on_shutdown_also runs.
+// its own reply came back. One exception saves a worker a round trip per job: a reserve behind
+// pipelined deletes (no put) runs with them, its reply after theirs. The store never sends a claim
+// before the deletes queued ahead of it, so Redis still runs those deletes first (a job whose
+// lease ran out meanwhile is deleted, not claimed again). A delete's fencing token is the
+// connection's lease when the delete is parsed. Input that arrives while requests are with Redis is
+// held, at most max_held_input bytes; beyond that the connection is closed. A reply is sent only
+// after Redis acknowledged the change. When Redis is down or slow, the reply is INTERNAL_ERROR at
+// once (the RedisClient fails fast and times out), each in its request's order. A connection that
+// closes with requests in flight loses their replies; their changes happen or not as Redis ran
+// them. A shutdown (SIGTERM) is a graceful leave: the jobs the clients hold go back to ready at
+// once (one script per 1,000, guarded by their fencing tokens), then on_shutdown_also runs.
 //
 // Waiting reserves. A reserve that finds nothing waits: the process keeps, in its own
 // LoopWheel, the moment its tubes' next job comes due (from the script's reply, from the
@@ -121,6 +124,11 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   // redis_pipeline.cc: whether `request` is pipelined (put, delete); runs it in a new reply slot.
   static bool pipelined(const beanstalk::Request& request);
   void dispatch_pipelined(Client* client, beanstalk::Request&& request);
+  // Whether `request` may run while the connection's pipelined requests are in flight: a
+  // reserve behind deletes only.
+  static bool overlaps(const Client* client, const beanstalk::Request& request);
+  // Runs such a request now, its reply in a slot of its own after theirs (finish() fills it).
+  void dispatch_in_slot(Client* client, beanstalk::Request&& request);
   // Fills slot `seq` of `conn` (if still open) and writes the replies now in order.
   void complete(std::uint64_t conn, std::uint64_t seq, std::string reply);
   // Sends `reply` after every pipelined reply still due (at once when none is).
