@@ -119,6 +119,8 @@ class RedisJobsHandler final : public net::ConnectionHandler {
 
  private:
   void pump(Client* client);
+  // redis_dispatch.cc: runs `request`; a reply it can give at once goes to `out`, a later one
+  // through finish().
   void dispatch(Client* client, beanstalk::Request&& request, std::string& out);
   void finish(std::uint64_t conn, std::string reply);  // a barrier request's reply
   // redis_pipeline.cc: whether `request` is pipelined (put, delete); runs it in a new reply slot.
