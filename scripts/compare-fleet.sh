@@ -14,9 +14,10 @@
 # Usage: scripts/compare-fleet.sh
 # Env:   ROUNDS (3), PEERS (bullmq,plain,wheel-jobs), N (100000 jobs), LAT_N (10000 jobs),
 #        LAT_RATE (1000 jobs/s added in the lateness run), IDLE_SECS (30), NODES (1,2,3),
-#        MIN_DELAY_MS (1000), MAX_DELAY_MS (10000), E2E_TIMEOUT_SECS (300: the end-to-end phase
-#        fails unless every job is delivered by then), SAVE (1), WHEEL_JOBS (a wheel-jobs binary;
-#        default: built here in build/bench).
+#        CONCURRENCY (50: the jobs a worker has in flight, BullMQ's concurrency, the beanstalk
+#        worker's reserve connections), MIN_DELAY_MS (1000), MAX_DELAY_MS (10000),
+#        E2E_TIMEOUT_SECS (300: the end-to-end phase fails unless every job is delivered by then),
+#        SAVE (1), WHEEL_JOBS (a wheel-jobs binary; default: built here in build/bench).
 set -euo pipefail
 if (($#)); then
   # Options live in the environment (above); an argument is a mistake, never a run.
@@ -37,6 +38,7 @@ NODES=${NODES:-1,2,3}
 MIN_DELAY_MS=${MIN_DELAY_MS:-1000}
 MAX_DELAY_MS=${MAX_DELAY_MS:-10000}
 E2E_TIMEOUT_SECS=${E2E_TIMEOUT_SECS:-300}
+CONCURRENCY=${CONCURRENCY:-50}
 SAVE=${SAVE:-1}
 OUT=$ROOT/build/compare-fleet
 PEER_DIR=$ROOT/bench/bullmq
@@ -78,16 +80,16 @@ stamp=$(date -u '+%Y-%m-%d-%H%M')
   echo "node: $(node --version); bullmq $(node -p "require('$PEER_DIR/node_modules/bullmq/package.json').version");" \
     "ioredis $(node -p "require('$PEER_DIR/node_modules/ioredis/package.json').version")"
   echo "clients: one Node process per role; BullMQ its own Queue/Worker, plain ioredis pipelines," \
-    "wheel-jobs bench/bullmq/beanstalk-*.js (12 put, 50 reserve connections over the nodes)"
+    "wheel-jobs bench/bullmq/beanstalk-*.js (12 put, $CONCURRENCY reserve connections over the nodes)"
   echo "wheel-jobs: $(git rev-parse --short HEAD 2>/dev/null || echo '?')${WHEEL_JOBS:+ (${WHEEL_JOBS#"$ROOT"/})}"
   echo "command: scripts/compare-fleet.sh (ROUNDS=$ROUNDS PEERS=$PEERS N=$N LAT_N=$LAT_N" \
     "LAT_RATE=$LAT_RATE IDLE_SECS=$IDLE_SECS NODES=$NODES MIN_DELAY_MS=$MIN_DELAY_MS" \
-    "MAX_DELAY_MS=$MAX_DELAY_MS E2E_TIMEOUT_SECS=$E2E_TIMEOUT_SECS)"
+    "MAX_DELAY_MS=$MAX_DELAY_MS E2E_TIMEOUT_SECS=$E2E_TIMEOUT_SECS CONCURRENCY=$CONCURRENCY)"
 } | tee "$OUT/machine.txt" >&2
 
 common=(--n "$N" --lat-n "$LAT_N" --lat-rate "$LAT_RATE" --idle-secs "$IDLE_SECS"
         --min-delay-ms "$MIN_DELAY_MS" --max-delay-ms "$MAX_DELAY_MS"
-        --e2e-timeout-secs "$E2E_TIMEOUT_SECS" --work-dir "$tmp")
+        --e2e-timeout-secs "$E2E_TIMEOUT_SECS" --concurrency "$CONCURRENCY" --work-dir "$tmp")
 IFS=, read -ra peers <<< "$PEERS"
 IFS=, read -ra node_counts <<< "$NODES"
 for r in $(seq 1 "$ROUNDS"); do

@@ -36,6 +36,9 @@ const o = parseArgs({
   'work-dir': [os.tmpdir()],
   'timeout-secs': [900, 10, 86400],
   'e2e-timeout-secs': [300, 10, 86400],
+  // jobs a worker has in flight: BullMQ's and the plain worker's --concurrency, the beanstalk
+  // worker's --connections (one reserve each)
+  concurrency: [50, 1, 10000],
 });
 const PEERS = {
   bullmq: { producer: 'bullmq-producer.js', worker: 'bullmq-worker.js' },
@@ -60,8 +63,8 @@ const date = new Date().toISOString();
 
 function out(metric, value, extra = {}) {
   const nodes = o.peer === 'wheel-jobs' ? Math.max(1, o.nodes) : null;
-  process.stdout.write(JSON.stringify({ date, peer: o.peer, round: o.round, nodes, metric,
-    value, ...extra }) + '\n');
+  process.stdout.write(JSON.stringify({ date, peer: o.peer, round: o.round, nodes,
+    concurrency: o.concurrency, metric, value, ...extra }) + '\n');
 }
 
 // Runs fn() and returns its result with the Redis commands used meanwhile, the wall time and
@@ -99,7 +102,9 @@ function cpuFields(m) {
 // Starts a driver (role producer or worker) whose CPU the phase's watch counts; resolves
 // {child, done} once it is READY.
 async function driver(env, role, args, timeout = timeoutMs) {
-  const d = await P.startDriver(peer[role], [...env.target, ...args], timeout);
+  const inFlight = role !== 'worker' ? []
+    : [o.peer === 'wheel-jobs' ? '--connections' : '--concurrency', String(o.concurrency)];
+  const d = await P.startDriver(peer[role], [...env.target, ...inFlight, ...args], timeout);
   const part = { label: role, pid: d.child.pid };
   (env.clients || []).push(part);
   d.done.then((r) => (part.cpuSecs = r.cpu_secs), () => {});
