@@ -28,6 +28,20 @@ std::string put_line(const std::string& body) {
 
 class WheelJobsFleetPipelineTest : public ::testing::Test {
  protected:
+  // Jobs 1..puts (bodies "j1"...) from `producer`, then `worker` holds 1..reserves.
+  static void put_and_hold(BeanstalkSession& producer, BeanstalkSession& worker, int puts,
+                           int reserves) {
+    for (int i = 1; i <= puts; ++i) {
+      ASSERT_EQ(producer.put(0, "0", "60", "j" + std::to_string(i)),
+                "INSERTED " + std::to_string(i));
+    }
+    for (int i = 1; i <= reserves; ++i) {
+      const std::string want =
+          "RESERVED " + std::to_string(i) + " " + std::to_string(std::to_string(i).size() + 1);
+      ASSERT_EQ(worker.call("reserve"), want);
+    }
+  }
+
   wheel_test::RedisServer redis_;
 };
 
@@ -80,13 +94,7 @@ TEST_F(WheelJobsFleetPipelineTest, AUseInThePipelineIsABarrierAndPicksTheTubeOfL
 TEST_F(WheelJobsFleetPipelineTest, PipelinedDeletesAnswerInOrderADoubleDeleteIsNotFound) {
   auto node = start_node(redis_);
   BeanstalkSession producer(node->port()), worker(node->port());
-  for (int i = 1; i <= 4; ++i) {
-    ASSERT_EQ(producer.put(0, "0", "60", "j" + std::to_string(i)), "INSERTED " + std::to_string(i));
-  }
-  std::string body;
-  for (int i = 1; i <= 3; ++i) {
-    ASSERT_EQ(worker.call("reserve", nullptr, &body), "RESERVED " + std::to_string(i) + " 2");
-  }
+  ASSERT_NO_FATAL_FAILURE(put_and_hold(producer, worker, 4, 3));
   // Job 4 is ready (no lease: deleted as beanstalkd deletes a ready job); 99 never existed.
   ASSERT_TRUE(worker.send_all(
       "delete 1\r\ndelete 2\r\ndelete 1\r\ndelete 3\r\ndelete 99\r\ndelete 4\r\ndelete 4\r\n"
@@ -107,11 +115,7 @@ TEST_F(WheelJobsFleetPipelineTest, PipelinedDeletesAnswerInOrderADoubleDeleteIsN
 TEST_F(WheelJobsFleetPipelineTest, AReserveBehindDeletesRunsWithThemAndAnswersAfterThem) {
   auto node = start_node(redis_);
   BeanstalkSession producer(node->port()), worker(node->port());
-  for (int i = 1; i <= 4; ++i) {
-    ASSERT_EQ(producer.put(0, "0", "60", "j" + std::to_string(i)), "INSERTED " + std::to_string(i));
-  }
-  for (int i = 1; i <= 3; ++i)
-    ASSERT_EQ(worker.call("reserve"), "RESERVED " + std::to_string(i) + " 2");
+  ASSERT_NO_FATAL_FAILURE(put_and_hold(producer, worker, 4, 3));
   ASSERT_TRUE(worker.send_all("delete 1\r\ndelete 2\r\ndelete 3\r\nreserve\r\ndelete 4\r\n"));
   for (int i = 1; i <= 3; ++i) EXPECT_EQ(worker.read_reply(), "DELETED") << "delete " << i;
   std::string body;

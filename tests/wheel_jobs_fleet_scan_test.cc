@@ -43,7 +43,9 @@ redis.call('HSET', 'wj:j', m, cmsgpack.pack({st, ARGV[1], 0, 60000, now, delay,
                                              tonumber(due), 0, 0, 0, 0, 0, 'lost'}))
 if delay > 0 then
   redis.call('ZADD', 'wj:t:' .. ARGV[1] .. ':d', due, m)
-  redis.call('ZADD', 'wj:timers', due, m)
+  -- the tube's first timer in the due index, if this one is earlier
+  local first = redis.call('ZSCORE', 'wj:due', ARGV[1])
+  if not first or tonumber(first) > tonumber(due) then redis.call('ZADD', 'wj:due', due, ARGV[1]) end
 else
   redis.call('ZADD', 'wj:t:' .. ARGV[1] .. ':r', 0, m)
 end

@@ -2,7 +2,8 @@
 // The store's Lua scripts. Keys (P = the prefix):
 //   P ids, P bseq             counters: job ids (INCRBY per batch of puts), bury order
 //   P timeouts                counter: leases that ran out
-//   P timers                  zset id -> due ms of every delayed job and every lease (Redis time)
+//   P due                     zset tube -> the tube's first timer: the earliest delay end (its d
+//                             zset's head) or lease end (its x zset's head), Redis time
 //   P tubes                   set of tube names
 //   P ev                      pub/sub channel: "<due ms> <tube>" when a tube gets or will get work
 //   P j                       hash: id (zero-padded to 20 digits, as every zset member) -> the
@@ -31,8 +32,7 @@ for i = 1, n do
   if delay > 0 then
     j[ST], j[DUE] = 'd', now + delay
     at = j[DUE]
-    ix(tk(tube, 'd'), m, at)
-    ix(T, m, at)
+    timer(tube, 'd', m, at)
   else
     ix(tk(tube, 'r'), m, pri)
   end
@@ -197,8 +197,7 @@ take_out(m, j)
 if counted == '1' then j[REL] = j[REL] + 1 end
 if delay > 0 then
   j[ST], j[DUE], j[DL] = 'd', now + delay, delay
-  ix(tk(j[TUBE], 'd'), m, j[DUE])
-  ix(T, m, j[DUE])
+  timer(j[TUBE], 'd', m, j[DUE])
   save(m, j)
   publish(j[TUBE], j[DUE])
 else
@@ -229,8 +228,7 @@ local tok = ARGV[3]
 local m, now, j = the_job()
 if not holds(j, tok) then return fin({0, now}) end
 j[DUE] = now + j[TTR]
-ix(tk(j[TUBE], 'x'), m, j[DUE])
-ix(T, m, j[DUE])
+timer(j[TUBE], 'x', m, j[DUE])
 save(m, j)
 return fin({1, j[DUE], now})
 )LUA");
@@ -363,7 +361,7 @@ std::string scan() {
 local limit, n = tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = now_ms()
 local function first_timer()
-  local head = redis.call('ZRANGE', T, 0, 0, 'WITHSCORES')
+  local head = redis.call('ZRANGE', DUE_IX, 0, 0, 'WITHSCORES')
   return head[2] and tonumber(head[2]) or -1
 end
 local first = first_timer()

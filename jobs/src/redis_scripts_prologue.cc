@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kPrologue = R"LUA(
 local P = ARGV[1]
 local MAXP = MAX_PROMOTE
-local J, T = P .. 'j', P .. 'timers'
+local J, DUE_IX = P .. 'j', P .. 'due'
 -- A job's record: one msgpack array, field <zero-padded id> of hash P j, so that a batch reads
 -- and writes the records of all its jobs with one HMGET and one HSET.
 local ST, TUBE, PRI, TTR, CT, DL, DUE, RES, TO, REL, BUR, KCK, BODY =
@@ -54,6 +54,13 @@ local function ix(key, m, score)
   if not t then t = {} IX[key] = t end
   t[m] = score or false
 end
+-- Tubes whose delayed or reserved zset changed: flush() sets their entry in the due index (the
+-- earliest delay end or lease end of the tube) from those zsets' heads.
+local TIMED = {}
+local function timer(tube, kind, m, score)
+  ix(tk(tube, kind), m, score)
+  TIMED[tube] = true
+end
 local function flush_key(key)
   local t = IX[key]
   if not t then return end
@@ -69,6 +76,15 @@ local function flush()
   local keys = {}
   for key in pairs(IX) do keys[#keys + 1] = key end
   for _, key in ipairs(keys) do flush_key(key) end
+  for tube in pairs(TIMED) do
+    local first = nil
+    for _, kind in ipairs({'d', 'x'}) do
+      local h = redis.call('ZRANGE', tk(tube, kind), 0, 0, 'WITHSCORES')
+      if h[2] and (first == nil or tonumber(h[2]) < first) then first = tonumber(h[2]) end
+    end
+    if first then redis.call('ZADD', DUE_IX, S(first), tube) else redis.call('ZREM', DUE_IX, tube) end
+  end
+  TIMED = {}
   local set, del = {}, {}
   for m in pairs(DIRTY) do
     local j = REC[m]
@@ -82,8 +98,11 @@ end
 -- every script ends with fin(reply): the buffered writes go out first
 local function fin(r) flush() return r end
 local function take_out(m, j)
-  ix(tk(j[TUBE], j[ST]), m, nil)
-  if j[ST] == 'd' or j[ST] == 'x' then ix(T, m, nil) end
+  if j[ST] == 'd' or j[ST] == 'x' then
+    timer(j[TUBE], j[ST], m, nil)
+  else
+    ix(tk(j[TUBE], j[ST]), m, nil)
+  end
 end
 -- due: when a delay that ended was due (a ready job keeps it for its delivery lateness), else 0
 local function to_ready(m, j, due)
@@ -106,13 +125,27 @@ local function expire(m, j)
   to_ready(m, j, due)
   return j[TUBE]
 end
--- every timer due by now (at most limit of them); returns the set of tubes that got work
+-- every timer due by now (at most limit of them): the due index names the tubes, their delayed
+-- and reserved zsets the jobs; returns the set of tubes that got work
 local function promote_quietly(now, limit)
-  local due = redis.call('ZRANGEBYSCORE', T, '-inf', S(now), 'LIMIT', 0, limit)
+  local tubes = redis.call('ZRANGEBYSCORE', DUE_IX, '-inf', S(now), 'LIMIT', 0, limit)
+  local due, where = {}, {}
+  for _, tube in ipairs(tubes) do
+    for _, kind in ipairs({'d', 'x'}) do
+      local left = limit - #due
+      if left <= 0 then break end
+      local key = tk(tube, kind)
+      flush_key(key)
+      for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', S(now), 'LIMIT', 0, left)) do
+        due[#due + 1] = m
+        where[#due] = {tube, kind}
+      end
+    end
+  end
   load_many(due)
   local woke = {}
-  for _, m in ipairs(due) do
-    ix(T, m, nil)  -- also a member left without its job
+  for i, m in ipairs(due) do
+    timer(where[i][1], where[i][2], m, nil)  -- also a member left without its job
     local j = REC[m]
     if j then
       local tube = expire(m, j)
@@ -135,8 +168,7 @@ local function claim(m, j, now)
   local delay_due = j[DUE]
   local lease = now + j[TTR]
   j[ST], j[DUE], j[RES] = 'x', lease, j[RES] + 1
-  ix(tk(j[TUBE], 'x'), m, lease)
-  ix(T, m, lease)
+  timer(j[TUBE], 'x', m, lease)
   save(m, j)
   return {tonumber(m), j[RES], j[BODY], lease, delay_due}
 end
