@@ -3,7 +3,10 @@
 // beanstalk_stats.h), compared byte for byte with what beanstalkd 1.12 sends.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "wheel/jobs/beanstalk_dispatcher.h"
@@ -219,6 +222,50 @@ TEST(BeanstalkStats, ServerStatsHaveBeanstalkdsKeysInItsOrder) {
                            "\nuptime: 9\n", "\ndraining: true\n", "\nid: 0123456789abcdef\n",
                            "\nhostname: host\n", "\nos: #1 SMP\n", "\nplatform: x86_64\n"}) {
     EXPECT_NE(yaml.find(line), std::string::npos) << line;
+  }
+}
+
+// Every kind of request, by its index in Request, counts under the key beanstalkd 1.12 counts
+// it under ("" for none): reserve-job as a reserve, kick-job as a kick.
+TEST(BeanstalkStats, EachCommandCountsUnderItsKey) {
+  const std::array<std::string_view, std::variant_size_v<Request>> want = {
+      "cmd-put",
+      "cmd-use",
+      "cmd-reserve",
+      "cmd-reserve-with-timeout",
+      "cmd-reserve",
+      "cmd-delete",
+      "cmd-release",
+      "cmd-bury",
+      "cmd-touch",
+      "cmd-watch",
+      "cmd-ignore",
+      "cmd-peek",
+      "cmd-peek-ready",
+      "cmd-peek-delayed",
+      "cmd-peek-buried",
+      "cmd-kick",
+      "cmd-kick",
+      "cmd-stats-job",
+      "cmd-stats-tube",
+      "cmd-stats",
+      "cmd-list-tubes",
+      "cmd-list-tube-used",
+      "cmd-list-tubes-watched",
+      "",
+      "cmd-pause-tube",
+      ""};
+  auto requests = []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<Request, sizeof...(I)>{Request(std::in_place_index<I>)...};
+  }
+  (std::make_index_sequence<std::variant_size_v<Request>>());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    CommandCounts counts;
+    count_command(counts, requests[i]);
+    count_command(counts, requests[i]);
+    for (const auto& [key, field] : kCommandCountKeys) {
+      EXPECT_EQ(counts.*field, key == want[i] ? 2U : 0U) << "request #" << i << ", " << key;
+    }
   }
 }
 

@@ -110,7 +110,7 @@ void BeanstalkDispatcher::append_reserve_end(SessionId session, const ReserveRes
 
 BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Request&& request,
                                                       std::string& out) {
-  count(request);
+  bs::count_command(commands_, request);
   Next next = Next::kContinue;
   auto reserve_reply = [&](const ReserveResult& result) {
     if (result.outcome == Outcome::kWaiting) {
@@ -181,40 +181,6 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
       },
       request);
   return next;
-}
-
-void BeanstalkDispatcher::count(const bs::Request& request) {
-  bs::CommandCounts& c = commands_;
-  std::visit(Overloaded{
-                 [&](const bs::Put&) { c.put++; },
-                 [&](const bs::Use&) { c.use++; },
-                 [&](const bs::Reserve&) { c.reserve++; },
-                 [&](const bs::ReserveWithTimeout&) { c.reserve_with_timeout++; },
-                 // beanstalkd 1.12 counts reserve-job as a reserve.
-                 [&](const bs::ReserveJob&) { c.reserve++; },
-                 [&](const bs::Delete&) { c.delete_++; },
-                 [&](const bs::Release&) { c.release++; },
-                 [&](const bs::Bury&) { c.bury++; },
-                 [&](const bs::Touch&) { c.touch++; },
-                 [&](const bs::Watch&) { c.watch++; },
-                 [&](const bs::Ignore&) { c.ignore++; },
-                 [&](const bs::Peek&) { c.peek++; },
-                 [&](const bs::PeekReady&) { c.peek_ready++; },
-                 [&](const bs::PeekDelayed&) { c.peek_delayed++; },
-                 [&](const bs::PeekBuried&) { c.peek_buried++; },
-                 [&](const bs::Kick&) { c.kick++; },
-                 [&](const bs::KickJob&) { c.kick++; },
-                 [&](const bs::StatsJob&) { c.stats_job++; },
-                 [&](const bs::StatsTube&) { c.stats_tube++; },
-                 [&](const bs::Stats&) { c.stats++; },
-                 [&](const bs::ListTubes&) { c.list_tubes++; },
-                 [&](const bs::ListTubeUsed&) { c.list_tube_used++; },
-                 [&](const bs::ListTubesWatched&) { c.list_tubes_watched++; },
-                 [&](const bs::PauseTube&) { c.pause_tube++; },
-                 [&](const bs::Quit&) {},
-                 [&](const bs::ProtocolError&) {},
-             },
-             request);
 }
 
 bs::ServerStats BeanstalkDispatcher::server_stats() const {

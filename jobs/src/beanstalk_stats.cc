@@ -6,6 +6,9 @@
 #include <cstddef>
 #include <cstdio>
 #include <iterator>
+#include <variant>
+
+#include "overloaded.h"
 
 namespace wheel::jobs::beanstalk {
 namespace {
@@ -134,6 +137,39 @@ std::string tube_list_yaml(std::span<const std::string_view> names) {
     text.push_back('\n');
   }
   return text;
+}
+
+void count_command(CommandCounts& c, const Request& request) {
+  std::visit(Overloaded{
+                 [&](const Put&) { c.put++; },
+                 [&](const Use&) { c.use++; },
+                 [&](const Reserve&) { c.reserve++; },
+                 [&](const ReserveWithTimeout&) { c.reserve_with_timeout++; },
+                 // beanstalkd 1.12 counts reserve-job as a reserve.
+                 [&](const ReserveJob&) { c.reserve++; },
+                 [&](const Delete&) { c.delete_++; },
+                 [&](const Release&) { c.release++; },
+                 [&](const Bury&) { c.bury++; },
+                 [&](const Touch&) { c.touch++; },
+                 [&](const Watch&) { c.watch++; },
+                 [&](const Ignore&) { c.ignore++; },
+                 [&](const Peek&) { c.peek++; },
+                 [&](const PeekReady&) { c.peek_ready++; },
+                 [&](const PeekDelayed&) { c.peek_delayed++; },
+                 [&](const PeekBuried&) { c.peek_buried++; },
+                 [&](const Kick&) { c.kick++; },
+                 [&](const KickJob&) { c.kick++; },
+                 [&](const StatsJob&) { c.stats_job++; },
+                 [&](const StatsTube&) { c.stats_tube++; },
+                 [&](const Stats&) { c.stats++; },
+                 [&](const ListTubes&) { c.list_tubes++; },
+                 [&](const ListTubeUsed&) { c.list_tube_used++; },
+                 [&](const ListTubesWatched&) { c.list_tubes_watched++; },
+                 [&](const PauseTube&) { c.pause_tube++; },
+                 [&](const Quit&) {},
+                 [&](const ProtocolError&) {},
+             },
+             request);
 }
 
 }  // namespace wheel::jobs::beanstalk

@@ -15,41 +15,8 @@ namespace wheel::jobs {
 namespace bs = beanstalk;
 using Millis = std::chrono::milliseconds;
 
-namespace {
-
-void count(bs::CommandCounts& c, const bs::Request& request) {
-  std::visit(Overloaded{[&](const bs::Put&) { ++c.put; },
-                        [&](const bs::Peek&) { ++c.peek; },
-                        [&](const bs::PeekReady&) { ++c.peek_ready; },
-                        [&](const bs::PeekDelayed&) { ++c.peek_delayed; },
-                        [&](const bs::PeekBuried&) { ++c.peek_buried; },
-                        [&](const bs::Reserve&) { ++c.reserve; },
-                        [&](const bs::ReserveJob&) { ++c.reserve; },
-                        [&](const bs::ReserveWithTimeout&) { ++c.reserve_with_timeout; },
-                        [&](const bs::Delete&) { ++c.delete_; },
-                        [&](const bs::Release&) { ++c.release; },
-                        [&](const bs::Use&) { ++c.use; },
-                        [&](const bs::Watch&) { ++c.watch; },
-                        [&](const bs::Ignore&) { ++c.ignore; },
-                        [&](const bs::Bury&) { ++c.bury; },
-                        [&](const bs::Kick&) { ++c.kick; },
-                        [&](const bs::KickJob&) { ++c.kick; },
-                        [&](const bs::Touch&) { ++c.touch; },
-                        [&](const bs::Stats&) { ++c.stats; },
-                        [&](const bs::StatsJob&) { ++c.stats_job; },
-                        [&](const bs::StatsTube&) { ++c.stats_tube; },
-                        [&](const bs::ListTubes&) { ++c.list_tubes; },
-                        [&](const bs::ListTubeUsed&) { ++c.list_tube_used; },
-                        [&](const bs::ListTubesWatched&) { ++c.list_tubes_watched; },
-                        [&](const bs::PauseTube&) { ++c.pause_tube; },
-                        [&](const auto&) {}},
-             request);
-}
-
-}  // namespace
-
 void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::string& out) {
-  count(commands_, request);
+  bs::count_command(commands_, request);
   if (pipelined(request)) {
     // Its reply is written after `out`'s: send those first.
     if (!out.empty() && !send(client, out)) return;

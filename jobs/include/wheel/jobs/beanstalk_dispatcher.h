@@ -62,7 +62,6 @@ class BeanstalkDispatcher {
   const beanstalk::CommandCounts& commands() const { return commands_; }
 
  private:
-  void count(const beanstalk::Request& request);
   // FOUND with the job, NOT_FOUND for none, INTERNAL_ERROR when its body cannot be read.
   void append_found(std::string& out, const Job* job);
 

@@ -71,6 +71,10 @@ struct CommandCounts {
                 list_tubes = 0, list_tube_used = 0, list_tubes_watched = 0, pause_tube = 0;
 };
 
+// Counts `request` in `counts` as beanstalkd 1.12 does: reserve-job as a reserve, kick-job as a
+// kick; quit and a request that did not parse not at all.
+void count_command(CommandCounts& counts, const Request& request);
+
 // The job counts (JobCounts) and the rest of the stats reply.
 struct ServerStats : JobCounts {
   CommandCounts commands;
