@@ -54,14 +54,12 @@ local function ix(key, m, score)
   if not t then t = {} IX[key] = t end
   t[m] = score or false
 end
--- The due index holds, per tube, a time no later than its first timer (delay end or lease end),
--- never one later: a new timer lowers the entry (ZADD LT at flush: one command per tube, no
--- read), a removed one leaves it early; a tube whose entry is due is visited by promotion, which
--- sets the entry from its zsets' heads (DUE_CHECK), so an early entry costs one visit.
-local DUE_LOWER, DUE_CHECK = {}, {}
+-- Tubes whose delayed or reserved zset changed: flush() sets their entry in the due index (the
+-- earliest delay end or lease end of the tube) from those zsets' heads.
+local TIMED = {}
 local function timer(tube, kind, m, score)
   ix(tk(tube, kind), m, score)
-  if score and (DUE_LOWER[tube] == nil or score < DUE_LOWER[tube]) then DUE_LOWER[tube] = score end
+  TIMED[tube] = true
 end
 local function flush_key(key)
   local t = IX[key]
@@ -78,17 +76,15 @@ local function flush()
   local keys = {}
   for key in pairs(IX) do keys[#keys + 1] = key end
   for _, key in ipairs(keys) do flush_key(key) end
-  for tube in pairs(DUE_CHECK) do
+  for tube in pairs(TIMED) do
     local first = nil
     for _, kind in ipairs({'d', 'x'}) do
       local h = redis.call('ZRANGE', tk(tube, kind), 0, 0, 'WITHSCORES')
       if h[2] and (first == nil or tonumber(h[2]) < first) then first = tonumber(h[2]) end
     end
     if first then redis.call('ZADD', DUE_IX, S(first), tube) else redis.call('ZREM', DUE_IX, tube) end
-    DUE_LOWER[tube] = nil  -- the heads include this script's timers
   end
-  for tube, first in pairs(DUE_LOWER) do redis.call('ZADD', DUE_IX, 'LT', S(first), tube) end
-  DUE_CHECK, DUE_LOWER = {}, {}
+  TIMED = {}
   local set, del = {}, {}
   for m in pairs(DIRTY) do
     local j = REC[m]
@@ -135,7 +131,6 @@ local function promote_quietly(now, limit)
   local tubes = redis.call('ZRANGEBYSCORE', DUE_IX, '-inf', S(now), 'LIMIT', 0, limit)
   local due, where = {}, {}
   for _, tube in ipairs(tubes) do
-    DUE_CHECK[tube] = true
     for _, kind in ipairs({'d', 'x'}) do
       local left = limit - #due
       if left <= 0 then break end
