@@ -235,11 +235,43 @@ TEST_F(RedisStoreTest, ScanPromotesDueJobsAndReportsWaitingTubesAndTheFirstTimer
   // The fleet's first timer after the promotion: the other tube's job, a minute after its put.
   EXPECT_GE(s.first_timer, later.now + 60'000);
   EXPECT_LT(s.first_timer, s.now + 61'000);
-  // Promoted by the scan itself: the job is ready in Redis, not only in a reply.
-  EXPECT_EQ(redis_command(redis_.port(),
-                          {"EVAL", "return cmsgpack.unpack(redis.call('HGET', 't:j', ARGV[1]))[1]",
-                           "0", RedisStore::member(p.id)}),
-            "r");
+  // Promoted by the scan itself: the job is in its tube's ready zset in Redis, not only in a
+  // reply, and out of the delayed one (whose members carry the priority).
+  EXPECT_EQ(redis_command(redis_.port(), {"ZSCORE", "t:t:s:r", RedisStore::member(p.id)}), "0");
+  EXPECT_EQ(redis_command(redis_.port(), {"ZCARD", "t:t:s:d"}), "0");
+}
+
+// Delayed jobs that came due move to ready by their index entries alone (the delayed zset's
+// member carries the priority): they are reserved by priority, read as ready, cannot be kicked,
+// and a delete takes one before anyone reserved it. (Reading or kicking a job settles its
+// record, so a, b and c are left alone until they are reserved.)
+TEST_F(RedisStoreTest, DueDelayedJobsAreReadyInPriorityOrderWithoutARecordRewrite) {
+  const auto a = put("q", 5, milliseconds(150), milliseconds(60'000), "a");
+  const auto b = put("q", 1, milliseconds(150), milliseconds(60'000), "b");
+  const auto c = put("q", 3, milliseconds(150), milliseconds(60'000), "c");
+  const auto d = put("q", 4, milliseconds(150), milliseconds(60'000), "d");
+  const auto e = put("q", 2, milliseconds(150), milliseconds(60'000), "e");
+  const auto far = put("q", 0, milliseconds(60'000), milliseconds(60'000), "far");
+  std::this_thread::sleep_for(milliseconds(400));
+  std::optional<ScanResult> r;
+  store_->scan(100, {"q"}, [&](ScanResult&& v) { r = std::move(v); });
+  ASSERT_EQ(wait(r).status, StoreStatus::kOk);
+  EXPECT_EQ(tube("q").stats.ready, 5u);
+  EXPECT_EQ(tube("q").stats.delayed, 1u);
+  ASSERT_EQ(change([&](auto done) { store_->remove(d.id, 0, done); }).status, StoreStatus::kOk);
+  EXPECT_EQ(tube("q").stats.ready, 4u);
+  EXPECT_EQ(job(e.id).stats.state, beanstalk::JobState::kReady);
+  EXPECT_EQ(change([&](auto done) { store_->kick_job(e.id, done); }).status,
+            StoreStatus::kNotFound);
+  for (const auto& [want, body] : {std::pair{b.id, "b"}, {e.id, "e"}, {c.id, "c"}, {a.id, "a"}}) {
+    const auto got = reserve({"q"});
+    ASSERT_EQ(got.status, StoreStatus::kOk);
+    EXPECT_EQ(got.id, want);
+    EXPECT_EQ(got.body, body);
+    EXPECT_EQ(job(want).stats.state, beanstalk::JobState::kReserved);
+  }
+  EXPECT_EQ(reserve({"q"}).status, StoreStatus::kNotFound);
+  EXPECT_EQ(peek_tube("q", PeekWhich::kDelayed).id, far.id);
 }
 
 // A leaving node's leases, more than one script's worth: every held job ready again with its

@@ -42,7 +42,7 @@ if delay > 0 then st, due = 'd', string.format('%d', now + delay) end
 redis.call('HSET', 'wj:j', m, cmsgpack.pack({st, ARGV[1], 0, 60000, now, delay,
                                              tonumber(due), 0, 0, 0, 0, 0, 'lost'}))
 if delay > 0 then
-  redis.call('ZADD', 'wj:t:' .. ARGV[1] .. ':d', due, m)
+  redis.call('ZADD', 'wj:t:' .. ARGV[1] .. ':d', due, '0000000000:' .. m)  -- priority 0
   -- the tube's first timer in the due index, if this one is earlier
   local first = redis.call('ZSCORE', 'wj:due', ARGV[1])
   if not first or tonumber(first) > tonumber(due) then redis.call('ZADD', 'wj:due', due, ARGV[1]) end

@@ -8,8 +8,10 @@
 //   P ev                      pub/sub channel: "<due ms> <tube>" when a tube gets or will get work
 //   P j                       hash: id (zero-padded to 20 digits, as every zset member) -> the
 //                             job's record, a msgpack array (fields ST..BODY in the prologue)
-//   P t:<tube>:r|d|x|b        zsets: ready (score pri; equal scores order by id), delayed (due),
-//                             reserved (lease end), buried (bury order)
+//   P t:<tube>:r|d|x|b        zsets: ready (score pri; equal scores order by id), delayed (due;
+//                             member '<pri, 10 digits>:<id>'), reserved (lease end), buried
+//                             (bury order); a job promoted from d to r keeps state 'd' in its
+//                             record (its due time past) until a command on it settles it
 //   P t:<tube>:s              hash: total, del (deletes), pc (pauses), pu (paused until), pms
 // Numbers going back into Redis are formatted with %d: Lua would print large ones as 1e+13.
 #include "redis_scripts.h"
@@ -32,7 +34,7 @@ for i = 1, n do
   if delay > 0 then
     j[ST], j[DUE] = 'd', now + delay
     at = j[DUE]
-    timer(tube, 'd', m, at)
+    timer(tube, 'd', dmember(m, pri), at)
   else
     ix(tk(tube, 'r'), m, pri)
   end
@@ -197,7 +199,7 @@ take_out(m, j)
 if counted == '1' then j[REL] = j[REL] + 1 end
 if delay > 0 then
   j[ST], j[DUE], j[DL] = 'd', now + delay, delay
-  timer(j[TUBE], 'd', m, j[DUE])
+  timer(j[TUBE], 'd', dmember(m, j[PRI]), j[DUE])
   save(m, j)
   publish(j[TUBE], j[DUE])
 else
@@ -242,7 +244,10 @@ if bound <= 0 then return {0, now} end
 promote(now, MAXP)
 flush()
 local ms = redis.call('ZRANGE', tk(tube, 'b'), 0, S(bound - 1))
-if #ms == 0 then ms = redis.call('ZRANGE', tk(tube, 'd'), 0, S(bound - 1)) end
+if #ms == 0 then
+  ms = redis.call('ZRANGE', tk(tube, 'd'), 0, S(bound - 1))
+  for i, dm in ipairs(ms) do ms[i] = did(dm) end
+end
 load_many(ms)
 local count = 0
 for _, m in ipairs(ms) do
@@ -286,9 +291,10 @@ promote(now_ms(), MAXP)
 flush()
 local top = redis.call('ZRANGE', tk(tube, which), 0, 0)
 if not top[1] then return {0} end
-local j = load(top[1])
+local m = which == 'd' and did(top[1]) or top[1]
+local j = load(m)
 if not j then return {0} end
-return {1, tonumber(top[1]), j[BODY]}
+return {1, tonumber(m), j[BODY]}
 )LUA");
 }
 

@@ -24,6 +24,13 @@ local function now_ms()
 end
 local function S(x) return string.format('%d', x) end
 local function tk(tube, kind) return P .. 't:' .. tube .. ':' .. kind end
+-- A delayed zset's member carries the job's priority before its id ('<priority, 10 digits>:<id>'),
+-- so that promotion moves a due job to ready without reading or rewriting its record: the record
+-- of a job promoted so still says 'd', with its due time past, and means ready (settle() writes
+-- 'r' when a command on that one job reads it). A delayed job's priority never changes.
+local function dmember(m, pri) return string.format('%010d', pri) .. ':' .. m end
+local function did(dm) return string.sub(dm, 12) end
+local function dpri(dm) return tonumber(string.sub(dm, 1, 10)) end
 local function publish(tube, due) redis.call('PUBLISH', P .. 'ev', S(due) .. ' ' .. tube) end
 -- A variadic command over a long list, in chunks (unpack takes a few thousand values at most);
 -- `step` keeps pairs together. Returns the replies' elements, in order.
@@ -98,8 +105,11 @@ end
 -- every script ends with fin(reply): the buffered writes go out first
 local function fin(r) flush() return r end
 local function take_out(m, j)
-  if j[ST] == 'd' or j[ST] == 'x' then
-    timer(j[TUBE], j[ST], m, nil)
+  if j[ST] == 'd' then
+    timer(j[TUBE], 'd', dmember(m, j[PRI]), nil)
+    ix(tk(j[TUBE], 'r'), m, nil)  -- promoted already, if its due time is past
+  elseif j[ST] == 'x' then
+    timer(j[TUBE], 'x', m, nil)
   else
     ix(tk(j[TUBE], j[ST]), m, nil)
   end
@@ -126,26 +136,33 @@ local function expire(m, j)
   return j[TUBE]
 end
 -- every timer due by now (at most limit of them): the due index names the tubes, their delayed
--- and reserved zsets the jobs; returns the set of tubes that got work
+-- and reserved zsets the jobs; returns the set of tubes that got work. A delay that ended moves
+-- between the tube's zsets only (its member has the priority); a lease that ran out is counted
+-- in the job's record.
 local function promote_quietly(now, limit)
   local tubes = redis.call('ZRANGEBYSCORE', DUE_IX, '-inf', S(now), 'LIMIT', 0, limit)
-  local due, where = {}, {}
+  local leases, where, count, woke = {}, {}, 0, {}
   for _, tube in ipairs(tubes) do
     for _, kind in ipairs({'d', 'x'}) do
-      local left = limit - #due
+      local left = limit - count
       if left <= 0 then break end
       local key = tk(tube, kind)
       flush_key(key)
       for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', S(now), 'LIMIT', 0, left)) do
-        due[#due + 1] = m
-        where[#due] = {tube, kind}
+        count = count + 1
+        timer(tube, kind, m, nil)  -- also a member left without its job
+        if kind == 'd' then
+          ix(tk(tube, 'r'), did(m), dpri(m))
+          woke[tube] = true
+        else
+          leases[#leases + 1] = m
+          where[#leases] = tube
+        end
       end
     end
   end
-  load_many(due)
-  local woke = {}
-  for i, m in ipairs(due) do
-    timer(where[i][1], where[i][2], m, nil)  -- also a member left without its job
+  load_many(leases)
+  for _, m in ipairs(leases) do
     local j = REC[m]
     if j then
       local tube = expire(m, j)
