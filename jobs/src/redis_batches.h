@@ -6,8 +6,7 @@
 // So a busy node sends one put, one delete and one claim per tube per round trip, each costing
 // Redis a fixed number of commands (one TIME, one HSET, one ZADD per zset...) for the whole batch,
 // while a quiet one adds no delay. Claims are never sent before the deletes queued ahead of them.
-// Each request still gets its own result, only after Redis
-// answered the script that carried it.
+// Each request still gets its own result, only after Redis answered the script that carried it.
 //
 // Ownership: shared by the store and the callbacks in flight (a reply after the store is gone
 // finds its batch state alive). Threads: loop thread only (the client's).

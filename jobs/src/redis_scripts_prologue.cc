@@ -141,7 +141,7 @@ end
 -- in the job's record.
 local function promote_quietly(now, limit)
   local tubes = redis.call('ZRANGEBYSCORE', DUE_IX, '-inf', S(now), 'LIMIT', 0, limit)
-  local leases, where, count, woke = {}, {}, 0, {}
+  local leases, count, woke = {}, 0, {}
   for _, tube in ipairs(tubes) do
     for _, kind in ipairs({'d', 'x'}) do
       local left = limit - count
@@ -156,7 +156,6 @@ local function promote_quietly(now, limit)
           woke[tube] = true
         else
           leases[#leases + 1] = m
-          where[#leases] = tube
         end
       end
     end
