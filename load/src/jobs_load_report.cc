@@ -5,23 +5,22 @@
 
 namespace wheel::load {
 
+// The settings and counts whose key is their field's name, written once each by the macro
+// (it also defines the reverse, from_json, which nothing here uses).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(JobsLoadConfig, port, connections, window, body_size)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(JobsLoadResult, sent, acknowledged, error_replies, elapsed_s,
+                                   per_second)
+
 nlohmann::json jobs_load_json(const JobsLoadConfig& c, const JobsLoadResult& r) {
-  nlohmann::json j{{"protocol", to_string(c.protocol)},
-                   {"port", c.port},
-                   {"connections", c.connections},
-                   {"window", c.window},
-                   {"body_size", c.body_size},
-                   {"sent", r.sent},
-                   {"acknowledged", r.acknowledged},
-                   {"error_replies", r.error_replies},
-                   {"elapsed_s", r.elapsed_s},
-                   {"per_second", r.per_second},
-                   {"reply_ms", percentiles_json(r.reply_ms)}};
+  nlohmann::json j = c;
+  j.update(r);
+  j["protocol"] = to_string(c.protocol);
+  j["reply_ms"] = percentiles_json(r.reply_ms);
   if (c.phase == JobsPhase::kLateness) {
-    j["lateness_ms"] = percentiles_json(r.lateness_ms);
-    j["probes_put"] = r.probes_put;
-    j["probes_missing"] = r.probes_missing;
-    j["others_reserved"] = r.others_reserved;
+    j.update({{"lateness_ms", percentiles_json(r.lateness_ms)},
+              {"probes_put", r.probes_put},
+              {"probes_missing", r.probes_missing},
+              {"others_reserved", r.others_reserved}});
   }
   if (!r.first_error_reply.empty()) j["first_error_reply"] = r.first_error_reply;
   if (!r.error.empty()) j["error"] = r.error;
