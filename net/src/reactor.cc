@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reactor.h"
 
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -9,7 +8,6 @@
 
 #include <array>
 #include <cerrno>
-#include <stdexcept>
 #include <system_error>
 #include <utility>
 
@@ -101,49 +99,6 @@ void Reactor::close_handle(void* handle) {
   auto* h = static_cast<uv_handle_t*>(handle);
   h->data = this;
   uv_close(h, [](uv_handle_t* closed) { --static_cast<Reactor*>(closed->data)->open_handles_; });
-}
-
-std::uint16_t Reactor::listen() {
-  ::signal(SIGPIPE, SIG_IGN);  // a write to a reset socket must fail with EPIPE, not kill
-  const std::uint16_t port =
-      acceptor_.listen(options_.host, options_.port, options_.reuse_port, options_.backlog);
-  port_.store(port, std::memory_order_release);
-  return port;
-}
-
-void Reactor::handle_signals() {
-  const auto on_signal = [](uv_signal_t* s, int signum) {
-    wheel::logger()->info("TcpServer: got signal {}, shutting down", signum);
-    static_cast<Reactor*>(s->data)->begin_shutdown();
-  };
-  init_handle(uv_signal_init(loop_, &sigint_), "uv_signal_init");
-  sigint_.data = this;
-  if (const int rc = uv_signal_init(loop_, &sigterm_); rc != 0) {
-    close_handle(&sigint_);
-    check_uv(rc, "uv_signal_init");
-  }
-  ++open_handles_;
-  sigterm_.data = this;
-  signals_ = true;
-  check_uv(uv_signal_start(&sigint_, on_signal, SIGINT), "uv_signal_start(SIGINT)");
-  check_uv(uv_signal_start(&sigterm_, on_signal, SIGTERM), "uv_signal_start(SIGTERM)");
-}
-
-void Reactor::run() {
-  if (own_loop_ == nullptr) throw std::logic_error("TcpServer::run: the loop is the owner's");
-  loop_thread_ = std::this_thread::get_id();
-  uv_run(loop_, UV_RUN_DEFAULT);
-}
-
-void Reactor::request_shutdown() {
-  std::lock_guard<std::mutex> lock(shutdown_mutex_);
-  if (shutdown_async_open_) uv_async_send(&shutdown_async_);
-}
-
-TcpServerCounters Reactor::counters() const {
-  TcpServerCounters c = counts_;
-  c.stale_timeouts = detector_->stale_timeouts();
-  return c;
 }
 
 // ---- connections -------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 // ConnectionTable, the epoll set of the connections' sockets (one libuv poll handle for all:
 // a uv_tcp_t each would cost 248 bytes), the LoopTimer and IdleDetector, the reply batch of
 // the read being handled, the closes (close_grace) and the shutdown (shutdown_grace).
-// Connections reach it only as their ConnectionHost.
-// Loop thread only, except request_shutdown() and port().
+// Connections reach it only as their ConnectionHost; TcpServer's methods (tcp_server.cc) drive
+// it (listen, signals, run, shutdown, port, counters), and their contracts hold here.
 #pragma once
 
 #include <uv.h>
@@ -43,20 +43,16 @@ class Reactor final : private ConnectionHost, private Acceptor::Sink, private Id
   Reactor(const Reactor&) = delete;
   Reactor& operator=(const Reactor&) = delete;
 
-  std::uint16_t listen();
-  void handle_signals();
-  void run();
-  void request_shutdown();  // safe from any thread
-  bool stopped() const { return finished_ && open_handles_ == 0 && acceptor_.closed(); }
-  std::uint16_t port() const { return port_.load(std::memory_order_acquire); }
   // The open connection `id` (not closing), or nullptr.
   Connection* find(std::uint64_t id);
-  LoopTimer& timer() { return *timer_; }
-  uv_loop_t* loop() { return loop_; }
-  const TcpServerOptions& options() const { return options_; }
-  TcpServerCounters counters() const;
 
  private:
+  // TcpServer's methods (tcp_server.cc) are the reactor's public face: they work on its state
+  // directly rather than through a second copy of each method here.
+  friend class TcpServer;
+
+  bool stopped() const { return finished_ && open_handles_ == 0 && acceptor_.closed(); }
+
   // ConnectionHost
   std::uint64_t now_ms() const override { return uv_now(loop_); }
   int epoll_fd() const override { return epoll_fd_; }

@@ -61,10 +61,8 @@ MetricsListenError MetricsListenError::from(const std::string& host, std::uint16
                             ")");
 }
 
-// The handler (and the metrics endpoint) before the server: the server's destructor still
-// calls the handler, and runs the loop that closes the endpoint's handles.
-struct LineServer::Parts {
-  explicit Parts(const LineServerOptions& o)
+struct LineServerParts {
+  explicit LineServerParts(const LineServerOptions& o)
       : options(o),
         own_metrics(o.metrics_slot == nullptr && o.metrics_port
                         ? std::make_unique<ServerMetricsRegion>(1)
@@ -75,10 +73,8 @@ struct LineServer::Parts {
         handler(o.worker_index, o.stats_interval,
                 DelayLimits{kMaxDelayedPerConnection, o.max_connection_delayed_bytes,
                             o.max_delayed_bytes},
-                metrics),
-        server(tcp_options(o, metrics), handler) {
+                metrics) {
     handler.set_stats_logger(o.stats_logger);
-    handler.attach(server);
   }
   LineServerOptions options;
   std::unique_ptr<ServerMetricsRegion> own_metrics;
@@ -86,19 +82,26 @@ struct LineServer::Parts {
   std::unique_ptr<MetricsHttpServer> endpoint;  // made by listen(), closed by the shutdown
   std::atomic<std::uint16_t> endpoint_port{0};
   LineProtocolHandler handler;
-  net::TcpServer server;
 };
 
-LineServer::LineServer(LineServerOptions options) : parts_(std::make_unique<Parts>(options)) {}
+LineServerPartsOwner::LineServerPartsOwner(const LineServerOptions& options)
+    : parts_(std::make_unique<LineServerParts>(options)) {}
+LineServerPartsOwner::~LineServerPartsOwner() = default;
+
+LineServer::LineServer(LineServerOptions options)
+    : LineServerPartsOwner(options),
+      net::TcpServer(tcp_options(parts_->options, parts_->metrics), parts_->handler) {
+  parts_->handler.attach(*this);
+}
 LineServer::~LineServer() = default;
 
 std::uint16_t LineServer::listen() {
-  const std::uint16_t port = parts_->server.listen();
+  const std::uint16_t port = net::TcpServer::listen();
   const LineServerOptions& o = parts_->options;
   if (o.metrics_port) {
-    Parts& p = *parts_;
+    LineServerParts& p = *parts_;
     p.endpoint = std::make_unique<MetricsHttpServer>(
-        p.server.loop(), MetricsHttpOptions{.host = o.metrics_host, .port = *o.metrics_port}, [&p] {
+        loop(), MetricsHttpOptions{.host = o.metrics_host, .port = *o.metrics_port}, [&p] {
           p.handler.publish_metrics();  // this iteration's counters too
           return render_server_metrics(p.metrics->read(), 1) +
                  render_process_metrics(read_process_sample(0).value_or(ProcessSample{}));
@@ -121,31 +124,18 @@ std::uint16_t LineServer::listen() {
       "tick {} ms, wheel {})",
       o.worker_index, net::format_host_port(o.host, port), o.reader_idle.count(),
       o.writer_idle.count(), o.all_idle.count(),
-      std::chrono::duration_cast<std::chrono::milliseconds>(parts_->server.timer().tick_duration())
-          .count(),
-      parts_->server.timer().ticks_per_wheel());
+      std::chrono::duration_cast<std::chrono::milliseconds>(timer().tick_duration()).count(),
+      timer().ticks_per_wheel());
   return port;
 }
 
-void LineServer::handle_signals() {
-  parts_->server.handle_signals();
-}
-
 ServerStats LineServer::run() {
-  parts_->server.run();
+  net::TcpServer::run();
   parts_->handler.publish_metrics();  // the closes of the shutdown
   ServerStats final_stats = parts_->handler.snapshot();
   wheel::logger()->info("worker {}: stopped; final counters: {}", parts_->options.worker_index,
                         final_stats.to_log_string());
   return final_stats;
-}
-
-void LineServer::shutdown() {
-  parts_->server.shutdown();
-}
-
-std::uint16_t LineServer::port() const {
-  return parts_->server.port();
 }
 
 std::uint16_t LineServer::metrics_port() const {

@@ -17,6 +17,7 @@
 #include <string>
 #include <system_error>
 
+#include "wheel/net/tcp_server.h"
 #include "wheel/server/line_server_options.h"
 #include "wheel/server/server_stats.h"
 
@@ -33,7 +34,21 @@ class MetricsListenError : public std::runtime_error {
                                  const std::system_error& cause);
 };
 
-class LineServer {
+// Internal: LineServer's own parts (its options, handler, metrics and endpoint; line_server.cc).
+// A base of LineServer so that they are made before the TcpServer that serves with them and
+// destroyed after it (the server's destructor still calls the handler and runs the loop that
+// closes the endpoint's handles).
+struct LineServerParts;
+class LineServerPartsOwner {
+ protected:
+  explicit LineServerPartsOwner(const LineServerOptions& options);
+  ~LineServerPartsOwner();
+  std::unique_ptr<LineServerParts> parts_;
+};
+
+// A net::TcpServer with the line protocol's handler and the metrics endpoint. Of the TcpServer
+// it shows what an owner needs (the using-declarations below); listen() and run() are its own.
+class LineServer : private LineServerPartsOwner, private net::TcpServer {
  public:
   // Creates the loop and the timer; does not listen yet. Throws std::invalid_argument naming
   // an invalid option (the timer's rule for tick and wheel_size; max_line, max_output or
@@ -56,7 +71,7 @@ class LineServer {
   std::uint16_t listen();
 
   // Makes SIGINT and SIGTERM start a graceful shutdown. Call before run(), like listen().
-  void handle_signals();
+  using net::TcpServer::handle_signals;
 
   // Runs the loop until a shutdown completes: stop accepting, "BYE shutdown" to every client,
   // close all, stop the timer. Returns the final counters. The calling thread is the loop
@@ -65,17 +80,14 @@ class LineServer {
 
   // Starts a graceful shutdown (see run()); returns at once. A no-op once the shutdown began or
   // run() has returned. Safe from any thread.
-  void shutdown();
+  using net::TcpServer::shutdown;
 
   // The bound port; 0 before listen(). Safe from any thread after listen().
-  std::uint16_t port() const;
+  using net::TcpServer::port;
+
   // The port of the metrics endpoint; 0 without one or before listen(). Safe from any thread
   // after listen().
   std::uint16_t metrics_port() const;
-
- private:
-  struct Parts;
-  std::unique_ptr<Parts> parts_;
 };
 
 }  // namespace wheel::server
