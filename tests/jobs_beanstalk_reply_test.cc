@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -191,9 +192,9 @@ const char* const kServerStatsKeys[] = {"current-jobs-urgent",
 
 TEST(BeanstalkStats, ServerStatsHaveBeanstalkdsKeysInItsOrder) {
   ServerStats s;
-  s.commands.put = 3;
-  s.commands.delete_ = 4;
-  s.commands.pause_tube = 5;
+  s.commands["put"] = 3;
+  s.commands["delete"] = 4;
+  s.commands["pause-tube"] = 5;
   s.max_job_size = 65'535;
   s.pid = 1234;
   s.version = "0.1.0";
@@ -223,6 +224,21 @@ TEST(BeanstalkStats, ServerStatsHaveBeanstalkdsKeysInItsOrder) {
                            "\nhostname: host\n", "\nos: #1 SMP\n", "\nplatform: x86_64\n"}) {
     EXPECT_NE(yaml.find(line), std::string::npos) << line;
   }
+}
+
+// Names come from kCommandNames by the request's place in Request; a count is found by name.
+TEST(BeanstalkStats, CommandNamesAndCountsByName) {
+  static_assert(command_name<Put>() == "put");
+  static_assert(command_name<ReserveWithTimeout>() == "reserve-with-timeout");
+  static_assert(command_name<PauseTube>() == "pause-tube");
+  EXPECT_EQ(kCountedCommands.front(), "put");
+  EXPECT_EQ(kCountedCommands.back(), "pause-tube");
+  CommandCounts counts;
+  counts["stats-tube"] = 7;
+  EXPECT_EQ(counts.by_command[counted_command_index("stats-tube")], 7u);
+  EXPECT_EQ(std::as_const(counts)["stats-tube"], 7u);
+  EXPECT_THROW(counts["quit"], std::out_of_range);  // quit is never counted
+  EXPECT_THROW(counts["cmd-put"], std::out_of_range);
 }
 
 // Every kind of request, by its index in Request, counts under the key beanstalkd 1.12 counts
@@ -263,8 +279,9 @@ TEST(BeanstalkStats, EachCommandCountsUnderItsKey) {
     CommandCounts counts;
     count_command(counts, requests[i]);
     count_command(counts, requests[i]);
-    for (const auto& [key, field] : kCommandCountKeys) {
-      EXPECT_EQ(counts.*field, key == want[i] ? 2U : 0U) << "request #" << i << ", " << key;
+    for (std::size_t k = 0; k < kCountedCommands.size(); ++k) {
+      const std::string key = "cmd-" + std::string(kCountedCommands[k]);
+      EXPECT_EQ(counts.by_command[k], key == want[i] ? 2U : 0U) << "request #" << i << ", " << key;
     }
   }
 }
@@ -329,28 +346,28 @@ TEST(BeanstalkStats, EveryCountIsPrintedUnderItsOwnKey) {
   CommandCounts& c = s.commands;
   // In kServerStatsKeys' order from "cmd-put", written out here rather than taken from
   // beanstalk_stats.h's tables, which are what is under test.
-  std::uint64_t* const counts[] = {&c.put,
-                                   &c.peek,
-                                   &c.peek_ready,
-                                   &c.peek_delayed,
-                                   &c.peek_buried,
-                                   &c.reserve,
-                                   &c.reserve_with_timeout,
-                                   &c.delete_,
-                                   &c.release,
-                                   &c.use,
-                                   &c.watch,
-                                   &c.ignore,
-                                   &c.bury,
-                                   &c.kick,
-                                   &c.touch,
-                                   &c.stats,
-                                   &c.stats_job,
-                                   &c.stats_tube,
-                                   &c.list_tubes,
-                                   &c.list_tube_used,
-                                   &c.list_tubes_watched,
-                                   &c.pause_tube,
+  std::uint64_t* const counts[] = {&c["put"],
+                                   &c["peek"],
+                                   &c["peek-ready"],
+                                   &c["peek-delayed"],
+                                   &c["peek-buried"],
+                                   &c["reserve"],
+                                   &c["reserve-with-timeout"],
+                                   &c["delete"],
+                                   &c["release"],
+                                   &c["use"],
+                                   &c["watch"],
+                                   &c["ignore"],
+                                   &c["bury"],
+                                   &c["kick"],
+                                   &c["touch"],
+                                   &c["stats"],
+                                   &c["stats-job"],
+                                   &c["stats-tube"],
+                                   &c["list-tubes"],
+                                   &c["list-tube-used"],
+                                   &c["list-tubes-watched"],
+                                   &c["pause-tube"],
                                    &s.job_timeouts,
                                    &s.total_jobs,
                                    &s.max_job_size,

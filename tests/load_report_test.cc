@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <wheel/load/idle_close.h>
+#include <wheel/load/jobs_load_report.h>
 #include <wheel/load/load_config.h>
 #include <wheel/load/load_result.h>
 #include <wheel/load/report.h>
@@ -282,6 +283,45 @@ TEST(LoadReport, EarlyEndsFailFirstAndSurviveTheRoundTripAndTheMerge) {
   EXPECT_TRUE(make_report(plain, LoadConfig{})["interrupted"].is_null());
   EXPECT_TRUE(make_report(plain, LoadConfig{})["gave_up"].is_null());
   EXPECT_TRUE(make_report(plain, LoadConfig{})["server_shutdown"].is_null());
+}
+
+// wheel-jobs-load's figures, compared whole (so a key too many fails too): settings and counts
+// under their names, the percentiles in the one form of percentiles_json (three decimals; null
+// without samples), the lateness keys only for a lateness run, the error keys only when set.
+TEST(JobsLoadReport, FiguresOfAPutRun) {
+  JobsLoadConfig c;
+  c.port = 11301;
+  c.connections = 3;
+  JobsLoadResult r;
+  r.sent = 10;
+  r.acknowledged = 9;
+  r.error_replies = 1;
+  r.elapsed_s = 2;
+  r.per_second = 4.5;
+  r.reply_ms = summarize({1.0, 2.0, 3.00049});
+  EXPECT_EQ(jobs_load_json(c, r), nlohmann::json::parse(R"({
+    "protocol": "beanstalk", "port": 11301, "connections": 3, "window": 64, "body_size": 100,
+    "sent": 10, "acknowledged": 9, "error_replies": 1, "elapsed_s": 2.0, "per_second": 4.5,
+    "reply_ms": {"p50": 2.0, "p90": 3.0, "p99": 3.0, "max": 3.0, "min": 1.0, "count": 3}})"));
+}
+
+TEST(JobsLoadReport, FiguresOfALatenessRunThatFailed) {
+  JobsLoadConfig c;
+  c.phase = JobsPhase::kLateness;
+  JobsLoadResult r;
+  r.probes_put = 7;
+  r.probes_missing = 2;
+  r.error = "stalled";
+  r.first_error_reply = "OUT_OF_MEMORY";
+  const nlohmann::json none = nlohmann::json::parse(
+      R"({"p50": null, "p90": null, "p99": null, "max": null, "min": null, "count": 0})");
+  EXPECT_EQ(jobs_load_json(c, r), nlohmann::json::parse(R"({
+    "protocol": "beanstalk", "port": 11300, "connections": 8, "window": 64, "body_size": 100,
+    "sent": 0, "acknowledged": 0, "error_replies": 0, "elapsed_s": 0.0, "per_second": 0.0,
+    "reply_ms": )" + none.dump() + R"(, "lateness_ms": )" +
+                                                        none.dump() + R"(,
+    "probes_put": 7, "probes_missing": 2, "others_reserved": 0,
+    "first_error_reply": "OUT_OF_MEMORY", "error": "stalled"})"));
 }
 
 }  // namespace wheel::load

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -71,21 +72,16 @@ void render_log(server::PrometheusText& text, const jobs::JobLog& log) {
 }  // namespace
 
 void render_commands(server::PrometheusText& text, const jobs::beanstalk::CommandCounts& c) {
-  text.series("wheel_jobs_commands_total", "counter", "Commands received, by command.", "command",
-              {{"put", c.put},
-               {"reserve", c.reserve},
-               {"reserve-with-timeout", c.reserve_with_timeout},
-               {"delete", c.delete_},
-               {"release", c.release},
-               {"bury", c.bury},
-               {"kick", c.kick},
-               {"touch", c.touch},
-               {"peek", c.peek},
-               {"stats", c.stats},
-               {"use", c.use},
-               {"watch", c.watch},
-               {"ignore", c.ignore},
-               {"pause-tube", c.pause_tube}});
+  // The commands worth a series of their own (`stats` shows every count).
+  constexpr std::string_view kShown[] = {"put",    "reserve",   "reserve-with-timeout",
+                                         "delete", "release",   "bury",
+                                         "kick",   "touch",     "peek",
+                                         "stats",  "use",       "watch",
+                                         "ignore", "pause-tube"};
+  constexpr std::string_view kName = "wheel_jobs_commands_total";
+  text.family(kName, "counter", "Commands received, by command.");
+  for (const std::string_view command : kShown)
+    text.sample(kName, {{"command", command}}, c[command]);
 }
 
 void render_changes(server::PrometheusText& text, const jobs::QueueMetrics& m,

@@ -14,6 +14,7 @@
 #include "json_log.h"
 #include "wheel/load/jobs_compare.h"
 #include "wheel/load/jobs_load.h"
+#include "wheel/load/jobs_load_report.h"
 #include "wheel/logger.h"
 #include "wheel/version.h"
 
@@ -24,35 +25,6 @@ using nlohmann::json;
 using wheel::cli::add_count;
 using wheel::cli::add_duration;
 namespace load = wheel::load;
-
-json summary_json(const std::optional<load::PercentileSummary>& s) {
-  if (!s) return nullptr;
-  return {{"count", s->count}, {"p50", s->p50}, {"p90", s->p90},
-          {"p99", s->p99},     {"min", s->min}, {"max", s->max}};
-}
-
-json result_json(const load::JobsLoadConfig& c, const load::JobsLoadResult& r) {
-  json j{{"protocol", load::to_string(c.protocol)},
-         {"port", c.port},
-         {"connections", c.connections},
-         {"window", c.window},
-         {"body_size", c.body_size},
-         {"sent", r.sent},
-         {"acknowledged", r.acknowledged},
-         {"error_replies", r.error_replies},
-         {"elapsed_s", r.elapsed_s},
-         {"per_second", r.per_second},
-         {"reply_ms", summary_json(r.reply_ms)}};
-  if (c.phase == load::JobsPhase::kLateness) {
-    j["lateness_ms"] = summary_json(r.lateness_ms);
-    j["probes_put"] = r.probes_put;
-    j["probes_missing"] = r.probes_missing;
-    j["others_reserved"] = r.others_reserved;
-  }
-  if (!r.first_error_reply.empty()) j["first_error_reply"] = r.first_error_reply;
-  if (!r.error.empty()) j["error"] = r.error;
-  return j;
-}
 
 void log_progress(const std::string& line) {
   wheel::logger()->info("{}", line);
@@ -66,7 +38,7 @@ int run_one(load::JobsLoadConfig& c, const std::string& phase, const std::string
   }
   c.progress = log_progress;
   const load::JobsLoadResult r = load::run_jobs_load(c);
-  const json j = result_json(c, r);
+  const json j = load::jobs_load_json(c, r);
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << j.dump() << '\n';

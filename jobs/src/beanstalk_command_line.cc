@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // One command line of beanstalkd's protocol -> a Request. The grammar and limits are listed in
 // wheel/jobs/beanstalk_protocol.h.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
 
 #include "wheel/jobs/beanstalk_protocol.h"
 
@@ -108,28 +113,38 @@ constexpr std::uint64_t kU64 = UINT64_MAX;
 // Every command's parser takes the line's arguments and where put tells its body's size.
 using Parser = Request (*)(Args& args, std::uint32_t* announced_bytes);
 
-template <class T>
-Request no_args(Args& args, std::uint32_t*) {
-  if (!args.at_end()) return ProtocolError::kBadFormat;
-  return T{};
-}
+// Converts to anything: T{AnyField{}, ...} compiles when aggregate T has at least that many
+// fields, which is how parse<T> tells a command of one argument from one of more.
+struct AnyField {
+  template <class U>
+  operator U() const;  // never called (only named in unevaluated requires-expressions)
+};
 
-// Commands of one id: delete, touch, peek, kick-job, stats-job, reserve-job.
+// A command's parser, from its request's one field: none, an id (delete, touch, peek, kick-job,
+// stats-job, reserve-job) or a tube (use, watch, ignore, stats-tube). A command of any other
+// shape has its own specialization below; one without fails to compile here.
 template <class T>
-Request one_id(Args& args, std::uint32_t*) {
+Request parse(Args& args, std::uint32_t*) {
+  static_assert(
+      !requires {
+        T{AnyField{}, AnyField{}};
+      },
+      "more than one argument: specialize");
   T request;
-  if (!args.integer(request.id, kU64) || !args.at_end()) return ProtocolError::kBadFormat;
+  if constexpr (requires { request.id; }) {
+    if (!args.integer(request.id, kU64) || !args.at_end()) return ProtocolError::kBadFormat;
+  } else if constexpr (requires { request.tube; }) {
+    if (!args.tube_rest(request.tube)) return ProtocolError::kBadFormat;
+  } else {
+    static_assert(
+        !requires { T{AnyField{}}; }, "an argument neither id nor tube: specialize");
+    if (!args.at_end()) return ProtocolError::kBadFormat;
+  }
   return request;
 }
 
-template <class T>
-Request one_tube(Args& args, std::uint32_t*) {
-  T request;
-  if (!args.tube_rest(request.tube)) return ProtocolError::kBadFormat;
-  return request;
-}
-
-Request parse_put(Args& args, std::uint32_t* announced_bytes) {
+template <>
+Request parse<Put>(Args& args, std::uint32_t* announced_bytes) {
   Put put;
   std::uint64_t priority = 0;
   std::uint64_t bytes = 0;
@@ -143,28 +158,34 @@ Request parse_put(Args& args, std::uint32_t* announced_bytes) {
   return put;
 }
 
-Request parse_release(Args& args, std::uint32_t*) {
-  Release release;
+// "<id> <pri>", how release and bury begin, into `request`'s id and priority.
+template <class T>
+bool id_and_priority(Args& args, T& request) {
   std::uint64_t priority = 0;
-  if (!args.integer(release.id, kU64) || !args.integer(priority, kU32) ||
-      !args.duration(release.delay, kMaxDurationSeconds) || !args.at_end()) {
+  if (!args.integer(request.id, kU64) || !args.integer(priority, kU32)) return false;
+  request.priority = static_cast<std::uint32_t>(priority);
+  return true;
+}
+
+template <>
+Request parse<Release>(Args& args, std::uint32_t*) {
+  Release release;
+  if (!id_and_priority(args, release) || !args.duration(release.delay, kMaxDurationSeconds) ||
+      !args.at_end()) {
     return ProtocolError::kBadFormat;
   }
-  release.priority = static_cast<std::uint32_t>(priority);
   return release;
 }
 
-Request parse_bury(Args& args, std::uint32_t*) {
+template <>
+Request parse<Bury>(Args& args, std::uint32_t*) {
   Bury bury;
-  std::uint64_t priority = 0;
-  if (!args.integer(bury.id, kU64) || !args.integer(priority, kU32) || !args.at_end()) {
-    return ProtocolError::kBadFormat;
-  }
-  bury.priority = static_cast<std::uint32_t>(priority);
+  if (!id_and_priority(args, bury) || !args.at_end()) return ProtocolError::kBadFormat;
   return bury;
 }
 
-Request parse_reserve_with_timeout(Args& args, std::uint32_t*) {
+template <>
+Request parse<ReserveWithTimeout>(Args& args, std::uint32_t*) {
   ReserveWithTimeout request;
   if (!args.duration(request.timeout, kMaxReserveTimeoutSeconds) || !args.at_end()) {
     return ProtocolError::kBadFormat;
@@ -172,13 +193,15 @@ Request parse_reserve_with_timeout(Args& args, std::uint32_t*) {
   return request;
 }
 
-Request parse_kick(Args& args, std::uint32_t*) {
+template <>
+Request parse<Kick>(Args& args, std::uint32_t*) {
   Kick kick;
   if (!args.integer(kick.bound, kU64) || !args.at_end()) return ProtocolError::kBadFormat;
   return kick;
 }
 
-Request parse_pause_tube(Args& args, std::uint32_t*) {
+template <>
+Request parse<PauseTube>(Args& args, std::uint32_t*) {
   PauseTube pause;
   if (!args.tube_token(pause.tube) || !args.duration(pause.delay, kMaxDurationSeconds) ||
       !args.at_end()) {
@@ -187,39 +210,18 @@ Request parse_pause_tube(Args& args, std::uint32_t*) {
   return pause;
 }
 
-// The commands beanstalkd's protocol.txt lists, each with its parser.
 struct Command {
   std::string_view name;
   Parser parse;
 };
 
-constexpr Command kCommands[] = {
-    {"put", parse_put},
-    {"use", one_tube<Use>},
-    {"reserve", no_args<Reserve>},
-    {"reserve-with-timeout", parse_reserve_with_timeout},
-    {"reserve-job", one_id<ReserveJob>},
-    {"delete", one_id<Delete>},
-    {"release", parse_release},
-    {"bury", parse_bury},
-    {"touch", one_id<Touch>},
-    {"watch", one_tube<Watch>},
-    {"ignore", one_tube<Ignore>},
-    {"peek", one_id<Peek>},
-    {"peek-ready", no_args<PeekReady>},
-    {"peek-delayed", no_args<PeekDelayed>},
-    {"peek-buried", no_args<PeekBuried>},
-    {"kick", parse_kick},
-    {"kick-job", one_id<KickJob>},
-    {"stats-job", one_id<StatsJob>},
-    {"stats-tube", one_tube<StatsTube>},
-    {"stats", no_args<Stats>},
-    {"list-tubes", no_args<ListTubes>},
-    {"list-tube-used", no_args<ListTubeUsed>},
-    {"list-tubes-watched", no_args<ListTubesWatched>},
-    {"quit", no_args<Quit>},
-    {"pause-tube", parse_pause_tube},
-};
+// The commands beanstalkd's protocol.txt lists: every alternative of Request but the last
+// (ProtocolError), each under its name (kCommandNames) with its parser.
+template <std::size_t... I>
+constexpr std::array<Command, sizeof...(I)> commands(std::index_sequence<I...>) {
+  return {Command{kCommandNames[I], parse<std::variant_alternative_t<I, Request>>}...};
+}
+constexpr auto kCommands = commands(std::make_index_sequence<std::size(kCommandNames)>());
 
 }  // namespace
 

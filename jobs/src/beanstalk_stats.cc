@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdio>
 #include <iterator>
+#include <string>
+#include <type_traits>
 #include <variant>
-
-#include "overloaded.h"
 
 namespace wheel::jobs::beanstalk {
 namespace {
@@ -109,7 +109,9 @@ std::string tube_stats_yaml(const TubeStats& s) {
 std::string server_stats_yaml(const ServerStats& s) {
   Yaml y;
   counts(y, s, kCurrentJobsKeys<ServerStats>);
-  counts(y, s.commands, kCommandCountKeys);
+  for (std::size_t i = 0; i < kCountedCommands.size(); ++i) {
+    y.number("cmd-" + std::string(kCountedCommands[i]), s.commands.by_command[i]);
+  }
   counts(y, s, kServerCountKeys);
   y.number("pid", s.pid);
   y.quoted("version", s.version);
@@ -140,36 +142,18 @@ std::string tube_list_yaml(std::span<const std::string_view> names) {
 }
 
 void count_command(CommandCounts& c, const Request& request) {
-  std::visit(Overloaded{
-                 [&](const Put&) { c.put++; },
-                 [&](const Use&) { c.use++; },
-                 [&](const Reserve&) { c.reserve++; },
-                 [&](const ReserveWithTimeout&) { c.reserve_with_timeout++; },
-                 // beanstalkd 1.12 counts reserve-job as a reserve.
-                 [&](const ReserveJob&) { c.reserve++; },
-                 [&](const Delete&) { c.delete_++; },
-                 [&](const Release&) { c.release++; },
-                 [&](const Bury&) { c.bury++; },
-                 [&](const Touch&) { c.touch++; },
-                 [&](const Watch&) { c.watch++; },
-                 [&](const Ignore&) { c.ignore++; },
-                 [&](const Peek&) { c.peek++; },
-                 [&](const PeekReady&) { c.peek_ready++; },
-                 [&](const PeekDelayed&) { c.peek_delayed++; },
-                 [&](const PeekBuried&) { c.peek_buried++; },
-                 [&](const Kick&) { c.kick++; },
-                 [&](const KickJob&) { c.kick++; },
-                 [&](const StatsJob&) { c.stats_job++; },
-                 [&](const StatsTube&) { c.stats_tube++; },
-                 [&](const Stats&) { c.stats++; },
-                 [&](const ListTubes&) { c.list_tubes++; },
-                 [&](const ListTubeUsed&) { c.list_tube_used++; },
-                 [&](const ListTubesWatched&) { c.list_tubes_watched++; },
-                 [&](const PauseTube&) { c.pause_tube++; },
-                 [&](const Quit&) {},
-                 [&](const ProtocolError&) {},
-             },
-             request);
+  std::visit(
+      [&counts = c]<class T>(const T&) {
+        if constexpr (std::is_same_v<T, ReserveJob>) {  // beanstalkd 1.12 counts it as a reserve
+          ++counts.by_command[counted_command_index(command_name<Reserve>())];
+        } else if constexpr (std::is_same_v<T, KickJob>) {  // and this one as a kick
+          ++counts.by_command[counted_command_index(command_name<Kick>())];
+        } else if constexpr (!std::is_same_v<T, ProtocolError>) {
+          constexpr std::size_t i = counted_command_index(command_name<T>());
+          if constexpr (i < kCountedCommands.size()) ++counts.by_command[i];  // not quit
+        }
+      },
+      request);
 }
 
 }  // namespace wheel::jobs::beanstalk

@@ -8,24 +8,13 @@
 
 #include "wheel/load/address_range.h"
 #include "wheel/load/percentiles.h"
+#include "wheel/load/percentiles_json.h"
 
 namespace wheel::load {
 namespace {
 
 // A client stall this long is worth a line in the summary.
 constexpr double kStallWorthSayingMs = 500;
-
-nlohmann::json percentiles_json(const std::vector<double>& samples) {
-  const auto s = summarize(samples);
-  if (!s) {
-    return {{"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr},
-            {"max", nullptr}, {"min", nullptr}, {"count", 0}};
-  }
-  // Three decimals: microseconds are the finest figure loopback timing can honestly give.
-  const auto r = [](double v) { return std::round(v * 1000.0) / 1000.0; };
-  return {{"p50", r(s->p50)}, {"p90", r(s->p90)}, {"p99", r(s->p99)},
-          {"max", r(s->max)}, {"min", r(s->min)}, {"count", s->count}};
-}
 
 // "SIGINT", "SIGTERM", else "signal N".
 std::string signal_name(int sig) {
@@ -158,7 +147,7 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
                {"never_closed", r.idle_never_closed},
                {"not_yet_due", r.idle_not_yet_due},
                {"closed_by_shutdown", r.idle_closed_by_shutdown},
-               {"lateness_ms", percentiles_json(r.idle_lateness_ms)}};
+               {"lateness_ms", percentiles_json(summarize(r.idle_lateness_ms))}};
   j["delay"] = {{"sent", r.delays_sent},
                 {"acknowledged", r.delays_acknowledged},
                 {"on_time", r.delayed_on_time},
@@ -166,7 +155,7 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
                 {"late", r.delayed_late},
                 {"missing", r.delayed_missing},
                 {"not_yet_due", r.delayed_not_yet_due},
-                {"lateness_ms", percentiles_json(r.delayed_lateness_ms)}};
+                {"lateness_ms", percentiles_json(summarize(r.delayed_lateness_ms))}};
   j["garbage"] = {{"sent", r.garbage_sent}, {"rejected", r.garbage_rejected}};
   j["slow_readers"] = {{"pings_sent", r.slow_pings_sent},
                        {"pongs_received", r.slow_pongs_received}};
@@ -175,8 +164,8 @@ nlohmann::json make_report(const LoadResult& r, const LoadConfig& config) {
                 {"completed", r.churn_completed},
                 {"failed", r.churn_failed},
                 {"interrupted", r.churn_interrupted}};
-  j["rtt_ms"] = percentiles_json(r.rtt_ms);
-  j["connect_ms"] = percentiles_json(r.connect_ms);
+  j["rtt_ms"] = percentiles_json(summarize(r.rtt_ms));
+  j["connect_ms"] = percentiles_json(summarize(r.connect_ms));
   j["pings_sent"] = r.pings_sent;
   j["pongs_received"] = r.pongs_received;
   j["bye_idle_received"] = r.bye_idle_received;

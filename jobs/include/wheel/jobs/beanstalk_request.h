@@ -10,8 +10,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <variant>
 
 namespace wheel::jobs::beanstalk {
@@ -131,5 +135,53 @@ using Request = std::variant<Put, Use, Reserve, ReserveWithTimeout, ReserveJob, 
                              Bury, Touch, Watch, Ignore, Peek, PeekReady, PeekDelayed, PeekBuried,
                              Kick, KickJob, StatsJob, StatsTube, Stats, ListTubes, ListTubeUsed,
                              ListTubesWatched, Quit, PauseTube, ProtocolError>;
+
+// Each command's word on the wire, in Request's order: kCommandNames[i] names alternative i
+// ("put" for Put). ProtocolError, the last alternative, is no command. The parser's table of
+// commands and the stats' cmd-* keys (beanstalk_stats.h) are made from these.
+inline constexpr std::string_view kCommandNames[] = {"put",
+                                                     "use",
+                                                     "reserve",
+                                                     "reserve-with-timeout",
+                                                     "reserve-job",
+                                                     "delete",
+                                                     "release",
+                                                     "bury",
+                                                     "touch",
+                                                     "watch",
+                                                     "ignore",
+                                                     "peek",
+                                                     "peek-ready",
+                                                     "peek-delayed",
+                                                     "peek-buried",
+                                                     "kick",
+                                                     "kick-job",
+                                                     "stats-job",
+                                                     "stats-tube",
+                                                     "stats",
+                                                     "list-tubes",
+                                                     "list-tube-used",
+                                                     "list-tubes-watched",
+                                                     "quit",
+                                                     "pause-tube"};
+static_assert(std::size(kCommandNames) + 1 == std::variant_size_v<Request>);
+static_assert(
+    std::is_same_v<std::variant_alternative_t<std::size(kCommandNames), Request>, ProtocolError>);
+
+// The place of request type T among Request's alternatives.
+template <class T>
+inline constexpr std::size_t kRequestIndex = []<class... A>(std::variant<A...>*) {
+  constexpr bool is_t[] = {std::is_same_v<T, A>...};
+  std::size_t i = 0;
+  while (i < sizeof...(A) && !is_t[i]) ++i;
+  return i;
+}(static_cast<Request*>(nullptr));
+
+// The command word of request type T: command_name<Put>() is "put". Not for ProtocolError.
+template <class T>
+constexpr std::string_view command_name() {
+  static_assert(kRequestIndex<T> < std::size(kCommandNames), "not a command of Request");
+  return kCommandNames[kRequestIndex<T>];
+}
 
 }  // namespace wheel::jobs::beanstalk

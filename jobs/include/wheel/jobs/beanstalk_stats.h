@@ -11,10 +11,13 @@
 // Threads: pure functions, safe from any thread.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "wheel/jobs/beanstalk_request.h"
 #include "wheel/jobs/job_counts.h"
@@ -63,12 +66,39 @@ struct TubeStats {
 // binlog-max-size as beanstalkd reports it without -s (also when it keeps no binlog).
 inline constexpr std::int64_t kBinlogMaxSize = 10'485'760;
 
-// Command counts of the stats reply, one per command (cumulative since the process started).
+// The commands the stats reply counts, in the order beanstalkd 1.12 prints them. Each count's
+// key is "cmd-" and the command's name ("cmd-put"); count_command() says which request counts
+// as which.
+using CountedCommands =
+    std::tuple<Put, Peek, PeekReady, PeekDelayed, PeekBuried, Reserve, ReserveWithTimeout, Delete,
+               Release, Use, Watch, Ignore, Bury, Kick, Touch, Stats, StatsJob, StatsTube,
+               ListTubes, ListTubeUsed, ListTubesWatched, PauseTube>;
+
+// The names of CountedCommands, in its order: "put", "peek", ...
+inline constexpr auto kCountedCommands = []<class... C>(std::tuple<C...>*) {
+  return std::array<std::string_view, sizeof...(C)>{command_name<C>()...};
+}(static_cast<CountedCommands*>(nullptr));
+
+// The place of command `name` in kCountedCommands; kCountedCommands.size() when not there.
+constexpr std::size_t counted_command_index(std::string_view name) noexcept {
+  std::size_t i = 0;
+  while (i < kCountedCommands.size() && kCountedCommands[i] != name) ++i;
+  return i;
+}
+
+// Command counts of the stats reply (cumulative since the process started): by_command[i] is
+// the count of kCountedCommands[i].
 struct CommandCounts {
-  std::uint64_t put = 0, peek = 0, peek_ready = 0, peek_delayed = 0, peek_buried = 0, reserve = 0,
-                reserve_with_timeout = 0, delete_ = 0, release = 0, use = 0, watch = 0, ignore = 0,
-                bury = 0, kick = 0, touch = 0, stats = 0, stats_job = 0, stats_tube = 0,
-                list_tubes = 0, list_tube_used = 0, list_tubes_watched = 0, pause_tube = 0;
+  std::array<std::uint64_t, kCountedCommands.size()> by_command{};
+
+  // The count of the command named `name` ("put", "pause-tube"). Throws std::out_of_range for
+  // a name not in kCountedCommands.
+  std::uint64_t& operator[](std::string_view name) {
+    return by_command.at(counted_command_index(name));
+  }
+  std::uint64_t operator[](std::string_view name) const {
+    return by_command.at(counted_command_index(name));
+  }
 };
 
 // Counts `request` in `counts` as beanstalkd 1.12 does: reserve-job as a reserve, kick-job as a
@@ -94,9 +124,9 @@ struct ServerStats : JobCounts {
   std::string_view hostname, os, platform;  // uname(2); printed as they are, as in 1.12
 };
 
-// A count of a stats reply and its YAML key, e.g. {"cmd-put", &CommandCounts::put}. The tables
-// below list them in the order beanstalkd prints them; the writers below print from them, and a
-// reader (a client, the conformance test) may parse with them.
+// A count of a stats reply and its YAML key, e.g. {"total-jobs", &TubeStats::total_jobs}. The
+// tables below list them in the order beanstalkd prints them; the writers below print from them,
+// and a reader (a client, the conformance test) may parse with them.
 template <class Stats>
 struct StatsKey {
   std::string_view key;
@@ -118,33 +148,7 @@ inline constexpr StatsKey<TubeStats> kTubeCountKeys[] = {
     {"cmd-delete", &TubeStats::cmd_delete},     {"cmd-pause-tube", &TubeStats::cmd_pause_tube},
 };
 
-// stats' cmd-* lines.
-inline constexpr StatsKey<CommandCounts> kCommandCountKeys[] = {
-    {"cmd-put", &CommandCounts::put},
-    {"cmd-peek", &CommandCounts::peek},
-    {"cmd-peek-ready", &CommandCounts::peek_ready},
-    {"cmd-peek-delayed", &CommandCounts::peek_delayed},
-    {"cmd-peek-buried", &CommandCounts::peek_buried},
-    {"cmd-reserve", &CommandCounts::reserve},
-    {"cmd-reserve-with-timeout", &CommandCounts::reserve_with_timeout},
-    {"cmd-delete", &CommandCounts::delete_},
-    {"cmd-release", &CommandCounts::release},
-    {"cmd-use", &CommandCounts::use},
-    {"cmd-watch", &CommandCounts::watch},
-    {"cmd-ignore", &CommandCounts::ignore},
-    {"cmd-bury", &CommandCounts::bury},
-    {"cmd-kick", &CommandCounts::kick},
-    {"cmd-touch", &CommandCounts::touch},
-    {"cmd-stats", &CommandCounts::stats},
-    {"cmd-stats-job", &CommandCounts::stats_job},
-    {"cmd-stats-tube", &CommandCounts::stats_tube},
-    {"cmd-list-tubes", &CommandCounts::list_tubes},
-    {"cmd-list-tube-used", &CommandCounts::list_tube_used},
-    {"cmd-list-tubes-watched", &CommandCounts::list_tubes_watched},
-    {"cmd-pause-tube", &CommandCounts::pause_tube},
-};
-
-// stats' counts after the cmd-* lines, up to the pid.
+// stats' counts after the cmd-* lines (kCountedCommands), up to the pid.
 inline constexpr StatsKey<ServerStats> kServerCountKeys[] = {
     {"job-timeouts", &ServerStats::job_timeouts},
     {"total-jobs", &ServerStats::total_jobs},
