@@ -208,6 +208,58 @@ TEST_F(RedisStoreTest, ReleaseBuryKickAndCounters) {
   EXPECT_EQ(t.total_jobs, p.id);
 }
 
+// A kick of more than kMaxKickPerScript jobs runs script after script up to its bound, and every
+// script keeps to the kind the first one picked: buried jobs that fill the first script's bound
+// leave the delayed ones alone, as one beanstalkd kick does.
+TEST_F(RedisStoreTest, ALargeKickRunsScriptAfterScriptAndKeepsToOneKind) {
+  ASSERT_EQ(kMaxKickPerScript, 1000u);
+  // Issues `n` calls of `call(done)` at once; runs the loop until all answered; returns the oks.
+  auto all = [&](std::size_t n, auto&& call) {
+    std::optional<std::size_t> total;
+    std::size_t ok = 0, left = n;
+    for (std::size_t i = 0; i < n; ++i) {
+      call(i, [&](auto&& r) {
+        ok += r.status == StoreStatus::kOk ? 1 : 0;
+        if (--left == 0) total = ok;
+      });
+    }
+    return wait(total);
+  };
+  auto put_n = [&](std::size_t n, milliseconds delay) {
+    return all(n, [&](std::size_t, auto done) {
+      store_->put("k", 0, delay, milliseconds(60'000), "x", std::move(done));
+    });
+  };
+  ASSERT_EQ(put_n(1000, milliseconds(0)), 1000u);
+  ASSERT_EQ(put_n(50, milliseconds(3'600'000)), 50u);
+  std::vector<ClaimResult> held(1000);
+  ASSERT_EQ(all(1000,
+                [&](std::size_t i, auto done) {
+                  store_->reserve({"k"}, [&held, i, done](ClaimResult&& r) {
+                    held[i] = r;
+                    done(std::move(r));
+                  });
+                }),
+            1000u);
+  ASSERT_EQ(
+      all(1000, [&](std::size_t i,
+                    auto done) { store_->bury(held[i].id, held[i].token, 0, std::move(done)); }),
+      1000u);
+  EXPECT_EQ(change([&](auto d) { store_->kick("k", 5000, d); }).value, 1000);
+  TubeInfo t = tube("k");
+  EXPECT_EQ(t.stats.ready, 1000u);
+  EXPECT_EQ(t.stats.buried, 0u);
+  EXPECT_EQ(t.stats.delayed, 50u);  // the second script looked for buried jobs only
+
+  ASSERT_EQ(put_n(2450, milliseconds(3'600'000)), 2450u);
+  EXPECT_EQ(change([&](auto d) { store_->kick("k", 2400, d); }).value, 2400);  // 3 scripts
+  EXPECT_EQ(tube("k").stats.delayed, 100u);
+  EXPECT_EQ(change([&](auto d) { store_->kick("k", 1000, d); }).value, 100);
+  t = tube("k");
+  EXPECT_EQ(t.stats.ready, 3500u);
+  EXPECT_EQ(t.stats.delayed, 0u);
+}
+
 TEST_F(RedisStoreTest, ReserveJobTakesAnyUnreservedJob) {
   const auto p = put("j", 0, milliseconds(60'000), milliseconds(5000), "far");
   std::optional<ClaimResult> r;

@@ -236,16 +236,18 @@ return fin({1, j[DUE], now})
 )LUA");
 }
 
+// ARGV: tube, bound, kind: 'b' buried or 'd' delayed jobs, '-' buried if the tube has any
+// (the first script of a kick; RedisStore::kick keeps to the kind it answers).
 std::string kick() {
   return with_prologue(R"LUA(
-local tube, bound = ARGV[2], tonumber(ARGV[3])
+local tube, bound, kind = ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local now = now_ms()
-if bound <= 0 then return {0, now} end
+if bound <= 0 then return {0, now, kind} end
 promote(now, MAXP)
 flush()
-local ms = redis.call('ZRANGE', tk(tube, 'b'), 0, S(bound - 1))
-if #ms == 0 then
-  ms = redis.call('ZRANGE', tk(tube, 'd'), 0, S(bound - 1))
+if kind == '-' then kind = redis.call('ZCARD', tk(tube, 'b')) > 0 and 'b' or 'd' end
+local ms = redis.call('ZRANGE', tk(tube, kind), 0, S(bound - 1))
+if kind == 'd' then
   for i, dm in ipairs(ms) do ms[i] = did(dm) end
 end
 load_many(ms)
@@ -260,7 +262,7 @@ for _, m in ipairs(ms) do
   end
 end
 if count > 0 then publish(tube, now) end
-return fin({count, now})
+return fin({count, now, kind})
 )LUA");
 }
 

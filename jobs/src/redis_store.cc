@@ -6,9 +6,12 @@
 #include <memory>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "redis_batches.h"
 #include "redis_replies.h"
 #include "redis_scripts.h"
+#include "wheel/logger.h"
 
 namespace wheel::jobs {
 
@@ -109,9 +112,6 @@ void read_change(const RedisValue& v, ChangeResult& r, bool count) {
 void read_changed(const RedisValue& v, ChangeResult& r) {
   read_change(v, r, false);
 }
-void read_kicked(const RedisValue& v, ChangeResult& r) {
-  read_change(v, r, true);
-}
 
 void read_peek(const RedisValue& v, PeekResult& r) {
   if (!found(v, r, 3)) return;
@@ -164,10 +164,51 @@ void RedisStore::touch(std::uint64_t id, std::uint64_t token, Done<ChangeResult>
                answer(std::move(done), read_changed));
 }
 
+namespace {
+
+// One kick, script after script (RedisStore::kick). The first script picks buried or delayed
+// jobs and the rest keep to that kind, as one beanstalkd kick does.
+struct KickRun {
+  RedisClient* client;
+  std::shared_ptr<const void> scripts;  // keeps `script` alive past the store
+  RedisScript* script;
+  std::vector<std::string> args;  // prefix, tube, this script's bound, kind ("-": pick)
+  std::uint64_t left;
+  ChangeResult result;
+  std::function<void(ChangeResult&&)> done;
+};
+
+void kick_step(const std::shared_ptr<KickRun>& k) {
+  const std::uint64_t n = std::min(k->left, kMaxKickPerScript);
+  k->args[2] = std::to_string(n);
+  k->client->eval(*k->script, k->args, [k, n](const RedisValue& v) {
+    ChangeResult r;
+    read_change(v, r, true);
+    if (r.status != StoreStatus::kOk) {
+      if (k->result.value == 0) return k->done(std::move(r));
+      logger()->warn("wheel-jobs: a kick stopped after {} jobs: {}", k->result.value, r.error);
+      return k->done(std::move(k->result));
+    }
+    k->result.value += r.value;
+    k->result.now = r.now;
+    k->left -= static_cast<std::uint64_t>(r.value);
+    if (v.elements.size() > 2) k->args[3] = at(v, 2).str;
+    if (static_cast<std::uint64_t>(r.value) < n || k->left == 0)
+      return k->done(std::move(k->result));
+    kick_step(k);
+  });
+}
+
+}  // namespace
+
 void RedisStore::kick(std::string_view tube, std::uint64_t bound, Done<ChangeResult> done) {
-  bound = std::min(bound, kMaxKickPerCommand);
-  client_.eval(scripts_->kick, {options_.prefix, std::string(tube), std::to_string(bound)},
-               answer(std::move(done), read_kicked));
+  kick_step(std::make_shared<KickRun>(KickRun{&client_,
+                                              scripts_,
+                                              &scripts_->kick,
+                                              {options_.prefix, std::string(tube), "", "-"},
+                                              bound,
+                                              ChangeResult{},
+                                              std::move(done)}));
 }
 
 void RedisStore::kick_job(std::uint64_t id, Done<ChangeResult> done) {

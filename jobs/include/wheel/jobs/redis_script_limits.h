@@ -8,8 +8,9 @@
 
 namespace wheel::jobs {
 
-// Most jobs a kick moves in one command (one script: Redis serves nobody else meanwhile).
-inline constexpr std::uint64_t kMaxKickPerCommand = 100'000;
+// Most jobs one kick script moves; a larger kick runs script after script, so that other
+// clients' commands run between them (100,000 jobs in one script held Redis for ~2 s).
+inline constexpr std::uint64_t kMaxKickPerScript = 1000;
 // Most due timers one script promotes (the rest go with the next script or scan). Small: a
 // script holds Redis alone, and 1,000 promotions took ~200 ms, timing out commands behind it.
 inline constexpr std::size_t kMaxPromotePerScript = 100;

@@ -81,7 +81,10 @@ class RedisStore {
   void bury(std::uint64_t id, std::uint64_t token, std::uint32_t priority, Done<ChangeResult> done);
   // touch: the lease restarts at its full TTR; value = the new lease end (Redis ms).
   void touch(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done);
-  // kick: up to `bound` (at most kMaxKickPerCommand) buried jobs of `tube`, else delayed ones.
+  // kick: up to `bound` buried jobs of `tube` if it has any, else up to `bound` delayed ones,
+  // in scripts of at most kMaxKickPerScript jobs (others' commands run between them); `done`
+  // runs once: value = jobs kicked. A failed script ends the kick: the jobs kicked before it
+  // are reported (they stay kicked), or the error when there were none.
   void kick(std::string_view tube, std::uint64_t bound, Done<ChangeResult> done);
   void kick_job(std::uint64_t id, Done<ChangeResult> done);
   void peek(std::uint64_t id, Done<PeekResult> done);
