@@ -6,18 +6,21 @@
 namespace wheel::bench {
 
 UvLoop::UvLoop() {
-  net::check_uv(uv_loop_init(&loop_), "uv_loop_init");
+  auto loop = std::make_unique<uv_loop_t>();
+  net::check_uv(uv_loop_init(loop.get()), "uv_loop_init");
+  loop_.reset(loop.release());  // initialised: from here CloseLoop closes it
 }
 
-UvLoop::~UvLoop() {
+void UvLoop::CloseLoop::operator()(uv_loop_t* loop) const {
   uv_walk(
-      &loop_,
+      loop,
       [](uv_handle_t* h, void*) {
         if (!uv_is_closing(h)) uv_close(h, nullptr);
       },
       nullptr);
-  uv_run(&loop_, UV_RUN_DEFAULT);
-  uv_loop_close(&loop_);
+  uv_run(loop, UV_RUN_DEFAULT);
+  uv_loop_close(loop);
+  delete loop;
 }
 
 }  // namespace wheel::bench
