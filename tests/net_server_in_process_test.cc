@@ -23,10 +23,12 @@ TEST(NetServerInProcess, RunsOnItsThreadAndShutsDownFromAnother) {
   options.reader_idle = 200ms;
   options.stats_interval = 0ms;
   LineServer server(options);
+  EXPECT_EQ(server.port(), 0) << "before listen()";
   const std::uint16_t port = server.listen();
   ASSERT_NE(port, 0);
   ServerStats final_stats;
   std::thread loop([&] { final_stats = server.run(); });
+  EXPECT_EQ(server.port(), port) << "the bound port, read from another thread than the loop's";
   {
     Client c(port);
     c.send("PING\nDELAY 20 soon\n");

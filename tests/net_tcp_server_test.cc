@@ -275,6 +275,27 @@ TEST(TcpServer, ListensOnIpv6Loopback) {
   ::close(fd);
 }
 
+// port(): 0 before listen(), then the port listen() bound (options.port 0: a free one), the
+// same when read from another thread.
+TEST(TcpServer, PortIsZeroBeforeListenThenTheBoundOneFromAnyThread) {
+  RecordingHandler handler;
+  uv_loop_t loop;
+  ASSERT_EQ(uv_loop_init(&loop), 0);
+  {
+    TcpServer server(&loop, TcpServerOptions{}, handler);
+    EXPECT_EQ(server.port(), 0);
+    const std::uint16_t port = server.listen();
+    EXPECT_NE(port, 0);
+    std::uint16_t seen = 0;
+    std::thread([&] { seen = server.port(); }).join();
+    EXPECT_EQ(seen, port);
+    server.shutdown();
+    uv_run(&loop, UV_RUN_DEFAULT);  // returns once the shutdown closed every handle
+    EXPECT_TRUE(server.stopped());
+  }
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
 TEST(TcpServer, InvalidOptionsThrow) {
   RecordingHandler handler;
   TcpServerOptions options;
