@@ -77,12 +77,18 @@ class OnGivenLoop {
   }
   ~OnGivenLoop() {
     server_->shutdown();
-    thread_.join();  // uv_run returns once every handle of the server closed
+    if (thread_.joinable()) thread_.join();  // uv_run returns once the server's handles closed
     EXPECT_TRUE(server_->stopped());
     server_.reset();
     EXPECT_EQ(uv_loop_close(&loop_), 0);
   }
   std::uint16_t port() const { return port_; }
+  // Shuts the server down and returns its counters once the loop stopped.
+  TcpServerCounters stop() {
+    server_->shutdown();
+    if (thread_.joinable()) thread_.join();
+    return server_->counters();
+  }
 
  private:
   uv_loop_t loop_;
@@ -152,6 +158,25 @@ TEST(TcpServer, TrafficOnAWatchedConnectionPerformsZeroTimerOperations) {
     thread.join();
   }
   EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
+// The replies to one read go out in one send(2), and the counters say so.
+TEST(TcpServer, RepliesToOneReadGoOutInOneWriteAndAreCounted) {
+  RecordingHandler handler;
+  OnGivenLoop server({}, handler);
+  {
+    Client a(server.port());
+    a.send("one\ntwo\n");
+    EXPECT_EQ(a.read_line(), "LINE one");
+    EXPECT_EQ(a.read_line(), "LINE two");
+    a.send("three\n");
+    EXPECT_EQ(a.read_line(), "LINE three");
+  }
+  ASSERT_TRUE(handler.wait_for("close peer closed"));
+  const TcpServerCounters c = server.stop();
+  EXPECT_EQ(c.bytes_in, 14u);
+  EXPECT_EQ(c.bytes_out, 29u);
+  EXPECT_EQ(c.writes, 2u);
 }
 
 TEST(TcpServer, BytesFramingHandsOverWhatWasRead) {

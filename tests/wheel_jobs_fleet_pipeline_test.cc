@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/beanstalk_session.h"
+#include "support/metrics_scrape.h"
 #include "support/redis_server.h"
 #include "support/wheel_jobs_node.h"
 
@@ -20,6 +21,7 @@ namespace {
 using wheel_test::BeanstalkSession;
 using wheel_test::field;
 using wheel_test::redis_calls;
+using wheel_test::scrape;
 using wheel_test::start_node;
 
 std::string put_line(const std::string& body) {
@@ -126,6 +128,43 @@ TEST_F(WheelJobsFleetPipelineTest, AReserveBehindDeletesRunsWithThemAndAnswersAf
   EXPECT_EQ(worker.read_reply(), "INSERTED 5");
   EXPECT_EQ(worker.read_reply(&body), "RESERVED 5 4") << "the reserve ran before its put";
   EXPECT_EQ(body, "mine");
+  EXPECT_EQ(node->stop(), 0);
+}
+
+// A worker's delete and its next reserve, written together, are answered in one write: Redis
+// answers the delete script and the claim script in one read, and what they answer goes to each
+// client after that read. (Two scripts answered in two reads cost two writes: a few may.)
+TEST_F(WheelJobsFleetPipelineTest, ADeleteAndTheNextReserveAreAnsweredInOneWrite) {
+  const auto metrics = static_cast<std::uint16_t>(wheel_test::free_port());
+  auto node = start_node(redis_, {"--metrics-port", std::to_string(metrics)});
+  BeanstalkSession producer(node->port()), worker(node->port());
+  constexpr int kJobs = 21;
+  ASSERT_NO_FATAL_FAILURE(put_and_hold(producer, worker, kJobs, 1));
+  auto writes = [&] { return scrape(metrics).e.value("wheel_jobs_client_writes_total"); };
+  const double before = writes();
+  std::string body;
+  for (int i = 1; i < kJobs; ++i) {
+    ASSERT_TRUE(worker.send_all("delete " + std::to_string(i) + "\r\nreserve\r\n"));
+    ASSERT_EQ(worker.read_reply(), "DELETED");
+    const std::string next = std::to_string(i + 1);
+    ASSERT_EQ(worker.read_reply(&body), "RESERVED " + next + " " + std::to_string(next.size() + 1));
+  }
+  const double pair_writes = writes() - before;
+  EXPECT_GE(pair_writes, kJobs - 1);
+  EXPECT_LT(pair_writes, 1.5 * (kJobs - 1)) << "about one write per delete and reserve";
+  EXPECT_EQ(node->stop(), 0);
+}
+
+// A quit behind a pipelined delete closes the connection after the delete's reply: a reply made
+// while Redis's replies are delivered is written before the close, not lost with it.
+TEST_F(WheelJobsFleetPipelineTest, AQuitBehindADeleteGetsTheDeletesReplyThenTheClose) {
+  auto node = start_node(redis_);
+  BeanstalkSession producer(node->port()), worker(node->port());
+  ASSERT_NO_FATAL_FAILURE(put_and_hold(producer, worker, 1, 1));
+  ASSERT_TRUE(worker.send_all("delete 1\r\nquit\r\n"));
+  EXPECT_EQ(worker.read_reply(), "DELETED");
+  EXPECT_EQ(worker.read_reply(), "") << "then the close";
+  EXPECT_EQ(producer.call("peek 1"), "NOT_FOUND");
   EXPECT_EQ(node->stop(), 0);
 }
 

@@ -98,7 +98,8 @@ void render_changes(server::PrometheusText& text, const jobs::QueueMetrics& m,
 }
 
 std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jobs::JobQueue& queue,
-                           const jobs::JobLog* log, std::size_t tube_series) {
+                           const jobs::JobLog* log, std::size_t tube_series,
+                           const net::TcpServerCounters& io) {
   jobs::QueueCounters q = queue.counters();
   server::PrometheusText text;
   render_job_counts(text, q);
@@ -106,6 +107,7 @@ std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jo
   render_commands(text, dispatcher.commands());
   text.gauge("wheel_jobs_connections", "Client connections open.", q.sessions);
   text.gauge("wheel_jobs_waiting", "Clients blocked in a reserve.", q.waiting);
+  render_client_io(text, io);
   std::array<jobs::ChangeCounter, jobs::kChangeCounters> every{};
   for (std::size_t i = 0; i < every.size(); ++i) every[i] = static_cast<jobs::ChangeCounter>(i);
   render_changes(text, queue.metrics(), every);

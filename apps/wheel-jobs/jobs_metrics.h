@@ -17,6 +17,7 @@
 #include "wheel/jobs/redis_client.h"
 #include "wheel/jobs/redis_jobs_handler.h"
 #include "wheel/jobs/redis_store.h"
+#include "wheel/net/tcp_server_counters.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {
@@ -36,6 +37,17 @@ inline void render_job_counts(server::PrometheusText& text, const jobs::JobCount
   text.gauge("wheel_jobs_tubes", "Tubes that exist.", counts.tubes);
 }
 
+// The client connections' traffic: bytes read and written, and the writes (send calls) that
+// carried them out (the replies to one read, or to one read from Redis, go in one write).
+inline void render_client_io(server::PrometheusText& text, const net::TcpServerCounters& c) {
+  text.series("wheel_jobs_client_bytes_total", "counter",
+              "Bytes read from and written to client connections.", "direction",
+              {{"in", c.bytes_in}, {"out", c.bytes_out}});
+  text.counter("wheel_jobs_client_writes_total",
+               "Writes (send calls) to client connections; bytes out / writes is the average.",
+               c.writes);
+}
+
 // Commands received, by command.
 void render_commands(server::PrometheusText& text, const jobs::beanstalk::CommandCounts& c);
 
@@ -47,7 +59,8 @@ void render_changes(server::PrometheusText& text, const jobs::QueueMetrics& m,
 // per state (and per tube for the `tube_series` tubes holding the most jobs), commands, clients,
 // changes by kind, lateness histograms; with a log its live and dead bytes and group commits.
 std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jobs::JobQueue& queue,
-                           const jobs::JobLog* log, std::size_t tube_series);
+                           const jobs::JobLog* log, std::size_t tube_series,
+                           const net::TcpServerCounters& io);
 
 // Loop thread only: /metrics of a fleet node: the fleet's job counts from Redis (`totals`; null
 // when Redis could not be read: those families are left out and wheel_jobs_redis_counts_read
@@ -55,6 +68,6 @@ std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jo
 // round trips, reconnects and failures.
 std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
                                  const jobs::StoreTotals* totals, const jobs::RedisClient& commands,
-                                 const jobs::RedisClient& events);
+                                 const jobs::RedisClient& events, const net::TcpServerCounters& io);
 
 }  // namespace wheel::jobs_app

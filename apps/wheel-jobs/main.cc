@@ -150,7 +150,7 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
     metrics = std::make_unique<wheel::server::MetricsHttpServer>(loop, metrics_options(o), [&] {
       return wheel::jobs_app::render_metrics(dispatcher, queue,
                                              log_journal != nullptr ? &log_journal->log() : nullptr,
-                                             o.metrics_tubes);
+                                             o.metrics_tubes, server.counters());
     });
     handler.on_shutdown_also([&] { metrics->close(); });
     try {
@@ -199,7 +199,8 @@ int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint,
           &loop, metrics_options(o), [&](wheel::server::MetricsHttpServer::Reply reply) {
             store.totals([&, reply = std::move(reply)](jobs::StoreTotals&& t) {
               reply(wheel::jobs_app::render_redis_metrics(
-                  handler, t.status == jobs::StoreStatus::kOk ? &t : nullptr, client, events));
+                  handler, t.status == jobs::StoreStatus::kOk ? &t : nullptr, client, events,
+                  server.counters()));
             });
           });
     }

@@ -44,7 +44,8 @@ void render_clients(server::PrometheusText& text, const jobs::RedisClient& comma
 
 std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
                                  const jobs::StoreTotals* totals, const jobs::RedisClient& commands,
-                                 const jobs::RedisClient& events) {
+                                 const jobs::RedisClient& events,
+                                 const net::TcpServerCounters& io) {
   server::PrometheusText text;
   text.gauge("wheel_jobs_redis_counts_read",
              "1 when this scrape read the fleet's job counts from Redis (0: Redis unavailable, "
@@ -55,6 +56,7 @@ std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
   const jobs::RedisJobsCounters c = handler.counters();
   text.gauge("wheel_jobs_connections", "Client connections open.", c.connections);
   text.gauge("wheel_jobs_waiting", "Clients blocked in a reserve.", c.waiting);
+  render_client_io(text, io);
   render_changes(text, handler.metrics(), kNodeChanges);
   render_clients(text, commands, events);
   return text.take();

@@ -70,11 +70,28 @@ struct UvEvents {
   int events = 0;
 };
 
+}  // namespace
+
+// One read's replies delivered as a whole (RedisClient::set_after_read). The client outlives
+// its context, which a callback may free.
+struct RedisReadScope {
+  static void read(redisAsyncContext* ac) {
+    auto* client = static_cast<RedisClient*>(ac->data);
+    if (client == nullptr) return redisAsyncHandleRead(ac);
+    client->delivering_ = true;
+    redisAsyncHandleRead(ac);
+    client->delivering_ = false;
+    if (client->after_read_) client->after_read_();
+  }
+};
+
+namespace {
+
 void uv_events_poll(uv_poll_t* handle, int status, int events) {
   auto* p = static_cast<UvEvents*>(handle->data);
   if (p->context == nullptr) return;
   if (status < 0) events = p->events;  // let hiredis find the error itself
-  if (p->context != nullptr && (events & UV_READABLE) != 0) redisAsyncHandleRead(p->context);
+  if (p->context != nullptr && (events & UV_READABLE) != 0) RedisReadScope::read(p->context);
   if (p->context != nullptr && (events & UV_WRITABLE) != 0) redisAsyncHandleWrite(p->context);
 }
 

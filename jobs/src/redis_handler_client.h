@@ -25,8 +25,9 @@ struct RedisHandlerClient {
   beanstalk::RequestParser parser;
   std::string used{"default"};
   std::vector<std::string> watched{"default"};
-  std::string input;  // bytes not parsed yet
-  bool busy = false;  // a barrier request is with Redis, or its reserve waits
+  std::string input;     // bytes not parsed yet
+  std::string gathered;  // replies made while Redis's replies are delivered, written after them
+  bool busy = false;     // a barrier request is with Redis, or its reserve waits
   // The replies of the pipelined puts and deletes in flight, in request order (redis_pipeline.cc):
   // slots[i] belongs to sequence number slots_head + i; a reply is written once every slot before
   // it is.

@@ -42,7 +42,9 @@ RedisJobsHandler::RedisJobsHandler(RedisStore& store, RedisClient& events, Redis
   }
 }
 
-RedisJobsHandler::~RedisJobsHandler() = default;
+RedisJobsHandler::~RedisJobsHandler() {
+  if (server_ != nullptr) store_.client().set_after_read(nullptr);
+}
 
 std::int64_t RedisJobsHandler::local_ms() const {
   return static_cast<std::int64_t>(uv_hrtime() / 1'000'000);
@@ -70,6 +72,7 @@ void RedisJobsHandler::attach(net::TcpServer& server) {
     logger()->info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
     static_cast<RedisJobsHandler*>(self)->draining_ = true;
   }>(server.loop(), this);
+  store_.client().set_after_read([this] { write_gathered(); });
   events_.subscribe(store_.event_channel(), [this](std::string_view m) { on_event(m); });
   // Events published while the subscription was down are lost: after a reconnect, look (once
   // the subscription is likely back: the shortest scan gap later).
@@ -162,13 +165,38 @@ void RedisJobsHandler::pump(Client* client) {
 bool RedisJobsHandler::send(Client* client, std::string_view bytes) {
   const std::uint64_t conn = client->conn;
   if (server_ == nullptr) return true;
+  // One read from Redis brings the replies of a pipelined batch (a worker's delete, then the
+  // claim of its next reserve): what they answer goes out in one write per client after it.
+  if (store_.client().delivering()) {
+    if (client->gathered.empty()) gathered_.push_back(conn);
+    client->gathered.append(bytes);
+    return true;
+  }
   if (net::Connection* c = server_->find(conn)) c->send(bytes);
   return find(conn) != nullptr;  // a failed write closes the connection at once (on_close)
+}
+
+void RedisJobsHandler::write_gathered() {
+  std::vector<std::uint64_t> conns;
+  conns.swap(gathered_);
+  for (const std::uint64_t conn : conns) {
+    if (Client* client = find(conn)) write_gathered(client);
+  }
+}
+
+bool RedisJobsHandler::write_gathered(Client* client) {
+  if (client->gathered.empty()) return true;
+  const std::uint64_t conn = client->conn;
+  std::string out;
+  out.swap(client->gathered);
+  if (net::Connection* c = server_->find(conn)) c->send(out);
+  return find(conn) != nullptr;
 }
 
 void RedisJobsHandler::maybe_close(Client* client) {
   if (server_ == nullptr || client->busy || !client->slots.empty() || client->held) return;
   if (client->quit || (client->input_ended && client->input.empty())) {
+    if (!write_gathered(client)) return;  // its last replies before the close
     if (net::Connection* c = server_->find(client->conn)) c->close();
   }
 }

@@ -120,6 +120,7 @@ void Connection::write_now(std::string_view bytes) {
   host->counts().bytes_out += bytes.size();
   std::size_t written = 0;
   if (output_ == nullptr) {  // nothing queued: try the kernel first, copy nothing
+    ++host->counts().writes;
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
       wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(-errno));
@@ -148,6 +149,7 @@ void Connection::on_writable() {
     watch_writable(false);
     return;
   }
+  ++host_->counts().writes;
   const ssize_t n = ::send(fd_, output_->bytes.data() + output_->sent, output_->size(),
                            MSG_NOSIGNAL | MSG_DONTWAIT);
   if (n < 0) {

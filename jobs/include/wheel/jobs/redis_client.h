@@ -118,6 +118,14 @@ class RedisClient {
   // SUBSCRIBE `channel`; `on_message` gets each message's payload. Kept across reconnects.
   void subscribe(std::string channel, std::function<void(std::string_view)> on_message);
 
+  // Runs `hook` once after the callbacks of all the replies that one read from Redis brought
+  // (a pipelined batch) have run; delivering() is true during those callbacks. A caller that
+  // answers its own clients from the callbacks may gather what it writes to each and write it in
+  // `hook`, once per client. Empty: none. Not run for callbacks of failures raised elsewhere (a
+  // timeout, stop()).
+  void set_after_read(std::function<void()> hook) { after_read_ = std::move(hook); }
+  bool delivering() const { return delivering_; }
+
   bool connected() const { return state_ == State::kUp; }
   std::uint64_t connects() const { return connects_; }       // successful connections so far
   std::size_t in_flight() const { return pending_.size(); }  // commands without a reply yet
@@ -156,6 +164,9 @@ class RedisClient {
   };
   std::vector<std::unique_ptr<Subscription>> subscriptions_;
   std::function<void()> on_connect_;
+  std::function<void()> after_read_;
+  bool delivering_ = false;
+  friend struct RedisReadScope;
   std::uint64_t connects_ = 0;
   std::uint64_t generation_ = 0;  // bumps on every connection, so stale callbacks are ignored
   std::string last_error_;

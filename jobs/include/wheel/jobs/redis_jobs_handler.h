@@ -137,7 +137,11 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void reply_in_order(Client* client, std::string& out, std::string_view reply);
   Client* find(std::uint64_t conn);
   // Whether the client is still there: a failed write closes its connection (and frees it) at once.
+  // While the store's client delivers one read's replies, the bytes are gathered instead and
+  // written by write_gathered() after it (a worker's DELETED and next RESERVED in one write).
   bool send(Client* client, std::string_view bytes);
+  void write_gathered();  // every client's gathered bytes (RedisClient::set_after_read)
+  bool write_gathered(Client* client);  // this one's now; whether it is still there
   void maybe_close(Client* client);
   void reserve(Client* client, std::optional<std::chrono::milliseconds> timeout, std::string& out);
   void stats(Client* client);
@@ -197,6 +201,7 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   std::int64_t clock_offset_ = 0;  // Redis ms - local ms, from the latest reply
   bool clock_known_ = false;
   std::unordered_map<std::uint64_t, std::unique_ptr<Client>> clients_;
+  std::vector<std::uint64_t> gathered_;  // clients with gathered bytes (send())
   using TubeWaiters = RedisTubeWaiters;
   std::unordered_map<std::string, TubeWaiters> waiters_;  // tube -> clients waiting on it
   // Waiters told by their script when the next job comes due, by that local ms: one timer

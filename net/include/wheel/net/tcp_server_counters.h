@@ -19,6 +19,9 @@ struct TcpServerCounters {
   std::uint64_t stale_timeouts = 0;       // idle timeouts that fired after their connection closed
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
+  // send(2) calls made to write to clients: the replies to one read go out in one (see
+  // Connection::send), so bytes_out / writes is the average write.
+  std::uint64_t writes = 0;
 };
 
 }  // namespace wheel::net
