@@ -114,7 +114,7 @@ local out = {now, 0, '', 0, -1, 0}
 load_many(taken)
 for _, m in ipairs(taken) do
   if REC[m] then
-    for _, v in ipairs(claim(m, REC[m], now)) do out[#out + 1] = v end
+    claim(m, REC[m], now, out)
     out[6] = out[6] + 1
   end
 end
@@ -139,8 +139,9 @@ std::string reserve_job() {
 local m, now, j = the_job()
 if not j or j[ST] == 'x' then return fin({now, 0, '', 0, -1, 0}) end
 take_out(m, j)
-local c = claim(m, j, now)
-return fin({now, 0, '', 0, -1, 1, c[1], c[2], c[3], c[4], c[5]})
+local out = {now, 0, '', 0, -1, 1}
+claim(m, j, now, out)
+return fin(out)
 )LUA");
 }
 

@@ -36,6 +36,7 @@ local function publish(tube, due) redis.call('PUBLISH', P .. 'ev', S(due) .. ' '
 -- `step` keeps pairs together. Returns the replies' elements, in order.
 local function calln(cmd, key, list, step)
   local out, chunk = {}, 1000 * step
+  if #list <= chunk then return redis.call(cmd, key, unpack(list)) end
   for i = 1, #list, chunk do
     local r = redis.call(cmd, key, unpack(list, i, math.min(#list, i + chunk - 1)))
     if type(r) == 'table' then for x = 1, #r do out[#out + 1] = r[x] end end
@@ -72,9 +73,14 @@ local function flush_key(key)
   local t = IX[key]
   if not t then return end
   IX[key] = nil
-  local add, rem = {}, {}
+  local add, rem, na, nr = {}, {}, 0, 0
   for m, s in pairs(t) do
-    if s then add[#add + 1] = S(s) add[#add + 1] = m else rem[#rem + 1] = m end
+    if s then
+      add[na + 1], add[na + 2], na = S(s), m, na + 2
+    else
+      nr = nr + 1
+      rem[nr] = m
+    end
   end
   if #rem > 0 then calln('ZREM', key, rem, 1) end
   if #add > 0 then calln('ZADD', key, add, 2) end
@@ -92,10 +98,15 @@ local function flush()
     if first then redis.call('ZADD', DUE_IX, S(first), tube) else redis.call('ZREM', DUE_IX, tube) end
   end
   TIMED = {}
-  local set, del = {}, {}
+  local set, del, ns, nd = {}, {}, 0, 0
   for m in pairs(DIRTY) do
     local j = REC[m]
-    if j then set[#set + 1] = m set[#set + 1] = cmsgpack.pack(j) else del[#del + 1] = m end
+    if j then
+      set[ns + 1], set[ns + 2], ns = m, cmsgpack.pack(j), ns + 2
+    else
+      nd = nd + 1
+      del[nd] = m
+    end
   end
   DIRTY = {}
   if #set > 0 then calln('HSET', J, set, 2) end
@@ -180,13 +191,15 @@ local function settle(m, j, now)
   if (j[ST] == 'd' or j[ST] == 'x') and j[DUE] <= now then publish(expire(m, j), now) end
 end
 -- the fencing token of a lease is the job's reserve count: it grows with every claim
-local function claim(m, j, now)
+-- appends the claim's five reply values (id, token, body, lease end, delay due) to out
+local function claim(m, j, now, out)
   local delay_due = j[DUE]
   local lease = now + j[TTR]
   j[ST], j[DUE], j[RES] = 'x', lease, j[RES] + 1
   timer(j[TUBE], 'x', m, lease)
   save(m, j)
-  return {tonumber(m), j[RES], j[BODY], lease, delay_due}
+  local o = #out
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = tonumber(m), j[RES], j[BODY], lease, delay_due
 end
 local function holds(j, tok)
   return j and j[ST] == 'x' and j[RES] == tonumber(tok)
