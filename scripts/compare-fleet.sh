@@ -17,7 +17,8 @@
 #        CONCURRENCY (50: the jobs a worker has in flight, BullMQ's concurrency, the beanstalk
 #        worker's reserve connections), MIN_DELAY_MS (1000), MAX_DELAY_MS (10000),
 #        E2E_TIMEOUT_SECS (300: the end-to-end phase fails unless every job is delivered by then),
-#        SAVE (1), WHEEL_JOBS (a wheel-jobs binary; default: built here in build/bench).
+#        SAVE (1), WHEEL_JOBS (a wheel-jobs binary; default: built here in build/bench), JOBS_LOAD
+#        (a wheel-jobs-load binary for the deliver-in-process row; default: built there too).
 set -euo pipefail
 if (($#)); then
   # Options live in the environment (above); an argument is a mistake, never a run.
@@ -63,6 +64,11 @@ if [[ ,$PEERS, == *,wheel-jobs,* ]]; then
     cmake --build build/bench -j "$(nproc)" --target wheel-jobs >&2
     WHEEL_JOBS=$ROOT/build/bench/apps/wheel-jobs/wheel-jobs
   fi
+  if [[ -z ${JOBS_LOAD:-} ]]; then
+    cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWHEEL_BUILD_TESTS=OFF >/dev/null
+    cmake --build build/bench -j "$(nproc)" --target wheel-jobs-load >&2
+    JOBS_LOAD=$ROOT/build/bench/apps/wheel-load/wheel-jobs-load
+  fi
   if ! "$WHEEL_JOBS" --help 2>&1 | grep -q -- '--store'; then
     echo "compare-fleet: $WHEEL_JOBS has no --store option (no Redis store yet): wheel-jobs skipped" >&2
     PEERS=$(echo ",$PEERS," | sed 's/,wheel-jobs,/,/; s/^,//; s/,$//')
@@ -96,7 +102,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for peer in "${peers[@]}"; do
     echo "compare-fleet: round $r/$ROUNDS: $peer" >&2
     args=(--peer "$peer" --round "$r" "${common[@]}")
-    [[ $peer == wheel-jobs ]] && args+=(--wheel-jobs "$WHEEL_JOBS")
+    [[ $peer == wheel-jobs ]] && args+=(--wheel-jobs "$WHEEL_JOBS" --jobs-load "$JOBS_LOAD")
     node "$PEER_DIR/run-peer.js" "${args[@]}" > "$OUT/$peer-$r.jsonl" 2> "$OUT/$peer-$r.err" ||
       { echo "compare-fleet: $peer round $r failed:" >&2; tail -5 "$OUT/$peer-$r.err" >&2; }
   done

@@ -2,7 +2,10 @@
 // wheel-jobs-load: the load client of job servers (issue 19 §4). `run` drives one server with
 // one phase (jobs_load.h); `compare` runs the side-by-side comparison of scripts/compare-jobs.sh
 // (jobs_compare.h). Option parsing and wiring only.
+#include <sys/resource.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -15,6 +18,7 @@
 #include "wheel/load/jobs_compare.h"
 #include "wheel/load/jobs_load.h"
 #include "wheel/load/jobs_load_report.h"
+#include "wheel/load/redis_deliver.h"
 #include "wheel/logger.h"
 #include "wheel/version.h"
 
@@ -86,6 +90,31 @@ int compare(load::JobsCompareConfig& c, const std::string& jsonl, const std::str
     return 1;
   }
   return 0;
+}
+
+// redis-deliver: prints READY on stderr once configured (a benchmark's driver waits for it),
+// then one JSON line with the figures; exit 1 unless every job was delivered.
+int deliver(const load::RedisDeliverConfig& c) {
+  std::fputs("READY\n", stderr);
+  const load::RedisDeliverResult r = load::run_redis_deliver(c);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                     static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  nlohmann::json j = {
+      {"peer", "wheel-jobs-lib"},
+      {"role", "worker"},
+      {"delivered", r.delivered},
+      {"n", c.count},
+      {"complete", r.complete},
+      {"secs", r.secs},
+      {"delivered_per_s", r.secs > 0 ? static_cast<double>(r.delivered) / r.secs : 0},
+      {"empty_reserves", r.empty_reserves},
+      {"errors", {{"lost_deletes", r.lost_deletes}, {"failures", r.failures}}},
+      {"cpu_secs", cpu}};
+  if (!r.first_failure.empty()) j["first_failure"] = r.first_failure;
+  std::printf("%s\n", j.dump().c_str());
+  return r.complete ? 0 : 1;
 }
 
 }  // namespace
@@ -171,6 +200,19 @@ int main(int argc, char** argv) {
   cmp->add_option("--table", table, "write the goal table (Markdown) here")
       ->type_name(wheel::cli::kTypeFile);
 
+  load::RedisDeliverConfig dc;
+  CLI::App* rd = app.add_subcommand(
+      "redis-deliver",
+      "deliver due jobs through wheel::jobs's RedisStore in this process, no wheel-jobs node "
+      "between (scripts/compare-fleet.sh)");
+  rd->fallthrough();
+  rd->add_option("--store", dc.url, "redis://HOST:PORT[/DB]")->required();
+  rd->add_option("--prefix", dc.prefix, "the store's key prefix")->capture_default_str();
+  rd->add_option("--tube", dc.tube, "the tube to reserve from")->capture_default_str();
+  add_count(*rd, "--count", &dc.count, "jobs to deliver (reserve, then delete)", 1, 1'000'000'000);
+  add_count(*rd, "--concurrency", &dc.concurrency, "reserves in flight", 1, 10'000);
+  add_duration(*rd, "--timeout", &dc.timeout, "give up after this", 1s, 24h);
+
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-jobs-load")) {
     return *exit_status;
   }
@@ -187,6 +229,14 @@ int main(int argc, char** argv) {
       return 2;
     }
     return run_one(c, phase, json_path);
+  }
+  if (rd->parsed()) {
+    try {
+      return deliver(dc);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "wheel-jobs-load: %s\n", e.what());
+      return 2;
+    }
   }
   if (cc.redis_server == "none") cc.redis_server.clear();  // JobsCompareConfig: empty = no Redis
   cc.puts_suite = !no_puts;

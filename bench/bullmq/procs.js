@@ -104,8 +104,10 @@ function commandDelta(before, after) {
 // `done` resolves to its last JSON line after it exits 0 (rejects otherwise, or after
 // `timeoutMs`).
 function startDriver(script, args, timeoutMs) {
-  const child = spawn(process.execPath, [path.join(__dirname, script), ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  // a driver here (name.js) runs on this Node; a program (a path) runs itself
+  const js = script.endsWith('.js');
+  const child = spawn(js ? process.execPath : script, js ? [path.join(__dirname, script), ...args]
+    : args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));

@@ -3,6 +3,10 @@
 // its own directory, in five phases, each on the same Redis:
 //   add       --n delayed jobs (delays --min/--max-delay-ms), nobody consuming: added/s
 //   deliver   once every one of them is due, one worker takes them all: delivered/s
+//   deliver in process (wheel-jobs, one node, with --jobs-load): --n more jobs added the same
+//             way, and once all are due `wheel-jobs-load redis-deliver` takes them through
+//             wheel::jobs's RedisStore in its own process, no node between it and Redis (as
+//             BullMQ's Worker runs in its process): delivered/s
 //   e2e       end to end, the issue's workload: the worker runs first, then a producer adds --n
 //             jobs (same delays) as fast as the peer takes them; the phase lasts until every job
 //             was delivered (reserved + deleted), at most --e2e-timeout-secs (else it fails):
@@ -32,6 +36,7 @@ const o = parseArgs({
   'idle-secs': [30, 1, 3600],
   nodes: [0, 0, 16],
   'wheel-jobs': [''],
+  'jobs-load': [''],  // wheel-jobs-load: the deliver-in-process phase (wheel-jobs, one node)
   'node-args': [''],
   'work-dir': [os.tmpdir()],
   'timeout-secs': [900, 10, 86400],
@@ -115,6 +120,28 @@ async function run(env, role, args) {
   return (await driver(env, role, args)).done;
 }
 
+// --n jobs added, then, once all are due, delivered by wheel-jobs-load redis-deliver (wheel::jobs
+// in the worker's process) with --concurrency reserves in flight.
+async function deliverInProcess(env, delays) {
+  await run(env, 'producer', ['--n', String(o.n), ...delays]);
+  await sleep(o['max-delay-ms'] + 500);
+  const m = await measured(env, async () => {
+    const d = await P.startDriver(o['jobs-load'], ['redis-deliver', '--store',
+      `redis://127.0.0.1:${env.redis.port}`, '--tube', 'fleet', '--count', String(o.n),
+      '--concurrency', String(o.concurrency), '--timeout', `${o['timeout-secs'] - 10}s`],
+    timeoutMs);
+    const part = { label: 'worker', pid: d.child.pid };
+    env.clients.push(part);
+    const r = await d.done;
+    part.cpuSecs = r.cpu_secs;
+    return r;
+  });
+  if (!m.result.complete) throw new Error(`deliver in process: only ${m.result.delivered} of ${o.n}`);
+  out('lib_delivered_per_s', Math.round(m.result.delivered_per_s), { secs: m.result.secs,
+    errors: m.result.errors, ...cpuFields(m) });
+  out('lib_deliver_commands_per_job', m.commands.total / o.n, { by: m.commands.by });
+}
+
 // The issue's workload end to end: the worker runs first, then --n jobs are added as fast as the
 // peer takes them; the phase ends when every job was delivered, or fails after
 // --e2e-timeout-secs. Delivered/s is --n over the worker's time from its first request to the
@@ -177,6 +204,7 @@ async function main() {
       errors: del.result.errors, ...cpuFields(del) });
     out('deliver_commands_per_job', del.commands.total / o.n, { by: del.commands.by });
     out('burst_commands_per_job', (add.commands.total + del.commands.total) / o.n);
+    if (o['jobs-load'] && o.peer === 'wheel-jobs' && o.nodes === 0) await deliverInProcess(env, delays);
 
     await endToEnd(env, delays);
     if (o.nodes > 0) return;

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// Delivery through wheel::jobs's RedisStore inside the worker's own process, the way BullMQ's
+// Worker runs inside its process: `concurrency` chains on one libuv loop, each reserving a job of
+// `tube` from Redis, then deleting it (the no-op job) together with its next reserve, until
+// `count` jobs were delivered (reserved and deleted) or `timeout` passed. No wheel-jobs node sits
+// between the worker and Redis; the claims and deletes of the chains ride in the store's group
+// commits as a node's do. A chain that finds no ready job tries again after `retry`, so this is
+// for jobs that are due (a benchmark's deliver phase), not a waiting worker.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace wheel::load {
+
+struct RedisDeliverConfig {
+  std::string url = "redis://127.0.0.1:6379";  // redis://HOST:PORT[/DB]
+  std::string prefix = "wj:";                  // the store's key prefix (RedisStoreOptions)
+  std::string tube = "default";
+  std::uint64_t count = 0;                    // 1 .. 10^9 jobs to deliver
+  std::uint32_t concurrency = 50;             // 1 .. 10,000 chains
+  std::chrono::milliseconds timeout{60'000};  // > 0
+  std::chrono::milliseconds retry{1};         // > 0: after a reserve found nothing
+};
+
+struct RedisDeliverResult {
+  std::uint64_t delivered = 0;       // reserved, then deleted with the lease's token
+  std::uint64_t empty_reserves = 0;  // reserves that found no ready job
+  std::uint64_t lost_deletes = 0;    // deletes answered not found (the lease had passed on)
+  std::uint64_t failures = 0;        // commands that failed (Redis down, timeouts)
+  std::string first_failure;
+  double secs = 0;        // from the first reserve to the last delete (or to the timeout)
+  bool complete = false;  // delivered == count
+};
+
+// Throws std::invalid_argument for a bad URL or a setting out of range. Blocks until done.
+RedisDeliverResult run_redis_deliver(const RedisDeliverConfig& config);
+
+}  // namespace wheel::load

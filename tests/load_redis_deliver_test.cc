@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// wheel-jobs-load redis-deliver's logic (wheel/load/redis_deliver.h) on a real redis-server:
+// the chains reserve and delete exactly the jobs of their tube through RedisStore, stop at the
+// count, and stop at the timeout when fewer are there.
+#include "wheel/load/redis_deliver.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "support/redis_store_fixture.h"
+
+namespace wheel::jobs {
+namespace {
+
+class RedisDeliverTest : public RedisStoreTest {
+ protected:
+  load::RedisDeliverConfig config(std::string tube, std::uint64_t count) {
+    load::RedisDeliverConfig c;
+    c.url = "redis://127.0.0.1:" + std::to_string(redis_.port());
+    c.prefix = "t:";
+    c.tube = std::move(tube);
+    c.count = count;
+    c.concurrency = 7;
+    c.timeout = std::chrono::seconds(30);
+    return c;
+  }
+  void put_ready(const std::string& tube, int n) {
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(put(tube, 0, milliseconds(0), milliseconds(60'000), "b" + std::to_string(i)).status,
+                StoreStatus::kOk);
+    }
+  }
+};
+
+TEST_F(RedisDeliverTest, DeliversEveryJobOfItsTubeAndStopsAtTheCount) {
+  put_ready("q", 300);
+  put_ready("other", 5);
+  const load::RedisDeliverResult r = load::run_redis_deliver(config("q", 300));
+  EXPECT_TRUE(r.complete);
+  EXPECT_EQ(r.delivered, 300u);
+  EXPECT_EQ(r.lost_deletes, 0u);
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GT(r.secs, 0);
+  // deleted, not only reserved: the store drops a tube once its deletes equal its puts
+  EXPECT_EQ(tube("q").status, StoreStatus::kNotFound);
+  EXPECT_EQ(tube("other").stats.ready, 5u);  // the other tube is untouched
+}
+
+TEST_F(RedisDeliverTest, TakesNoMoreThanItsCount) {
+  put_ready("q", 40);
+  const load::RedisDeliverResult r = load::run_redis_deliver(config("q", 25));
+  EXPECT_TRUE(r.complete);
+  EXPECT_EQ(r.delivered, 25u);
+  const TubeInfo q = tube("q");
+  EXPECT_EQ(q.stats.ready, 15u);  // none reserved and left behind
+  EXPECT_EQ(q.stats.reserved, 0u);
+}
+
+TEST_F(RedisDeliverTest, EndsAtTheTimeoutWithWhatThereWas) {
+  put_ready("q", 10);
+  load::RedisDeliverConfig c = config("q", 1000);
+  c.timeout = milliseconds(500);
+  const load::RedisDeliverResult r = load::run_redis_deliver(c);
+  EXPECT_FALSE(r.complete);
+  EXPECT_EQ(r.delivered, 10u);
+  EXPECT_GT(r.empty_reserves, 0u);
+}
+
+TEST_F(RedisDeliverTest, RejectsABadUrlAndSettingsOutOfRange) {
+  load::RedisDeliverConfig c = config("q", 1);
+  c.url = "http://x";
+  EXPECT_THROW(load::run_redis_deliver(c), std::invalid_argument);
+  c = config("q", 0);
+  EXPECT_THROW(load::run_redis_deliver(c), std::invalid_argument);
+  c = config("q", 1);
+  c.concurrency = 0;
+  EXPECT_THROW(load::run_redis_deliver(c), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace wheel::jobs
