@@ -112,13 +112,31 @@ end
 -- {now, more, tube, next known (0|1), next, claims, (id, token, body, lease, delay due)...}
 local out = {now, 0, '', 0, -1, 0}
 load_many(taken)
+-- The claims skip the buffers: flush() first (what promotion changed, a lease that ran out
+-- among them), then one ZADD of the leases, one HSET of the records, and the due index lowered
+-- to the first new lease end if it is earlier (ZADD LT).
+flush()
+local za, hs, first = {}, {}, nil
 for _, m in ipairs(taken) do
-  if REC[m] then
-    claim(m, REC[m], now, out)
+  local j = REC[m]
+  if j then
+    local o = #out
+    local lease = now + j[TTR]
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = tonumber(m), j[RES] + 1, j[BODY], lease, j[DUE]
+    j[ST], j[DUE], j[RES] = 'x', lease, j[RES] + 1
+    za[#za + 1] = S(lease)
+    za[#za + 1] = m
+    hs[#hs + 1] = m
+    hs[#hs + 1] = cmsgpack.pack(j)
+    if first == nil or lease < first then first = lease end
     out[6] = out[6] + 1
   end
 end
-flush()
+if first then
+  calln('ZADD', tk(tube_of, 'x'), za, 2)
+  calln('HSET', J, hs, 2)
+  redis.call('ZADD', DUE_IX, 'LT', S(first), tube_of)
+end
 if out[6] > 0 then
   out[2], out[3] = redis.call('ZCARD', tk(tube_of, 'r')), tube_of
   -- one tube left without ready jobs: say when the next comes due, so that the node's other
@@ -157,21 +175,40 @@ local ms = {}
 for i = 1, n do ms[i] = ARGV[1 + 2 * i] end
 load_many(ms)
 local out, deleted, order = {0}, {}, {}
+-- The common case, a holder deleting its job, skips the buffers: per tube one ZREM of its
+-- reserved zset, and one HDEL of the records, written before flush() sets the due index.
+local held, hdel, nh = {}, {}, 0
 for i = 1, n do
   local m, j, ok = ms[i], REC[ms[i]], 0
   -- Only a lease needs the clock: one that ran out times out first (counted, as beanstalkd
   -- does), and then anyone may delete the job; else only its holder may. A delay that ended
   -- or not, the job goes either way, so it is not settled.
+  local fast = false
   if j and j[ST] == 'x' then
     if j[DUE] <= clock() then
       expire(m, j)
     elseif not holds(j, ARGV[2 + 2 * i]) then
       j = nil
+    else
+      fast = true
     end
   end
-  if j then
+  if fast then
+    local l = held[j[TUBE]]
+    if not l then
+      l = {}
+      held[j[TUBE]] = l
+      TIMED[j[TUBE]] = true
+    end
+    l[#l + 1] = m
+    nh = nh + 1
+    hdel[nh] = m
+    REC[m] = false  -- a second delete of it in this batch finds nothing
+  elseif j then
     take_out(m, j)
     save(m, false)
+  end
+  if j then
     if not deleted[j[TUBE]] then
       deleted[j[TUBE]] = 0
       order[#order + 1] = j[TUBE]
@@ -181,6 +218,8 @@ for i = 1, n do
   end
   out[1 + i] = ok
 end
+for tube, l in pairs(held) do calln('ZREM', tk(tube, 'x'), l, 1) end
+if nh > 0 then calln('HDEL', J, hdel, 1) end
 flush()
 for _, tube in ipairs(order) do
   drop_if_empty(tube, redis.call('HINCRBY', tk(tube, 's'), 'del', deleted[tube]), clock)
