@@ -63,9 +63,10 @@ TEST_F(RedisBatchTest, PutsIssuedTogetherRideOneScriptPerRoundTripWithIdsInIssue
                 [&got, i](InsertResult&& r) { got[i] = std::move(r); });
   }
   ASSERT_TRUE(wait_all(&loop_, got));
-  // The first kMaxBatchesInFlight went alone at once; the rest queued behind them: one full
-  // batch, then the rest.
-  const long long batches = static_cast<long long>(kMaxBatchesInFlight) + 2;
+  // Issued in one loop turn, they go together at its end: one full batch (kMaxBatchPerScript),
+  // then the rest once it returned.
+  const long long batches = 2;
+  static_assert(kMaxBatchesInFlight == 1, "with more in flight the rest need not wait");
   EXPECT_EQ(scripts() - scripts_before, batches);
   EXPECT_EQ(calls(redis_.port(), "hset") - hsets_before, batches);  // one HSET per batch
   // per batch at most: a ready and a delayed zset per tube, and each tube's due time
@@ -104,8 +105,8 @@ TEST_F(RedisBatchTest, ClaimsAndDeletesIssuedTogetherEachGetTheirOwnResult) {
     store_->reserve({"q"}, [&claims, i](ClaimResult&& r) { claims[i] = std::move(r); });
   }
   ASSERT_TRUE(wait_all(&loop_, claims));
-  // the first kMaxBatchesInFlight alone, then the others as one
-  const long long batches = static_cast<long long>(kMaxBatchesInFlight) + 1;
+  // issued in one loop turn: all of them in one script (none goes ahead alone)
+  const long long batches = 1;
   EXPECT_EQ(scripts() - scripts_before, batches);
   EXPECT_EQ(calls(redis_.port(), "zpopmin") - pops_before, batches);
   std::vector<std::uint64_t> expected;

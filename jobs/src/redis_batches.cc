@@ -47,7 +47,19 @@ void RedisBatches::put(std::string_view tube, std::uint32_t priority, Millis del
   puts_.queued.push_back({std::string(tube), std::to_string(priority),
                           std::to_string(delay.count()), std::to_string(ttr.count()),
                           std::string(body), std::move(done)});
+  schedule();
+}
+
+void RedisBatches::schedule() {
+  if (!client_.want_turn_end()) send_queued();
+}
+
+void RedisBatches::send_queued() {
   send_puts();
+  send_removes();
+  std::vector<std::string> tubes;
+  for (const auto& [tube, lane] : claims_) tubes.push_back(tube);
+  for (const auto& tube : tubes) send_claims(tube);
 }
 
 void RedisBatches::send_puts() {
@@ -66,7 +78,7 @@ void RedisBatches::send_puts() {
   ++puts_.in_flight;
   client_.eval(put_script_, args, [self = shared_from_this(), batch](const RedisValue& v) {
     --self->puts_.in_flight;
-    self->send_puts();  // what queued meanwhile goes at once
+    self->schedule();   // what queued meanwhile goes at the turn's end
     InsertResult base;  // {first id, now}
     const bool ok = check(v, base, 2);
     const auto first = ok ? static_cast<std::uint64_t>(as_int(at(v, 0))) : 0;
@@ -81,7 +93,7 @@ void RedisBatches::send_puts() {
 
 void RedisBatches::remove(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
   removes_.queued.push_back({redis_job_member(id), std::to_string(token), std::move(done)});
-  send_removes();
+  schedule();
 }
 
 void RedisBatches::send_removes() {
@@ -105,7 +117,7 @@ void RedisBatches::send_remove_batch() {
   ++removes_.in_flight;
   client_.eval(remove_script_, args, [self = shared_from_this(), batch](const RedisValue& v) {
     --self->removes_.in_flight;
-    self->send_removes();
+    self->schedule();
     ChangeResult base;  // {now, deleted (1|0) per request}
     const bool ok = check(v, base, 1 + batch->size());
     if (ok) base.now = as_int(at(v, 0));
@@ -130,7 +142,7 @@ void RedisBatches::reserve(const std::vector<std::string>& tubes, Done<ClaimResu
   auto it = claims_.find(tubes.front());
   if (it == claims_.end()) it = claims_.emplace(tubes.front(), Lane<Done<ClaimResult>>{}).first;
   it->second.queued.push_back(std::move(done));
-  send_claims(tubes.front());
+  schedule();
 }
 
 void RedisBatches::send_claims(const std::string& tube) {
@@ -151,7 +163,7 @@ void RedisBatches::send_claims(const std::string& tube) {
                [self = shared_from_this(), batch, tube](const RedisValue& v) {
                  auto found = self->claims_.find(tube);
                  if (found != self->claims_.end()) --found->second.in_flight;
-                 self->send_claims(tube);
+                 self->schedule();
                  auto results = redis_replies::read_claims(v, batch->size());
                  for (std::size_t i = 0; i < batch->size(); ++i) {
                    (*batch)[i](std::move(results[i]));

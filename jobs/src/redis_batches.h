@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal to wheel::jobs. Group commit toward Redis for the store's hot commands (put, delete,
-// reserve of one tube): the first request of a kind goes out at once as a script of one; the
-// requests of that kind that arrive while it is in flight, from any connection, wait and go as
-// ONE script when it returns (at most kMaxBatchPerScript requests, kMaxBatchBytes of bodies).
+// reserve of one tube): the requests of a kind issued in one turn of the loop, from any
+// connection, go as ONE script at the turn's end (RedisClient::want_turn_end); those that arrive
+// while it is in flight wait and go as one script when it returns (at most kMaxBatchPerScript
+// requests, kMaxBatchBytes of bodies). Sending the first request of a turn alone at once cost a
+// script of one per round trip: a worker's 50 reserves went as 1 + 49.
 // So a busy node sends one put, one delete and one claim per tube per round trip, each costing
 // Redis a fixed number of commands (one TIME, one HSET, one ZADD per zset...) for the whole batch,
 // while a quiet one adds no delay. Claims are never sent before the deletes queued ahead of them.
@@ -41,6 +43,9 @@ class RedisBatches : public std::enable_shared_from_this<RedisBatches> {
   void remove(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done);
   // One tube: batched with the other claims of that tube. Several: a script of its own.
   void reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done);
+  // Sends what queued: each lane with room gets its batch. Runs at the end of the loop turn
+  // (RedisClient::add_turn_end), so that the requests of one turn go as one script.
+  void send_queued();
 
  private:
   struct Put {
@@ -57,6 +62,7 @@ class RedisBatches : public std::enable_shared_from_this<RedisBatches> {
     std::size_t in_flight = 0;  // scripts sent, not answered
   };
 
+  void schedule();  // send_queued() at the turn's end (now if the client is down)
   void send_puts();
   void send_removes();  // a batch, unless one is in flight
   // A claim never overtakes a delete queued before it: every queued delete is sent first, even

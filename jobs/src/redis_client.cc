@@ -3,6 +3,7 @@
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#include <hiredis/sds.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -71,6 +72,13 @@ struct UvEvents {
 };
 
 }  // namespace
+
+// Writes hiredis's output buffer, if any, now rather than on the poll's next writable event.
+static void flush_output(redisAsyncContext* ac) {
+  if ((ac->c.flags & REDIS_CONNECTED) != 0 && ac->c.obuf != nullptr && sdslen(ac->c.obuf) > 0) {
+    redisAsyncHandleWrite(ac);
+  }
+}
 
 // One read's replies delivered as a whole (RedisClient::set_after_read). The client outlives
 // its context, which a callback may free.
@@ -191,7 +199,34 @@ void RedisClient::stop() {
   }
   close_timer(retry_timer_);
   close_timer(timeout_timer_);
+  if (turn_idle_ != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(turn_idle_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_idle_t*>(h); });
+    turn_idle_ = nullptr;
+  }
   (void)was_idle;
+}
+
+bool RedisClient::want_turn_end() {
+  if (state_ == State::kStopped || state_ == State::kIdle) return false;
+  if (turn_wanted_) return true;
+  if (turn_idle_ == nullptr) {
+    turn_idle_ = new uv_idle_t;
+    uv_idle_init(loop_, turn_idle_);
+    turn_idle_->data = this;
+    uv_unref(reinterpret_cast<uv_handle_t*>(turn_idle_));
+  }
+  turn_wanted_ = true;
+  uv_idle_start(turn_idle_,
+                [](uv_idle_t* h) { static_cast<RedisClient*>(h->data)->on_turn_end(); });
+  return true;
+}
+
+void RedisClient::on_turn_end() {
+  turn_wanted_ = false;
+  uv_idle_stop(turn_idle_);
+  for (const auto& hook : turn_end_) hook();
+  if (ac_ != nullptr) flush_output(ac_);
 }
 
 void RedisClient::connect() {

@@ -78,6 +78,9 @@ RedisStore::RedisStore(RedisClient& client, RedisStoreOptions options)
         &scripts_->scan, &scripts_->give_back}) {
     client_.preload(s);
   }
+  client_.add_turn_end([batches = std::weak_ptr<RedisBatches>(batches_)] {
+    if (auto b = batches.lock()) b->send_queued();
+  });
 }
 
 void RedisStore::put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,

@@ -126,6 +126,14 @@ class RedisClient {
   void set_after_read(std::function<void()> hook) { after_read_ = std::move(hook); }
   bool delivering() const { return delivering_; }
 
+  // After want_turn_end(), runs every hook added here once, before the loop next polls for I/O
+  // (a uv_idle, which also keeps that poll from blocking), then writes what they sent to Redis
+  // at once: a caller gathers the requests of one turn (all the clients' reads of one poll, the
+  // callbacks of one read from Redis) into one command this way. want_turn_end() is false when
+  // the client is not started or is stopped: nothing will run, send now.
+  void add_turn_end(std::function<void()> hook) { turn_end_.push_back(std::move(hook)); }
+  bool want_turn_end();
+
   bool connected() const { return state_ == State::kUp; }
   std::uint64_t connects() const { return connects_; }       // successful connections so far
   std::size_t in_flight() const { return pending_.size(); }  // commands without a reply yet
@@ -165,6 +173,10 @@ class RedisClient {
   std::vector<std::unique_ptr<Subscription>> subscriptions_;
   std::function<void()> on_connect_;
   std::function<void()> after_read_;
+  std::vector<std::function<void()>> turn_end_;
+  uv_idle_t* turn_idle_ = nullptr;  // want_turn_end(); freed by its close callback
+  bool turn_wanted_ = false;
+  void on_turn_end();
   bool delivering_ = false;
   friend struct RedisReadScope;
   std::uint64_t connects_ = 0;

@@ -22,9 +22,9 @@ inline constexpr std::size_t kMaxGiveBackPerScript = 1000;
 // past its first: one script serves them all, and holds Redis alone while it runs.
 inline constexpr std::size_t kMaxBatchPerScript = 256;
 inline constexpr std::size_t kMaxBatchBytes = 1 << 20;
-// Scripts of one kind in flight at once: a request goes out at once while fewer are, else it
-// queues for the next batch. One (classic group commit) measured best here: 2 halved the
-// batches, costing ~35% more Redis commands per job and ~15-25% of the throughput.
+// Scripts of one kind in flight at once: a loop turn's requests go at the turn's end while
+// fewer are, else they queue for the next batch. One (classic group commit) measured best here:
+// 2 halved the batches, costing ~35% more Redis commands per job and ~15-25% of the throughput.
 inline constexpr std::size_t kMaxBatchesInFlight = 1;
 
 }  // namespace wheel::jobs

@@ -18,9 +18,10 @@
 // change) publishes "<due ms> <tube>" on event_channel(); subscribers use it to wake their waiting
 // reserves at the right millisecond. Messages can be lost (pub/sub), so scan() is the safety net.
 //
-// Batches: put, delete and a reserve of one tube ride in group commits (redis_batches.h): while
-// a script of that kind is in flight, further requests wait and go as one script when it
-// returns; each still gets its own result after Redis answered.
+// Batches: put, delete and a reserve of one tube ride in group commits (redis_batches.h): the
+// requests of a kind issued in one loop turn go as one script at the turn's end; while one is in
+// flight, further requests wait and go as one script when it returns; each still gets its own
+// result after Redis answered.
 //
 // Threads: loop thread only (the client's). Callbacks run on it, after the reply arrived.
 #pragma once
