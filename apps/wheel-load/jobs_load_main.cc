@@ -110,8 +110,11 @@ int deliver(const load::RedisDeliverConfig& c) {
       {"secs", r.secs},
       {"delivered_per_s", r.secs > 0 ? static_cast<double>(r.delivered) / r.secs : 0},
       {"empty_reserves", r.empty_reserves},
-      {"errors", {{"lost_deletes", r.lost_deletes}, {"failures", r.failures}}},
+      {"errors", nlohmann::json::object()},
       {"cpu_secs", cpu}};
+  // as the other drivers: only what happened (a delete the lease had passed on, a failure)
+  if (r.lost_deletes > 0) j["errors"]["lost_deletes"] = r.lost_deletes;
+  if (r.failures > 0) j["errors"]["failures"] = r.failures;
   if (!r.first_failure.empty()) j["first_failure"] = r.first_failure;
   std::printf("%s\n", j.dump().c_str());
   return r.complete ? 0 : 1;

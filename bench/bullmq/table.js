@@ -120,6 +120,7 @@ if (fleet.length) {
 // Which part saturated first in each phase (cpu-watch.js): every round's verdict, and the
 // busiest second of each part (median over rounds, % of one core) and of the machine.
 const PHASES = [['add', 'added_per_s'], ['deliver (all due)', 'delivered_per_s'],
+  ['deliver (all due), wheel::jobs in the worker', 'lib_delivered_per_s'],
   ['end to end', 'e2e_delivered_per_s']];
 const satRows = [];
 for (const peer of ['bullmq', 'plain', 'wheel-jobs']) {
@@ -147,11 +148,12 @@ if (satRows.length) {
 
 // Error replies the drivers counted and retried (wheel-jobs' INTERNAL_ERROR when Redis did not
 // answer in time), and rounds that failed (no record of a metric).
-const errs = recs.filter((r) => r.errors && Object.keys(r.errors).length);
+const counted = (r) => Object.entries(r.errors || {}).filter(([, v]) => v > 0);
+const errs = recs.filter((r) => counted(r).length);
 if (errs.length) {
   lines.push('', 'Error replies, counted and retried after 50 ms by the drivers:');
   for (const r of errs) {
-    const what = Object.entries(r.errors).map(([k, v]) => `${v}× ${k}`).join(', ');
+    const what = counted(r).map(([k, v]) => `${v}× ${k}`).join(', ');
     lines.push(`- ${r.peer}${r.nodes ? ` (${r.nodes} node${r.nodes > 1 ? 's' : ''})` : ''}, ` +
       `round ${r.round}, ${r.metric}: ${what}`);
   }

@@ -16,6 +16,8 @@ namespace {
 
 namespace jobs = wheel::jobs;
 
+constexpr std::chrono::milliseconds kFailureRetry{50};
+
 class Deliverer {
  public:
   Deliverer(uv_loop_t* loop, const RedisDeliverConfig& c, jobs::RedisClientOptions options)
@@ -54,11 +56,11 @@ class Deliverer {
       if (done_) return;
       if (claim.status == jobs::StoreStatus::kNotFound) {
         ++r_.empty_reserves;
-        return retry_later();
+        return retry_later(c_.retry);
       }
       if (claim.status != jobs::StoreStatus::kOk) {
         failed(claim.error);
-        return retry_later();
+        return retry_later(kFailureRetry);  // Redis down: the client fails fast, do not spin
       }
       ++deleting_;
       store_.remove(claim.id, claim.token, [this](jobs::ChangeResult&& del) {
@@ -79,7 +81,7 @@ class Deliverer {
     });
   }
 
-  void retry_later() {
+  void retry_later(std::chrono::milliseconds after) {
     auto* t = new uv_timer_t;
     uv_timer_init(deadline_.loop, t);
     t->data = this;
@@ -91,7 +93,7 @@ class Deliverer {
                    [](uv_handle_t* x) { delete reinterpret_cast<uv_timer_t*>(x); });
           self->reserve();
         },
-        static_cast<std::uint64_t>(c_.retry.count()), 0);
+        static_cast<std::uint64_t>(after.count()), 0);
   }
 
   void failed(const std::string& why) {

@@ -4,8 +4,9 @@
 // `tube` from Redis, then deleting it (the no-op job) together with its next reserve, until
 // `count` jobs were delivered (reserved and deleted) or `timeout` passed. No wheel-jobs node sits
 // between the worker and Redis; the claims and deletes of the chains ride in the store's group
-// commits as a node's do. A chain that finds no ready job tries again after `retry`, so this is
-// for jobs that are due (a benchmark's deliver phase), not a waiting worker.
+// commits as a node's do. A chain that finds no ready job tries again after `retry` (after a
+// failed command, 50 ms), so this is for jobs that are due (a benchmark's deliver phase), not a
+// waiting worker.
 #pragma once
 
 #include <chrono>
