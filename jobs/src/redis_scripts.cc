@@ -120,10 +120,7 @@ local za, hs, first = {}, {}, nil
 for _, m in ipairs(taken) do
   local j = REC[m]
   if j then
-    local o = #out
-    local lease = now + j[TTR]
-    out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = tonumber(m), j[RES] + 1, j[BODY], lease, j[DUE]
-    j[ST], j[DUE], j[RES] = 'x', lease, j[RES] + 1
+    local lease = lease_out(m, j, now, out)
     za[#za + 1] = S(lease)
     za[#za + 1] = m
     hs[#hs + 1] = m

@@ -36,7 +36,10 @@ local function publish(tube, due) redis.call('PUBLISH', P .. 'ev', S(due) .. ' '
 -- `step` keeps pairs together. Returns the replies' elements, in order.
 local function calln(cmd, key, list, step)
   local out, chunk = {}, 1000 * step
-  if #list <= chunk then return redis.call(cmd, key, unpack(list)) end
+  if #list > 0 and #list <= chunk then  -- one call: its reply as is
+    local r = redis.call(cmd, key, unpack(list))
+    return type(r) == 'table' and r or out
+  end
   for i = 1, #list, chunk do
     local r = redis.call(cmd, key, unpack(list, i, math.min(#list, i + chunk - 1)))
     if type(r) == 'table' then for x = 1, #r do out[#out + 1] = r[x] end end
@@ -191,15 +194,21 @@ local function settle(m, j, now)
   if (j[ST] == 'd' or j[ST] == 'x') and j[DUE] <= now then publish(expire(m, j), now) end
 end
 -- the fencing token of a lease is the job's reserve count: it grows with every claim
--- appends the claim's five reply values (id, token, body, lease end, delay due) to out
-local function claim(m, j, now, out)
+-- leases job m (record j) from now: appends the claim's five reply values (id, token, body,
+-- lease end, delay due) to out and returns the lease end; the caller writes j and the lease
+local function lease_out(m, j, now, out)
   local delay_due = j[DUE]
   local lease = now + j[TTR]
   j[ST], j[DUE], j[RES] = 'x', lease, j[RES] + 1
-  timer(j[TUBE], 'x', m, lease)
-  save(m, j)
   local o = #out
   out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = tonumber(m), j[RES], j[BODY], lease, delay_due
+  return lease
+end
+-- lease_out through the buffers
+local function claim(m, j, now, out)
+  local lease = lease_out(m, j, now, out)
+  timer(j[TUBE], 'x', m, lease)
+  save(m, j)
 end
 local function holds(j, tok)
   return j and j[ST] == 'x' and j[RES] == tonumber(tok)
