@@ -79,5 +79,29 @@ TEST_F(RedisDeliverTest, RejectsABadUrlAndSettingsOutOfRange) {
   EXPECT_THROW(load::run_redis_deliver(c), std::invalid_argument);
 }
 
+TEST(RedisDeliverJson, ListsOnlyTheErrorsThatHappened) {
+  load::RedisDeliverConfig c;
+  c.count = 10;
+  load::RedisDeliverResult r;
+  r.delivered = 10;
+  r.complete = true;
+  r.secs = 0.5;
+  nlohmann::json j = load::redis_deliver_json(c, r, 0.25);
+  EXPECT_EQ(j["errors"], nlohmann::json::object());
+  EXPECT_FALSE(j.contains("first_failure"));
+  EXPECT_EQ(j["delivered_per_s"], 20.0);
+  EXPECT_EQ(j["n"], 10u);
+  EXPECT_EQ(j["cpu_secs"], 0.25);
+  EXPECT_EQ(j["complete"], true);
+  r.lost_deletes = 2;
+  r.failures = 3;
+  r.first_failure = "ERR redis unavailable";
+  r.secs = 0;  // a run that never started
+  j = load::redis_deliver_json(c, r, 0);
+  EXPECT_EQ(j["errors"], (nlohmann::json{{"lost_deletes", 2}, {"failures", 3}}));
+  EXPECT_EQ(j["first_failure"], "ERR redis unavailable");
+  EXPECT_EQ(j["delivered_per_s"], 0.0);
+}
+
 }  // namespace
 }  // namespace wheel::jobs

@@ -101,21 +101,7 @@ int deliver(const load::RedisDeliverConfig& c) {
   getrusage(RUSAGE_SELF, &ru);
   const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                      static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-  nlohmann::json j = {
-      {"peer", "wheel-jobs-lib"},
-      {"role", "worker"},
-      {"delivered", r.delivered},
-      {"n", c.count},
-      {"complete", r.complete},
-      {"secs", r.secs},
-      {"delivered_per_s", r.secs > 0 ? static_cast<double>(r.delivered) / r.secs : 0},
-      {"empty_reserves", r.empty_reserves},
-      {"errors", nlohmann::json::object()},
-      {"cpu_secs", cpu}};
-  // as the other drivers: only what happened (a delete the lease had passed on, a failure)
-  if (r.lost_deletes > 0) j["errors"]["lost_deletes"] = r.lost_deletes;
-  if (r.failures > 0) j["errors"]["failures"] = r.failures;
-  if (!r.first_failure.empty()) j["first_failure"] = r.first_failure;
+  const nlohmann::json j = load::redis_deliver_json(c, r, cpu);
   std::printf("%s\n", j.dump().c_str());
   return r.complete ? 0 : 1;
 }

@@ -152,4 +152,23 @@ RedisDeliverResult run_redis_deliver(const RedisDeliverConfig& config) {
   return result;
 }
 
+nlohmann::json redis_deliver_json(const RedisDeliverConfig& config, const RedisDeliverResult& r,
+                                  double cpu_secs) {
+  nlohmann::json j = {
+      {"peer", "wheel-jobs-lib"},
+      {"role", "worker"},
+      {"delivered", r.delivered},
+      {"n", config.count},
+      {"complete", r.complete},
+      {"secs", r.secs},
+      {"delivered_per_s", r.secs > 0 ? static_cast<double>(r.delivered) / r.secs : 0},
+      {"empty_reserves", r.empty_reserves},
+      {"errors", nlohmann::json::object()},
+      {"cpu_secs", cpu_secs}};
+  if (r.lost_deletes > 0) j["errors"]["lost_deletes"] = r.lost_deletes;
+  if (r.failures > 0) j["errors"]["failures"] = r.failures;
+  if (!r.first_failure.empty()) j["first_failure"] = r.first_failure;
+  return j;
+}
+
 }  // namespace wheel::load

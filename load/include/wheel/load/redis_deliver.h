@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace wheel::load {
 
 struct RedisDeliverConfig {
@@ -37,5 +39,12 @@ struct RedisDeliverResult {
 
 // Throws std::invalid_argument for a bad URL or a setting out of range. Blocks until done.
 RedisDeliverResult run_redis_deliver(const RedisDeliverConfig& config);
+
+// A run's figures as one JSON object, the form compare-fleet's drivers print (peer, role,
+// delivered, n, complete, secs, delivered_per_s, empty_reserves, cpu_secs, and errors listing
+// only what happened: lost_deletes, failures; first_failure if any). `cpu_secs`: the process's
+// CPU time.
+nlohmann::json redis_deliver_json(const RedisDeliverConfig& config,
+                                  const RedisDeliverResult& result, double cpu_secs);
 
 }  // namespace wheel::load
