@@ -148,10 +148,18 @@ TEST_P(TimeoutTest, CancelRacingExpiryEndsEitherExpiredOrCancelled) {
 TEST_P(TimeoutTest, TaskAndCapturesAreDestroyedOnceRunEvenWhileHandlesRemain) {
   HashedWheelTimer timer(fast_ticks());
   std::atomic<int> live{0};
+  std::atomic<int> live_while_running{-1};
   std::atomic<bool> ran{false};
-  TimeoutHandle handle = timer.new_timeout([tracked = Tracked(&live), &ran] { ran = true; }, 1ms);
-  EXPECT_EQ(live, 1);
+  // The task reads the count itself: checking it here after new_timeout() would race the
+  // worker, which may already have run and destroyed a 1 ms task (it did under TSan in CI).
+  TimeoutHandle handle = timer.new_timeout(
+      [tracked = Tracked(&live), &live, &live_while_running, &ran] {
+        live_while_running = live.load();
+        ran = true;
+      },
+      1ms);
   ASSERT_TRUE(wait_until([&] { return ran && live == 0; }));
+  EXPECT_EQ(live_while_running, 1) << "the captures must live until the task has run";
   // The node outlives its task: the handle still reads its state and reaches its timer.
   EXPECT_TRUE(handle->is_expired());
   EXPECT_FALSE(handle->is_cancelled());
