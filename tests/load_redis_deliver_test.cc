@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "support/redis_store_fixture.h"
 
@@ -66,6 +68,34 @@ TEST_F(RedisDeliverTest, EndsAtTheTimeoutWithWhatThereWas) {
   EXPECT_FALSE(r.complete);
   EXPECT_EQ(r.delivered, 10u);
   EXPECT_GT(r.empty_reserves, 0u);
+}
+
+TEST_F(RedisDeliverTest, ReportsProgressEverySecondOfTheRun) {
+  put_ready("q", 10);
+  load::RedisDeliverConfig c = config("q", 1000);
+  // libuv runs due timers in the order of their due times, so the ticks at 1 s and 2 s come
+  // before the 2.2 s deadline however late the loop runs.
+  c.timeout = milliseconds(2200);
+  std::vector<std::string> lines;
+  c.progress = [&](const std::string& line) { lines.push_back(line); };
+  const load::RedisDeliverResult r = load::run_redis_deliver(c);
+  EXPECT_EQ(r.delivered, 10u);
+  ASSERT_GE(lines.size(), 2u);
+  unsigned long long before = 0;
+  for (const std::string& line : lines) {
+    if (line.rfind("waiting for Redis", 0) == 0) continue;  // not connected yet
+    double secs = 0;
+    unsigned long long delivered = 0, per_second = 0, failures = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "deliver %lfs: %llu delivered (%llu/s), %llu failures",
+                          &secs, &delivered, &per_second, &failures),
+              4)
+        << line;
+    EXPECT_GE(delivered, before) << line;
+    EXPECT_LE(delivered, 10u) << line;
+    EXPECT_EQ(per_second, delivered - before) << line;
+    EXPECT_EQ(failures, 0u) << line;
+    before = delivered;
+  }
 }
 
 TEST_F(RedisDeliverTest, RejectsABadUrlAndSettingsOutOfRange) {

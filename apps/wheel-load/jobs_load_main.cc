@@ -94,7 +94,8 @@ int compare(load::JobsCompareConfig& c, const std::string& jsonl, const std::str
 
 // redis-deliver: prints READY on stderr once configured (a benchmark's driver waits for it),
 // then one JSON line with the figures; exit 1 unless every job was delivered.
-int deliver(const load::RedisDeliverConfig& c) {
+int deliver(load::RedisDeliverConfig& c) {
+  c.progress = log_progress;
   std::fputs("READY\n", stderr);
   const load::RedisDeliverResult r = load::run_redis_deliver(c);
   rusage ru{};

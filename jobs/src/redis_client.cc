@@ -71,14 +71,14 @@ struct UvEvents {
   int events = 0;
 };
 
-}  // namespace
-
 // Writes hiredis's output buffer, if any, now rather than on the poll's next writable event.
-static void flush_output(redisAsyncContext* ac) {
+void flush_output(redisAsyncContext* ac) {
   if ((ac->c.flags & REDIS_CONNECTED) != 0 && ac->c.obuf != nullptr && sdslen(ac->c.obuf) > 0) {
     redisAsyncHandleWrite(ac);
   }
 }
+
+}  // namespace
 
 // One read's replies delivered as a whole (RedisClient::set_after_read). The client outlives
 // its context, which a callback may free.

@@ -3,6 +3,7 @@
 
 #include <uv.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace {
 namespace jobs = wheel::jobs;
 
 constexpr std::chrono::milliseconds kFailureRetry{50};
+constexpr std::uint64_t kProgressEveryMs = 1000;
 
 class Deliverer {
  public:
@@ -24,6 +26,8 @@ class Deliverer {
       : c_(c), client_(loop, std::move(options)), store_(client_, {c.prefix}), tubes_{c.tube} {
     uv_timer_init(loop, &deadline_);
     deadline_.data = this;
+    uv_timer_init(loop, &progress_);
+    progress_.data = this;
     client_.set_on_connect([this] { start(); });
   }
 
@@ -32,6 +36,11 @@ class Deliverer {
     uv_timer_start(
         &deadline_, [](uv_timer_t* t) { static_cast<Deliverer*>(t->data)->finish(); },
         static_cast<std::uint64_t>(c_.timeout.count()), 0);
+    if (c_.progress) {
+      uv_timer_start(
+          &progress_, [](uv_timer_t* t) { static_cast<Deliverer*>(t->data)->report_progress(); },
+          kProgressEveryMs, kProgressEveryMs);
+    }
     uv_run(loop, UV_RUN_DEFAULT);
   }
 
@@ -96,6 +105,21 @@ class Deliverer {
         static_cast<std::uint64_t>(after.count()), 0);
   }
 
+  void report_progress() {
+    if (!started_) {
+      c_.progress("waiting for Redis at " + c_.url);
+      return;
+    }
+    char line[200];
+    std::snprintf(line, sizeof line, "deliver %.0fs: %llu delivered (%llu/s), %llu failures",
+                  static_cast<double>(uv_hrtime() - t0_) / 1e9,
+                  static_cast<unsigned long long>(r_.delivered),
+                  static_cast<unsigned long long>(r_.delivered - last_progress_delivered_),
+                  static_cast<unsigned long long>(r_.failures));
+    last_progress_delivered_ = r_.delivered;
+    c_.progress(line);
+  }
+
   void failed(const std::string& why) {
     if (r_.failures++ == 0) r_.first_failure = why;
   }
@@ -107,6 +131,7 @@ class Deliverer {
     r_.secs = started_ ? static_cast<double>(end - t0_) / 1e9 : 0;
     r_.complete = r_.delivered >= c_.count;
     uv_close(reinterpret_cast<uv_handle_t*>(&deadline_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&progress_), nullptr);
     client_.stop();  // the commands in flight fail; nothing else keeps the loop
   }
 
@@ -115,6 +140,7 @@ class Deliverer {
   jobs::RedisStore store_;
   std::vector<std::string> tubes_;
   uv_timer_t deadline_{};
+  uv_timer_t progress_{};
   RedisDeliverResult r_;
   bool started_ = false;
   bool done_ = false;
@@ -122,6 +148,7 @@ class Deliverer {
   std::uint64_t deleting_ = 0;   // deletes in flight
   std::uint64_t t0_ = 0;
   std::uint64_t last_ = 0;
+  std::uint64_t last_progress_delivered_ = 0;
 };
 
 }  // namespace

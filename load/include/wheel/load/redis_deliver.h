@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,10 @@ struct RedisDeliverConfig {
   std::uint32_t concurrency = 50;             // 1 .. 10,000 chains
   std::chrono::milliseconds timeout{60'000};  // > 0
   std::chrono::milliseconds retry{1};         // > 0: after a reserve found nothing
+  // Called about once a second while the run lasts with a one-line progress text (e.g. logged):
+  // the seconds since the first reserve, jobs delivered so far and in that second, failures.
+  // May be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 struct RedisDeliverResult {
