@@ -3,6 +3,7 @@
 // a broken baseline would be worthless, so it gets the same kind of checks as the wheel.
 #include "heap_timer.h"
 #include "support/wait_until.h"
+#include "support/worker_hold.h"
 
 #include <atomic>
 #include <chrono>
@@ -62,6 +63,10 @@ TEST(HeapTimerTest, RunsTasksInDeadlineOrderNeverEarly) {
 
 TEST(HeapTimerTest, CancelPreventsRunAndSucceedsOnce) {
   HeapTimer timer;
+  // The worker is held while the 50 ms timeout is scheduled and cancelled: otherwise a stall of
+  // this thread longer than 50 ms would let it expire first.
+  wheel_test::WorkerHold hold(timer, 0ms);
+  ASSERT_TRUE(hold.holding());
   std::atomic<int> runs{0};
   auto handle = timer.new_timeout([&] { ++runs; }, 50ms);
   EXPECT_EQ(timer.pending_timeouts(), 1u);
@@ -70,7 +75,11 @@ TEST(HeapTimerTest, CancelPreventsRunAndSucceedsOnce) {
   EXPECT_TRUE(handle->is_cancelled());
   EXPECT_FALSE(handle->is_expired());
   EXPECT_EQ(timer.pending_timeouts(), 0u);  // synchronous removal
-  std::this_thread::sleep_for(150ms);
+  hold.release();
+  // Deadline order: once a later timeout has run, the cancelled one would have run before it.
+  std::atomic<bool> later_ran{false};
+  timer.new_timeout([&] { later_ran = true; }, 100ms);
+  ASSERT_TRUE(wheel_test::wait_until([&] { return later_ran.load(); }));
   EXPECT_EQ(runs.load(), 0);
 }
 
@@ -90,19 +99,28 @@ TEST(HeapTimerTest, CancelFromTheMiddleKeepsHeapOrder) {
   std::vector<HeapTimeoutHandle> handles;
   std::mt19937 rng(7);
   std::vector<int> delays(200);
-  std::vector<Clock::time_point> deadlines(200);
+  // Bounds of each deadline: the clock read before and after new_timeout(), plus the delay (a
+  // stall of this thread in between moves the timer's reading, and so the order).
+  std::vector<Clock::time_point> earliest(200), latest(200);
   for (int i = 0; i < 200; ++i) delays[i] = 20 + static_cast<int>(rng() % 200);
+  // The worker is held while they are scheduled and half cancelled: a stall of this thread
+  // could otherwise let the first ones (20 ms) expire before their cancel().
+  wheel_test::WorkerHold hold(timer, 0ms);
+  ASSERT_TRUE(hold.holding());
   for (int i = 0; i < 200; ++i) {
-    deadlines[i] = Clock::now() + std::chrono::milliseconds(delays[i]);
+    const auto delay = std::chrono::milliseconds(delays[i]);
+    earliest[i] = Clock::now() + delay;
     handles.push_back(timer.new_timeout(
         [&, i] {
           std::lock_guard lock(mutex);
           fired.push_back(i);
         },
-        std::chrono::milliseconds(delays[i])));
+        delay));
+    latest[i] = Clock::now() + delay;
   }
   for (int i = 0; i < 200; i += 2) EXPECT_TRUE(handles[i]->cancel());
   EXPECT_EQ(timer.pending_timeouts(), 100u);
+  hold.release();
   ASSERT_TRUE(wheel_test::wait_until([&] { return timer.pending_timeouts() == 0; }));
   ASSERT_TRUE(wheel_test::wait_until([&] {
     std::lock_guard lock(mutex);
@@ -111,9 +129,10 @@ TEST(HeapTimerTest, CancelFromTheMiddleKeepsHeapOrder) {
   std::lock_guard lock(mutex);
   for (std::size_t k = 0; k < fired.size(); ++k) {
     EXPECT_EQ(fired[k] % 2, 1);
-    // Deadline order; the timer reads the clock a moment after `deadlines`, hence the slack.
+    // The one that ran first cannot have a deadline provably later than the next one's.
     if (k > 0) {
-      EXPECT_LE(deadlines[fired[k - 1]], deadlines[fired[k]] + 1ms);
+      EXPECT_LE(earliest[fired[k - 1]], latest[fired[k]])
+          << "timeout " << fired[k - 1] << " ran before " << fired[k];
     }
   }
 }
