@@ -83,7 +83,11 @@ TEST_P(DrainTest, RefusesOutsideSchedulingButLetsTasksScheduleTheirSuccessors) {
   HashedWheelTimer timer(options());
   std::atomic<int> chain{0};
   std::atomic<int> refused_in_task{0};
+  std::atomic<bool> looked{false};
   std::function<void(Timeout&)> step = [&](Timeout& self) {
+    // The first step waits (bounded) until the test has looked at the draining timer: a test
+    // thread stalled for the chain's 200 ms would otherwise find the drain over.
+    if (chain == 0) wait_until([&] { return looked.load(); });
     if (++chain < 10) {
       try {
         self.timer().new_timeout(step, 20ms);
@@ -94,9 +98,11 @@ TEST_P(DrainTest, RefusesOutsideSchedulingButLetsTasksScheduleTheirSuccessors) {
   };
   timer.new_timeout(step, 20ms);
   BackgroundDrain drain(timer);
-  ASSERT_TRUE(wait_until_draining(timer));
+  const bool draining = wait_until_draining(timer);
   EXPECT_THROW(timer.new_periodic([] {}, 1ms, 1ms), std::logic_error);
   EXPECT_FALSE(timer.is_stopped()) << "draining is not stopped yet";
+  looked = true;
+  ASSERT_TRUE(draining);
   EXPECT_TRUE(drain.get().empty());
   EXPECT_EQ(chain, 10) << "the chain of tasks was cut short";
   EXPECT_EQ(refused_in_task, 0);
