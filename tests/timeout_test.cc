@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 #include <wheel/hashed_wheel_timer.h>
+#include <wheel/manual_clock.h>
 
 #include "support/timer_layouts.h"
 #include "support/timer_test_support.h"
@@ -60,15 +61,19 @@ TEST_P(TimeoutTest, HandleBehavesLikeASharedPointer) {
 }
 
 TEST_P(TimeoutTest, CancelReturnsTrueOnlyOnceAndTaskNeverRuns) {
-  HashedWheelTimer timer(fast_ticks());
+  // On a manual clock: on the real one, a stall of this thread longer than the 20 ms between
+  // new_timeout() and cancel() would let the worker run the task first.
+  wheel::ManualClock clock;
+  HashedWheelTimer timer(fast_ticks(), clock);
   std::atomic<int> runs{0};
   TimeoutHandle handle = timer.new_timeout([&] { ++runs; }, 20ms);
   EXPECT_TRUE(handle->cancel());
   EXPECT_FALSE(handle->cancel());
   EXPECT_TRUE(handle->is_cancelled());
   EXPECT_FALSE(handle->is_expired());
-  ASSERT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
-  std::this_thread::sleep_for(60ms);
+  clock.advance(1ms);
+  EXPECT_EQ(timer.pending_timeouts(), 0u) << "the cancellation is processed on the next tick";
+  clock.advance(60ms);  // well past its deadline
   EXPECT_EQ(runs, 0);
 }
 
