@@ -3,6 +3,7 @@
 // below the true time and at most kSlackNs above it; the cycle counter is reused only when
 // trusted, calibrated and consistent, and never for long.
 #include "cycle_clock.h"
+#include "support/wait_until.h"
 
 #include <atomic>
 #include <chrono>
@@ -218,12 +219,13 @@ TEST(CycleClockTest, ProcessClockReusesReadingsWhenTheKernelTrustsTheTsc) {
   std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   std::string source;
   if (!(in >> source) || source != "tsc") GTEST_SKIP() << "clocksource is " << source;
-  const std::int64_t end = steady_ns() + 10 * CycleClock::kCalibrationNs;
-  while (!CycleClock::steady().reusing() && steady_ns() < end) {
+  // Calibration takes two clean readings kCalibrationNs apart: an event to wait for with a
+  // generous bound, not a fixed 10 x kCalibrationNs (a stalled thread on a loaded machine,
+  // under a sanitizer, can use that up before its second reading).
+  EXPECT_TRUE(wheel_test::wait_until([] {
     CycleClock::steady_upper_ns();
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  EXPECT_TRUE(CycleClock::steady().reusing());
+    return CycleClock::steady().reusing();
+  }));
   EXPECT_GT(CycleClock::steady().cycles_per_us(), 100u);
 #else
   GTEST_SKIP() << "the cycle counter is used on x86-64 Linux only";
