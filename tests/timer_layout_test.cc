@@ -17,6 +17,7 @@
 
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
+#include "support/worker_hold.h"
 
 namespace {
 
@@ -83,8 +84,14 @@ TEST_P(WheelLayoutTest, CancelOfATimeoutOnAHigherLevelRetiresItAndSparesItsNeigh
   auto last =
       timer.new_timeout([&, t = Tracked(&live)] { fired_at[1] = Clock::now(), ++fired; }, 600ms);
   ASSERT_EQ(live.load(), 3);
-  std::this_thread::sleep_for(20ms);  // in the wheel by now (or soon: the checks below wait)
-  ASSERT_TRUE(middle->cancel());
+  {
+    // The worker moves submissions into the wheel oldest first, so once it runs a task
+    // submitted after the three, they are in the wheel; while that task holds it, none of them
+    // can expire, so cancel() cannot lose to a long stall of this thread.
+    wheel_test::WorkerHold hold(timer, 5ms);
+    ASSERT_TRUE(hold.holding());
+    ASSERT_TRUE(middle->cancel());
+  }
   EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 2; }));
   EXPECT_TRUE(wait_until([&] { return live.load() == 2; })) << "the cancelled task lives on";
   ASSERT_TRUE(wait_until([&] { return fired.load() == 2; }));
