@@ -16,41 +16,76 @@ using wheel::server::LineServerOptions;
 using wheel::server::ServerStats;
 namespace {
 
-TEST(NetServerInProcess, RunsOnItsThreadAndShutsDownFromAnother) {
+LineServerOptions options_with_reader_idle(std::chrono::milliseconds reader_idle) {
   LineServerOptions options;
   options.port = 0;
   options.tick = 5ms;
-  options.reader_idle = 200ms;
+  options.reader_idle = reader_idle;
   options.stats_interval = 0ms;
-  LineServer server(options);
-  EXPECT_EQ(server.port(), 0) << "before listen()";
-  const std::uint16_t port = server.listen();
-  ASSERT_NE(port, 0);
-  ServerStats final_stats;
-  std::thread loop([&] { final_stats = server.run(); });
-  EXPECT_EQ(server.port(), port) << "the bound port, read from another thread than the loop's";
+  return options;
+}
+
+// A LineServer run on a thread of its own; stop() shuts it down from this thread and returns
+// the stats run() returned.
+class ServerOnThread {
+ public:
+  explicit ServerOnThread(const LineServerOptions& options) : server_(options) {
+    EXPECT_EQ(server_.port(), 0) << "before listen()";
+    port_ = server_.listen();
+    EXPECT_NE(port_, 0);
+    loop_ = std::thread([this] { final_stats_ = server_.run(); });
+    EXPECT_EQ(server_.port(), port_) << "the bound port, read from another thread than the loop's";
+  }
+  ~ServerOnThread() { stop(); }
+  std::uint16_t port() const { return port_; }
+  ServerStats stop() {
+    server_.shutdown();
+    server_.shutdown();  // a second request is harmless
+    if (loop_.joinable()) loop_.join();
+    server_.shutdown();  // after run() returned: a no-op
+    return final_stats_;
+  }
+
+ private:
+  LineServer server_;
+  std::uint16_t port_ = 0;
+  ServerStats final_stats_;
+  std::thread loop_;
+};
+
+TEST(NetServerInProcess, RunsOnItsThreadAndClosesAnIdleClient) {
+  ServerOnThread server(options_with_reader_idle(200ms));
   {
-    Client c(port);
+    Client c(server.port());
     c.send("PING\nDELAY 20 soon\n");
     EXPECT_EQ(c.read_line(), "PONG");
     EXPECT_EQ(c.read_line(), "OK");
     EXPECT_EQ(c.read_line(), "DELAYED soon");
     EXPECT_EQ(c.read_line(), "BYE idle");
+    EXPECT_EQ(c.read_line(), "<eof>");
   }
-  Client open(port);
-  open.send("DELAY 60000 never\n");
-  EXPECT_EQ(open.read_line(), "OK");
-  server.shutdown();
-  server.shutdown();  // a second request is harmless
-  loop.join();
-  EXPECT_EQ(open.read_line(), "BYE shutdown");
-  EXPECT_EQ(final_stats.accepted, 2u);
+  const ServerStats final_stats = server.stop();
+  EXPECT_EQ(final_stats.accepted, 1u);
   EXPECT_EQ(final_stats.idle_closed, 1u);
   EXPECT_EQ(final_stats.pings, 1u);
   EXPECT_EQ(final_stats.delayed_sent, 1u);
   EXPECT_EQ(final_stats.connections, 0u);
+}
+
+TEST(NetServerInProcess, ShutdownFromAnotherThreadSaysByeAndDropsPendingDelays) {
+  // No reader idle: with one, a test thread stalled for its length between the OK and the
+  // shutdown would see "BYE idle" instead.
+  ServerOnThread server(options_with_reader_idle(0ms));
+  Client open(server.port());
+  open.send("DELAY 60000 never\n");
+  EXPECT_EQ(open.read_line(), "OK");
+  const ServerStats final_stats = server.stop();
+  EXPECT_EQ(open.read_line(), "BYE shutdown");
+  EXPECT_EQ(final_stats.accepted, 1u);
+  EXPECT_EQ(final_stats.idle_closed, 0u);
+  EXPECT_EQ(final_stats.connections, 0u);
+  EXPECT_EQ(final_stats.delayed_sent, 0u);
   EXPECT_EQ(final_stats.delayed_pending, 0u);
-  server.shutdown();  // after run() returned: a no-op
 }
 
 TEST(NetServerInProcess, InvalidOptionsThrow) {
