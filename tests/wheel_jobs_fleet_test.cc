@@ -440,8 +440,10 @@ TEST(WheelJobsFleetTest, RedisKilledAndRestartedUnderLoadLosesNothingAcknowledge
   std::atomic<int> errors{0};
   std::atomic<long long> slowest_error_ms{0};
   std::atomic<std::uint64_t> max_id_before{0};
+  constexpr int kProducers = 3;
+  std::vector<std::atomic<bool>> heard_error(kProducers);
   std::vector<std::thread> producers;
-  for (int p = 0; p < 3; ++p) {
+  for (int p = 0; p < kProducers; ++p) {
     producers.emplace_back([&, p] {
       BeanstalkSession c(p % 2 ? a->port() : b->port());
       for (int i = 0; !stop && c.ok(); ++i) {
@@ -456,6 +458,7 @@ TEST(WheelJobsFleetTest, RedisKilledAndRestartedUnderLoadLosesNothingAcknowledge
         } else {
           EXPECT_EQ(reply, "INTERNAL_ERROR");
           ++errors;
+          heard_error[p] = true;
           long long prev = slowest_error_ms;
           while (took > prev && !slowest_error_ms.compare_exchange_weak(prev, took)) {
           }
@@ -464,25 +467,42 @@ TEST(WheelJobsFleetTest, RedisKilledAndRestartedUnderLoadLosesNothingAcknowledge
       }
     });
   }
+  // Each phase lasts a while (load before the kill, an outage, recovery) and then waits for its
+  // events, generously bounded: on a loaded machine a second may pass with few puts, and a node
+  // may take longer to reconnect.
+  const auto acknowledged_after = [&](std::uint64_t id) {
+    std::lock_guard lock(mu);
+    return static_cast<std::size_t>(std::count_if(acknowledged.begin(), acknowledged.end(),
+                                                  [&](const auto& a) { return a.first > id; }));
+  };
   std::this_thread::sleep_for(1s);
+  // Enough that the 40 jobs sampled at the end (the lowest ids) all come before the kill: the
+  // puts in flight at the kill may be stored unacknowledged.
+  EXPECT_TRUE(eventually([&] { return acknowledged_after(0) >= 100; }, 60s));
   redis.kill();  // SIGKILL: AOF always, so every INSERTED already is on disk
   redis_down = true;
+  std::this_thread::sleep_for(1s);
+  // Every producer hears a put fail while Redis is down. It recorded its INSERTED replies before
+  // that put, so the highest id now is the last acknowledged before the kill.
+  const bool all_heard = eventually(
+      [&] {
+        return std::all_of(heard_error.begin(), heard_error.end(),
+                           [](const std::atomic<bool>& h) { return h.load(); });
+      },
+      60s);
+  EXPECT_TRUE(all_heard) << "a producer's put did not fail while Redis was down";
   {
     std::lock_guard lock(mu);
     for (const auto& [id, body] : acknowledged)
       max_id_before = std::max<std::uint64_t>(max_id_before, id);
   }
-  std::this_thread::sleep_for(1s);
   ASSERT_TRUE(redis.restart());
   redis_down = false;
   std::this_thread::sleep_for(1500ms);
+  EXPECT_TRUE(eventually([&] { return acknowledged_after(max_id_before) >= 20; }, 60s));
   stop = true;
   for (auto& t : producers) t.join();
-  std::size_t new_ids = 0;
-  {
-    std::lock_guard lock(mu);
-    for (const auto& [id, body] : acknowledged) new_ids += id > max_id_before;
-  }
+  const std::size_t new_ids = acknowledged_after(max_id_before);
   EXPECT_GT(errors, 0) << "no put failed while Redis was down";
   EXPECT_LT(slowest_error_ms, 2000) << "an error took too long: clients must hear at once";
   EXPECT_GT(new_ids, 0u) << "no put succeeded after the restart";
