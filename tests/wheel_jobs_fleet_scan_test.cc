@@ -71,11 +71,20 @@ TEST(WheelJobsFleetScanTest, AnIdleFleetIssuesAlmostNoCommands) {
     waiters.push_back(std::make_unique<BeanstalkSession>(i % 2 ? a : b));
     waiters.back()->send_all("reserve\r\n");
   }
-  std::this_thread::sleep_for(500ms);
   auto total = [&] {
     return wheel_test::redis_info_field(redis.port(), "stats", "total_commands_processed");
   };
-  const long long before = total();
+  // The waiters' first claims and what the puts set off come first: wait (bounded) for a quiet
+  // second, not a fixed 500 ms that nodes slowed by a loaded machine can overrun. A node that
+  // kept sending would never give one, and fails below all the same.
+  long long before = total();
+  for (const auto end = Clock::now() + 30s; Clock::now() < end;) {
+    std::this_thread::sleep_for(1s);
+    const long long now = total();
+    const bool quiet = now - before - 1 <= 1;  // less this INFO
+    before = now;
+    if (quiet) break;
+  }
   std::this_thread::sleep_for(5s);
   // The measurement's own INFO is not the fleet's.
   const double per_second = static_cast<double>(total() - before - 1) / 5.0;
