@@ -28,7 +28,8 @@ class RedisStoreTest : public ::testing::Test {
     ASSERT_TRUE(redis_.running());
     uv_loop_init(&loop_);
     RedisClientOptions o;
-    o.endpoint = {"127.0.0.1", static_cast<std::uint16_t>(redis_.port()), 0};
+    o.endpoint.host = "127.0.0.1";
+    o.endpoint.port = static_cast<std::uint16_t>(redis_.port());
     // Generous: an fsync of the AOF (appendfsync always) stalls for hundreds of ms on a loaded
     // machine; the hang test still ends in seconds.
     o.command_timeout = milliseconds(2000);
