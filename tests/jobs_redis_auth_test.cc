@@ -78,56 +78,19 @@ class RedisAuthTest : public RedisStoreTest {
     ASSERT_EQ(redis_command(redis_.port(), {"CONFIG", "SET", "requirepass", "default-pass"}), "OK");
   }
 
-  // The fixture's store, now on a client that logs in with `endpoint`'s credentials.
+  // The fixture's store, now on a client that logs in with these credentials.
   void reconnect(const std::string& username, const std::string& password, std::uint32_t db) {
-    client_->stop();
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    store_.reset();
-    client_.reset();
-    RedisClientOptions o;
-    o.endpoint = {"127.0.0.1", static_cast<std::uint16_t>(redis_.port()), db, username, password};
-    o.command_timeout = milliseconds(2000);
-    o.min_backoff = milliseconds(20);
-    o.max_backoff = milliseconds(200);
-    client_.emplace(&loop_, o);
-    store_.emplace(*client_, RedisStoreOptions{"t:"});
-    client_->start();
+    connect({"127.0.0.1", static_cast<std::uint16_t>(redis_.port()), db, username, password});
   }
 
   // The number of keys in `db`, asked as the default user.
   std::string keys_in(int db) { return redis_command_as_default(db, {"DBSIZE"}); }
-  // One command's reply as text (integers in decimal, errors prefixed "ERR:"), sent as the
-  // default user in database `db`.
+  // One command's reply as text (redis_session), sent as the default user in database `db`.
   std::string redis_command_as_default(int db, const std::vector<std::string>& args) {
-    timeval tv{5, 0};
-    redisContext* c = redisConnectWithTimeout("127.0.0.1", redis_.port(), tv);
-    if (c == nullptr || c->err != 0) {
-      if (c != nullptr) redisFree(c);
-      return "no connection";
-    }
-    std::string out;
-    for (const std::string& line :
-         {std::string("AUTH default-pass"), "SELECT " + std::to_string(db)}) {
-      auto* r = static_cast<redisReply*>(redisCommand(c, line.c_str()));
-      if (r == nullptr || r->type == REDIS_REPLY_ERROR) out = "failed: " + line;
-      if (r != nullptr) freeReplyObject(r);
-    }
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lens;
-    for (const auto& a : args) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    auto* r = static_cast<redisReply*>(
-        redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()));
-    if (out.empty() && r != nullptr) {
-      if (r->type == REDIS_REPLY_INTEGER) out = std::to_string(r->integer);
-      if (r->type == REDIS_REPLY_STATUS) out = std::string(r->str, r->len);
-      if (r->type == REDIS_REPLY_ERROR) out = "ERR:" + std::string(r->str, r->len);
-    }
-    if (r != nullptr) freeReplyObject(r);
-    redisFree(c);
-    return out;
+    const std::vector<std::string> replies = wheel_test::redis_session(
+        redis_.port(), {{"AUTH", "default-pass"}, {"SELECT", std::to_string(db)}, args});
+    if (replies[0] != "OK" || replies[1] != "OK") return "login failed: " + replies[0];
+    return replies[2];
   }
 };
 
