@@ -22,20 +22,20 @@ using wheel_test::Clock;
 using wheel_test::redis_command;
 
 TEST(RedisEndpointTest, ParsesHostPortAndDb) {
-  EXPECT_EQ(parse_redis_url("redis://127.0.0.1:6380/2"), (RedisEndpoint{"127.0.0.1", 6380, 2}));
-  EXPECT_EQ(parse_redis_url("redis://cache"), (RedisEndpoint{"cache", 6379, 0}));
-  EXPECT_EQ(parse_redis_url("redis://[::1]:7000"), (RedisEndpoint{"::1", 7000, 0}));
-  EXPECT_EQ(parse_redis_url("redis://h:1/0"), (RedisEndpoint{"h", 1, 0}));
-  EXPECT_EQ(format_redis_url({"::1", 7000, 3}), "redis://[::1]:7000/3");
+  EXPECT_EQ(parse_redis_url("redis://127.0.0.1:6380/2"),
+            (RedisEndpoint{"127.0.0.1", 6380, 2, "", ""}));
+  EXPECT_EQ(parse_redis_url("redis://cache"), (RedisEndpoint{"cache", 6379, 0, "", ""}));
+  EXPECT_EQ(parse_redis_url("redis://[::1]:7000"), (RedisEndpoint{"::1", 7000, 0, "", ""}));
+  EXPECT_EQ(parse_redis_url("redis://h:1/0"), (RedisEndpoint{"h", 1, 0, "", ""}));
+  EXPECT_EQ(format_redis_url({"::1", 7000, 3, "", ""}), "redis://[::1]:7000/3");
 }
 
 TEST(RedisEndpointTest, RefusesWhatItCannotServeWithAReason) {
   std::string error;
-  for (const char* bad :
-       {"", "http://h:1", "rediss://h:1", "redis://", "redis://:6379", "redis://h:", "redis://h:0",
-        "redis://h:65536", "redis://h:12x", "redis://h:1/-1", "redis://h:1/x",
-        "redis://h:1/1000001", "redis://u:p@h:1", "redis://h:1?db=2", "redis://[::1",
-        "redis://[]:1", "redis://[::1]x"}) {
+  for (const char* bad : {"", "http://h:1", "rediss://h:1", "redis://", "redis://:6379",
+                          "redis://h:", "redis://h:0", "redis://h:65536", "redis://h:12x",
+                          "redis://h:1/-1", "redis://h:1/x", "redis://h:1/1000001", "redis://u@h:1",
+                          "redis://h:1?db=2", "redis://[::1", "redis://[]:1", "redis://[::1]x"}) {
     error.clear();
     EXPECT_FALSE(parse_redis_url(bad, &error)) << bad;
     EXPECT_FALSE(error.empty()) << bad;

@@ -126,4 +126,28 @@ TEST_F(WheelJobsFleetOpsTest, StatsCountsProducersAndWorkersOfThisNodeAsBeanstal
       10s, 20ms));
 }
 
+// A Redis that wants a password, given the way an operator keeps it out of `ps`: the URL in
+// WHEEL_JOBS_STORE instead of --store. The node logs in (AUTH) and serves; a node given a wrong
+// password answers INTERNAL_ERROR at once and keeps running.
+TEST_F(WheelJobsFleetOpsTest, TheStoreUrlWithAPasswordComesFromTheEnvironment) {
+  ASSERT_EQ(wheel_test::redis_command(redis_.port(), {"CONFIG", "SET", "requirepass", "pw@1"}),
+            "OK");
+  const std::string host = "127.0.0.1:" + std::to_string(redis_.port());
+  const std::vector<std::string> args{WHEEL_JOBS_PATH, "--port", "0", "--log-level", "warn"};
+  ASSERT_EQ(setenv("WHEEL_JOBS_STORE", ("redis://:pw%401@" + host).c_str(), 1), 0);
+  wheel_test::ServerProcess good(args);
+  ASSERT_EQ(setenv("WHEEL_JOBS_STORE", ("redis://:wrong@" + host).c_str(), 1), 0);
+  wheel_test::ServerProcess bad(args);
+  unsetenv("WHEEL_JOBS_STORE");
+  ASSERT_GT(good.port(), 0);
+  ASSERT_GT(bad.port(), 0);
+  BeanstalkSession c(good.port());
+  EXPECT_EQ(c.put(0, "0", "60", "x"), "INSERTED 1");
+  EXPECT_EQ(c.call("reserve-with-timeout 0"), "RESERVED 1 1");
+  BeanstalkSession refused(bad.port());
+  EXPECT_EQ(refused.put(0, "0", "60", "x"), "INTERNAL_ERROR");
+  EXPECT_EQ(good.stop(), 0);
+  EXPECT_EQ(bad.stop(), 0);
+}
+
 }  // namespace

@@ -320,11 +320,14 @@ int run(int argc, char** argv) {
                  "data directory of the durable job log (created if absent); none: memory only")
       ->type_name("DIR");
   app.add_option("--store", store_url,
-                 "keep every job in Redis at redis://HOST:PORT[/DB] (PORT 1 to 65535, default "
-                 "6379; DB 0 to " +
+                 "keep every job in Redis at redis://[[USER]:PASSWORD@]HOST:PORT[/DB] (PORT 1 "
+                 "to 65535, default 6379; DB 0 to " +
                      std::to_string(jobs::kMaxRedisDb) +
-                     "), shared by any number of wheel-jobs processes; replaces --dir")
-      ->type_name("URL");
+                     "), shared by any number of wheel-jobs processes; replaces --dir. Read from "
+                     "the environment variable WHEEL_JOBS_STORE when not given, which keeps a "
+                     "password out of the process list")
+      ->type_name("URL")
+      ->envname("WHEEL_JOBS_STORE");
   wheel::cli::add_duration(app, "--max-scan-interval", &max_scan_interval,
                            "with --store: the longest gap between two safety scans, the bound on "
                            "finding a job whose wake-up event was lost",

@@ -251,7 +251,19 @@ void RedisClient::connect() {
   uv_timer_start(
       timeout_timer_, [](uv_timer_t* t) { static_cast<RedisClient*>(t->data)->check_timeouts(); },
       static_cast<std::uint64_t>(options_.command_timeout.count()), 0);
-  // Queued before anything else: hiredis writes them first once the socket connects.
+  // Queued before anything else: hiredis writes them first once the socket connects. A refused
+  // login drops the connection, so callers get the reason at once and the client retries with
+  // backoff (an operator may fix the ACL without restarting us).
+  if (!options_.endpoint.password.empty()) {
+    std::vector<std::string> auth{"AUTH"};
+    if (!options_.endpoint.username.empty()) auth.push_back(options_.endpoint.username);
+    auth.push_back(options_.endpoint.password);
+    command(auth, [this, ac](const RedisValue& v) {
+      if (ac_ != ac) return;  // that connection is gone already
+      if (v.is_error()) return drop("AUTH refused: " + v.str);
+      backoff_ = options_.min_backoff;  // logged in: only now is the connection usable
+    });
+  }
   if (options_.endpoint.db != 0) {
     command({"SELECT", std::to_string(options_.endpoint.db)}, [this](const RedisValue& v) {
       if (v.is_error())
@@ -290,7 +302,8 @@ void RedisClient::on_connected(const redisAsyncContext* ac, int status) {
   }
   self->state_ = State::kUp;
   self->last_error_.clear();
-  self->backoff_ = self->options_.min_backoff;
+  // With a password the login's answer decides (connect()): a refused one keeps backing off.
+  if (self->options_.endpoint.password.empty()) self->backoff_ = self->options_.min_backoff;
   if (self->connects_ > 0) ++self->metrics_.reconnects;
   ++self->connects_;
   if (self->pending_.empty()) {

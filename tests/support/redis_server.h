@@ -22,32 +22,36 @@
 
 namespace wheel_test {
 
-// One reply of a blocking command, as text: integers in decimal, arrays joined by '\n',
-// errors prefixed with "ERR:" (nil: empty). Empty too when Redis cannot be reached.
-inline std::string redis_command(int port, const std::vector<std::string>& args) {
+// The replies of blocking commands sent in order on one connection, each as text: integers in
+// decimal, arrays joined by '\n', errors prefixed with "ERR:" (nil: empty). Empty strings when
+// Redis cannot be reached. Later commands see what earlier ones did (AUTH, SELECT).
+inline std::vector<std::string> redis_session(
+    int port, const std::vector<std::vector<std::string>>& commands) {
+  std::vector<std::string> replies(commands.size());
   timeval tv{5, 0};
   redisContext* c = redisConnectWithTimeout("127.0.0.1", port, tv);
   if (c == nullptr || c->err != 0) {
     if (c != nullptr) redisFree(c);
-    return {};
+    return replies;
   }
   redisSetTimeout(c, tv);
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lens;
-  for (const auto& a : args) {
-    argv.push_back(a.data());
-    lens.push_back(a.size());
-  }
-  auto* r = static_cast<redisReply*>(
-      redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()));
-  std::string out;
-  if (r != nullptr) {
+  for (std::size_t k = 0; k < commands.size(); ++k) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lens;
+    for (const auto& a : commands[k]) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    auto* r = static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()));
+    if (r == nullptr) break;
     auto one = [](const redisReply* e) -> std::string {
       if (e->type == REDIS_REPLY_INTEGER) return std::to_string(e->integer);
       if (e->type == REDIS_REPLY_ERROR) return "ERR:" + std::string(e->str, e->len);
       if (e->str != nullptr) return std::string(e->str, e->len);
       return {};
     };
+    std::string& out = replies[k];
     if (r->type == REDIS_REPLY_ARRAY) {
       for (std::size_t i = 0; i < r->elements; ++i) out += (i ? "\n" : "") + one(r->element[i]);
     } else {
@@ -56,7 +60,12 @@ inline std::string redis_command(int port, const std::vector<std::string>& args)
     freeReplyObject(r);
   }
   redisFree(c);
-  return out;
+  return replies;
+}
+
+// One reply of a blocking command, as text (redis_session).
+inline std::string redis_command(int port, const std::vector<std::string>& args) {
+  return redis_session(port, {args}).front();
 }
 
 // A field of INFO (e.g. "total_commands_processed"), or -1.

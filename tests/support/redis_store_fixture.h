@@ -27,8 +27,21 @@ class RedisStoreTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(redis_.running());
     uv_loop_init(&loop_);
+    RedisEndpoint endpoint;
+    endpoint.host = "127.0.0.1";
+    endpoint.port = static_cast<std::uint16_t>(redis_.port());
+    connect(endpoint);
+  }
+  // The store on a new client to `endpoint` (the test's Redis), the old one stopped first.
+  void connect(const RedisEndpoint& endpoint) {
+    if (client_) {
+      client_->stop();
+      uv_run(&loop_, UV_RUN_DEFAULT);
+      store_.reset();
+      client_.reset();
+    }
     RedisClientOptions o;
-    o.endpoint = {"127.0.0.1", static_cast<std::uint16_t>(redis_.port()), 0};
+    o.endpoint = endpoint;
     // Generous: an fsync of the AOF (appendfsync always) stalls for hundreds of ms on a loaded
     // machine; the hang test still ends in seconds.
     o.command_timeout = milliseconds(2000);

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// RedisEndpoint: where a Redis-backed store lives, parsed from a URL of the form
-// redis://HOST:PORT[/DB] (PORT defaults to 6379, DB to 0). HOST is a name, an IPv4 address or an
-// IPv6 address in brackets ("redis://[::1]:6379/2"). Credentials, query strings and other
-// schemes (rediss://, unix://) are refused with a message saying so: they are not supported.
+// RedisEndpoint: where a Redis-backed store lives and how to log in, parsed from a URL of the
+// form redis://[[USER]:PASSWORD@]HOST:PORT[/DB] (PORT defaults to 6379, DB to 0), the form
+// redis-cli -u and the Redis client libraries take. HOST is a name, an IPv4 address or an IPv6
+// address in brackets ("redis://[::1]:6379/2"). With a password the client sends AUTH before
+// anything else: `redis://:PASSWORD@...` logs in as the default user (requirepass),
+// `redis://USER:PASSWORD@...` as an ACL user (Redis 6+). USER and PASSWORD are percent-decoded
+// ("p%40ss" is "p@ss"). Query strings and other schemes (rediss://, unix://) are refused with a
+// message saying so: they are not supported. No message or formatted URL shows the password.
 //
 // Threads: pure functions, safe from any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,14 +27,22 @@ struct RedisEndpoint {
   std::string host;
   std::uint16_t port = 6379;
   std::uint32_t db = 0;
+  std::string username;  // empty: the default user (AUTH PASSWORD)
+  std::string password;  // empty: no AUTH
   bool operator==(const RedisEndpoint&) const = default;
 };
 
+// Longest USER or PASSWORD accepted, after decoding (Redis's own limit is far higher; this
+// bounds what a careless command line can make the client send).
+inline constexpr std::size_t kMaxRedisCredential = 1024;
+
 // Parses `url`. On a malformed URL returns nullopt and, when `error` is not null, a one-line
-// reason ("port must be a whole number from 1 to 65535, got '0'").
+// reason ("port must be a whole number from 1 to 65535, got '0'"); a URL quoted in it has its
+// password replaced by "***".
 std::optional<RedisEndpoint> parse_redis_url(std::string_view url, std::string* error = nullptr);
 
-// "redis://HOST:PORT/DB" (brackets around an IPv6 host).
+// "redis://HOST:PORT/DB" (brackets around an IPv6 host), or "redis://USER@HOST:PORT/DB" when
+// logging in as an ACL user: never the password, so it is safe in log lines.
 std::string format_redis_url(const RedisEndpoint& endpoint);
 
 }  // namespace wheel::jobs
