@@ -140,8 +140,16 @@ TEST_F(RedisStoreTest, DeleteNeedsTheTokenOnlyWhileTheLeaseRunsAndDropsAnEmptied
   const auto p = put("e", 0, milliseconds(0), milliseconds(300), "x");
   const auto held = reserve({"e"});
   ASSERT_EQ(held.status, StoreStatus::kOk);
-  EXPECT_EQ(change([&](auto d) { store_->remove(p.id, 0, d); }).status, StoreStatus::kNotFound);
-  // Nothing looks at the job until its lease ran out: the delete itself times the lease out
+  // While the lease runs, a delete needs its token: checked on a job leased for a minute, which
+  // this thread cannot outlast as it could p's 300 ms.
+  const auto q = put("e", 0, milliseconds(0), milliseconds(60'000), "y");
+  const auto q_held = reserve({"e"});
+  ASSERT_EQ(q_held.status, StoreStatus::kOk);
+  ASSERT_EQ(q_held.id, q.id);
+  EXPECT_EQ(change([&](auto d) { store_->remove(q.id, 0, d); }).status, StoreStatus::kNotFound);
+  EXPECT_EQ(change([&](auto d) { store_->remove(q.id, q_held.token, d); }).status,
+            StoreStatus::kOk);
+  // Nothing looks at p until its lease ran out: the delete itself times the lease out
   // (counted), and then anyone may delete the ready job, as in beanstalkd.
   std::this_thread::sleep_for(milliseconds(400));
   EXPECT_EQ(change([&](auto d) { store_->remove(p.id, 0, d); }).status, StoreStatus::kOk);
