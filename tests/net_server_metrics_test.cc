@@ -237,7 +237,12 @@ TEST(ServerMetricsEndToEnd, WheelLoadFailsWhenTheServersCountsDisagree) {
       "http://127.0.0.1:" +
       std::to_string(mport) + "/metrics --json " + base + ".json >" + base + ".out 2>&1 &";
   ASSERT_EQ(std::system(command.c_str()), 0);
-  std::this_thread::sleep_for(1s);  // after the baseline scrape, during the run
+  // wheel-load scrapes its baseline before its first connection: once the server has accepted
+  // its 10, an intruder comes after the baseline, during the run (a fixed 1 s assumed that a
+  // loaded machine had started wheel-load by then).
+  const Exposition running = scrape_until(
+      mport, [](const Exposition& x) { return x.value("wheel_connections_accepted_total") >= 10; });
+  ASSERT_GE(running.value("wheel_connections_accepted_total"), 10) << slurp(base + ".out");
   Client intruder(server.port());
   intruder.send("PING\n");
   EXPECT_EQ(intruder.read_line(), "PONG");
