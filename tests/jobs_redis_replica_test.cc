@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/beanstalk_session.h"
 #include "support/redis_store_fixture.h"
 #include "support/wheel_jobs_node.h"
 
@@ -110,6 +111,21 @@ TEST_F(RedisReplicaTest, AScriptResentAfterNoscriptWaitsAgain) {
   // The first WAIT went behind the refused EVALSHA; the resent EVAL has its own.
   EXPECT_EQ(redis_calls(redis_.port(), "wait") - waits, 2);
   EXPECT_EQ(keys(*replica_), keys(redis_));
+}
+
+// The node passes the option to its store: INSERTED once the replica has the put, and
+// INTERNAL_ERROR while the replica does not answer.
+TEST_F(RedisReplicaTest, AWheelJobsNodeAnswersOnlyWhatTheReplicaHas) {
+  auto node =
+      wheel_test::start_node(redis_, {"--store-replicas", "1", "--store-replica-timeout", "200ms"});
+  wheel_test::BeanstalkSession c(node->port());
+  ASSERT_EQ(c.put(0, "0", "60", "a"), "INSERTED 1");
+  EXPECT_EQ(keys(*replica_), keys(redis_));
+  replica_->pause();
+  EXPECT_EQ(c.put(0, "0", "60", "b"), "INTERNAL_ERROR");
+  replica_->resume();
+  EXPECT_GE(redis_calls(redis_.port(), "wait"), 2);
+  EXPECT_EQ(node->stop(), 0);
 }
 
 TEST(RedisReplicaOptionsTest, AreRangeChecked) {
