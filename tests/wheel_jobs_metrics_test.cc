@@ -180,16 +180,9 @@ TEST_F(WheelJobsMetricsTest, MetricsTubesZeroTurnsPerTubeSeriesOff) {
   EXPECT_EQ(s.e.value("wheel_jobs_tubes_unlisted"), 1);  // "default"
 }
 
-// wheel-jobs run with `args` until it exits: {exit status (-1: not an exit), stdout+stderr}.
+// wheel-jobs run with `args` until it exits (wheel_test::run_to_exit).
 std::pair<int, std::string> run_to_exit(const std::string& args) {
-  const std::string command = std::string(WHEEL_JOBS_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string out;
-  char buf[4096];
-  while (fgets(buf, sizeof buf, pipe) != nullptr) out.append(buf);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return wheel_test::run_to_exit(WHEEL_JOBS_PATH, args);
 }
 
 TEST(WheelJobsMetricsOptionsTest, MetricsTubesIsRangeChecked) {

@@ -173,14 +173,12 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
 }
 
 // Serves from Redis (--store): every job in Redis, so any number of processes share the tubes.
-int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint,
+int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
                 std::chrono::milliseconds max_scan_interval) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   int status = 1;
   {
-    jobs::RedisClientOptions client_options;
-    client_options.endpoint = endpoint;
     client_options.name = "wheel-jobs: redis";
     jobs::RedisClient client(&loop, client_options);
     client_options.name = "wheel-jobs: redis events";
@@ -222,7 +220,8 @@ int serve_redis(const ServeOptions& o, const jobs::RedisEndpoint& endpoint,
       events.start();
       handler.attach(server);
       server.handle_signals();
-      wheel::logger()->info("wheel-jobs: jobs in {}", jobs::format_redis_url(endpoint));
+      wheel::logger()->info("wheel-jobs: jobs in {}",
+                            jobs::format_redis_url(client_options.endpoint));
       std::printf("listening on %s\n", wheel::net::format_host_port(o.host, bound).c_str());
       std::fflush(stdout);
       status = 0;
@@ -301,6 +300,7 @@ int run(int argc, char** argv) {
   std::string fsync;
   std::string store_url;
   std::chrono::milliseconds max_scan_interval = jobs::RedisJobsOptions{}.max_scan_interval;
+  jobs::RedisClientOptions client_options;
   std::uint32_t max_job_size = jobs::beanstalk::kDefaultMaxJobSize;
   std::uint64_t max_connections = 100'000;
   jobs::JobQueueLimits limits;
@@ -332,6 +332,14 @@ int run(int argc, char** argv) {
                            "with --store: the longest gap between two safety scans, the bound on "
                            "finding a job whose wake-up event was lost",
                            jobs::RedisJobsOptions{}.min_scan_interval, std::chrono::hours(1));
+  add_count(app, "--store-replicas", &client_options.replicas,
+            "with --store: answer a change only once this many Redis replicas have it (WAIT); "
+            "0: once the primary has it",
+            0, jobs::kMaxRedisReplicas);
+  wheel::cli::add_duration(app, "--store-replica-timeout", &client_options.replica_timeout,
+                           "with --store-replicas: how long a change waits for the replicas "
+                           "before its client gets INTERNAL_ERROR",
+                           std::chrono::milliseconds(1), std::chrono::milliseconds(2000));
   app.add_option(
          "--fsync", fsync,
          "with --dir: always (a reply after its fdatasync, shared by concurrent changes), MS "
@@ -384,6 +392,11 @@ int run(int argc, char** argv) {
   if (store_url.empty() && app.count("--max-scan-interval") > 0) {
     return usage_error("--max-scan-interval: needs --store (it bounds the Redis store's scan)");
   }
+  for (const char* option : {"--store-replicas", "--store-replica-timeout"}) {
+    if (store_url.empty() && app.count(option) > 0) {
+      return usage_error(std::string(option) + ": needs --store (replicas of the Redis store)");
+    }
+  }
   jobs::JobLogOptions log_options;
   log_options.dir = dir;
   if (!fsync.empty()) {
@@ -420,7 +433,10 @@ int run(int argc, char** argv) {
 
   ServeOptions serve_options{
       host, port, limits, max_job_size, max_connections, metrics_host, metrics_port, metrics_tubes};
-  if (endpoint) return serve_redis(serve_options, *endpoint, max_scan_interval);
+  if (endpoint) {
+    client_options.endpoint = *endpoint;
+    return serve_redis(serve_options, client_options, max_scan_interval);
+  }
   return serve(serve_options, dir.empty() ? nullptr : &log_options);
 }
 

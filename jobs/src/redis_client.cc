@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "wheel/logger.h"
@@ -150,13 +151,28 @@ void close_timer(uv_timer_t*& timer) {
 
 }  // namespace
 
+// An eval() waiting for its WAIT: the script's reply is held until the replicas answer. Either
+// may come first when both fail without a connection; the caller is answered once both came.
+struct RedisClient::Replicated {
+  RedisCallback done;                    // the caller's
+  std::optional<RedisValue> reply;       // the script's, once it came
+  std::optional<RedisValue> wait_reply;  // the last WAIT's, once it came
+  int waits_left = 0;                    // WAITs sent and not answered (two after NOSCRIPT)
+  bool finished = false;
+  std::uint32_t replicas = 0;  // the client's options, so no callback needs the client
+  std::int64_t timeout_ms = 0;
+
+  void answer();
+};
+
 struct RedisClient::Pending {
   RedisClient* client = nullptr;
   RedisCallback done;
   std::uint64_t sent_ms = 0;
-  std::uint64_t sent_ns = 0;      // uv_hrtime(): the round trip in the metrics
-  RedisScript* script = nullptr;  // eval(): resent as EVAL on NOSCRIPT
-  std::vector<std::string> args;  // eval(): ARGV, for that resend
+  std::uint64_t sent_ns = 0;               // uv_hrtime(): the round trip in the metrics
+  RedisScript* script = nullptr;           // eval(): resent as EVAL on NOSCRIPT
+  std::vector<std::string> args;           // eval(): ARGV, for that resend
+  std::shared_ptr<Replicated> replicated;  // eval() with replicas: its WAIT follows it
 };
 
 RedisClient::RedisClient(uv_loop_t* loop, RedisClientOptions options)
@@ -164,6 +180,12 @@ RedisClient::RedisClient(uv_loop_t* loop, RedisClientOptions options)
   if (options_.command_timeout.count() <= 0 || options_.min_backoff.count() <= 0 ||
       options_.max_backoff < options_.min_backoff) {
     throw std::invalid_argument("RedisClient: timeout and backoffs must be > 0, max >= min");
+  }
+  if (options_.replicas > kMaxRedisReplicas || options_.replica_timeout.count() <= 0 ||
+      options_.replica_timeout >= options_.command_timeout) {
+    throw std::invalid_argument(
+        "RedisClient: replicas must be at most " + std::to_string(kMaxRedisReplicas) +
+        " and the replica timeout > 0 and shorter than the command timeout");
   }
 }
 
@@ -356,6 +378,51 @@ void RedisClient::command(const std::vector<std::string>& args, RedisCallback do
 
 void RedisClient::eval(RedisScript& script, const std::vector<std::string>& args,
                        RedisCallback done) {
+  if (options_.replicas == 0) return eval_once(script, args, std::move(done), nullptr);
+  auto replicated = std::make_shared<Replicated>();
+  replicated->done = std::move(done);
+  replicated->replicas = options_.replicas;
+  replicated->timeout_ms = options_.replica_timeout.count();
+  eval_once(
+      script, args,
+      [replicated](const RedisValue& v) {
+        replicated->reply = v;
+        replicated->answer();
+      },
+      replicated);
+  wait_replicas(std::move(replicated));
+}
+
+// Sent right behind its script, so Redis answers it once the replicas have what the script
+// wrote (or after the timeout). A script resent after NOSCRIPT sends its own WAIT, whose answer
+// is the one that counts.
+void RedisClient::wait_replicas(std::shared_ptr<Replicated> replicated) {
+  ++replicated->waits_left;
+  command(
+      {"WAIT", std::to_string(options_.replicas), std::to_string(options_.replica_timeout.count())},
+      [replicated](const RedisValue& w) {
+        if (--replicated->waits_left > 0) return;
+        replicated->wait_reply = w;
+        replicated->answer();
+      });
+}
+
+void RedisClient::Replicated::answer() {
+  if (finished || !reply || !wait_reply) return;
+  finished = true;
+  if (reply->is_error()) return done(*reply);
+  if (wait_reply->is_error()) return done(*wait_reply);
+  if (wait_reply->integer < static_cast<long long>(replicas)) {
+    return done(RedisValue::error("ERR not replicated: " + std::to_string(wait_reply->integer) +
+                                  " of " + std::to_string(replicas) +
+                                  " replicas acknowledged within " + std::to_string(timeout_ms) +
+                                  " ms (applied on the primary, which may lose it in a failover)"));
+  }
+  done(*reply);
+}
+
+void RedisClient::eval_once(RedisScript& script, const std::vector<std::string>& args,
+                            RedisCallback done, std::shared_ptr<Replicated> replicated) {
   std::vector<std::string> full;
   full.reserve(args.size() + 3);
   const bool loaded = !script.sha.empty();
@@ -368,6 +435,7 @@ void RedisClient::eval(RedisScript& script, const std::vector<std::string>& args
   if (loaded) {
     pending->script = &script;
     pending->args = args;
+    pending->replicated = std::move(replicated);
   }
   send(full, std::move(pending));
 }
@@ -478,7 +546,8 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
       std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
     p->script->sha.clear();  // Redis forgot it: EVAL now, and load it again for later calls
     RedisScript* script = p->script;
-    self->eval(*script, p->args, std::move(p->done));
+    self->eval_once(*script, p->args, std::move(p->done), p->replicated);
+    if (p->replicated) self->wait_replicas(p->replicated);
     self->command({"SCRIPT", "LOAD", script->text}, [script](const RedisValue& v) {
       if (v.type == RedisValue::Type::kString) script->sha = v.str;
     });

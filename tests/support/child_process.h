@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "spawn.h"
@@ -48,6 +50,20 @@ inline int wait_with_deadline(pid_t pid, Clock::time_point deadline) {
 // child that dies with this process (spawn.h). Returns its pid, or -1.
 inline pid_t spawn(const std::vector<std::string>& args, int stdout_fd, int stderr_fd = -1) {
   return spawn_tied(args, SpawnOptions{.stdout_fd = stdout_fd, .stderr_fd = stderr_fd});
+}
+
+// `program` run with `args` (shell words) until it exits: {exit status (-1: not an exit),
+// stdout+stderr}. For options refused before anything starts.
+inline std::pair<int, std::string> run_to_exit(const std::string& program,
+                                               const std::string& args) {
+  const std::string command = program + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string out;
+  char buf[4096];
+  while (fgets(buf, sizeof buf, pipe) != nullptr) out.append(buf);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 // A server child process that printed "listening on HOST:PORT"; SIGTERMed when destroyed.

@@ -92,8 +92,9 @@ inline std::string find_program(const std::string& program) {
 
 class RedisServer {
  public:
-  // Starts redis-server (from PATH) or marks the test skipped-by-failure if it cannot.
-  RedisServer() {
+  // Starts redis-server (from PATH) with `extra` arguments after ours (e.g. --replicaof), or
+  // fails the test if it cannot.
+  explicit RedisServer(std::vector<std::string> extra = {}) : extra_(std::move(extra)) {
     char tmpl[] = "/tmp/wheel-redis-XXXXXX";
     dir_ = mkdtemp(tmpl) != nullptr ? tmpl : "";
     // A port free a moment ago may be taken by a parallel test before Redis binds it: retry.
@@ -130,25 +131,26 @@ class RedisServer {
   // Starts redis-server on `port`; on failure reports it (when `last`) and leaves pid_ -1.
   void start_on(int port, bool last) {
     port_ = port;
-    const std::vector<std::string> args{find_program("redis-server"),
-                                        "--port",
-                                        std::to_string(port_),
-                                        "--bind",
-                                        "127.0.0.1",
-                                        "--dir",
-                                        dir_,
-                                        "--appendonly",
-                                        "yes",
-                                        "--appendfsync",
-                                        "always",
-                                        "--save",
-                                        "",
-                                        "--daemonize",
-                                        "no",
-                                        "--loglevel",
-                                        "warning",
-                                        "--logfile",
-                                        dir_ + "/redis.log"};
+    std::vector<std::string> args{find_program("redis-server"),
+                                  "--port",
+                                  std::to_string(port_),
+                                  "--bind",
+                                  "127.0.0.1",
+                                  "--dir",
+                                  dir_,
+                                  "--appendonly",
+                                  "yes",
+                                  "--appendfsync",
+                                  "always",
+                                  "--save",
+                                  "",
+                                  "--daemonize",
+                                  "no",
+                                  "--loglevel",
+                                  "warning",
+                                  "--logfile",
+                                  dir_ + "/redis.log"};
+    args.insert(args.end(), extra_.begin(), extra_.end());
     pid_ = spawn(args, -1);
     if (pid_ <= 0) {
       if (last) ADD_FAILURE() << "cannot start redis-server";
@@ -174,6 +176,7 @@ class RedisServer {
     pid_ = -1;
   }
 
+  std::vector<std::string> extra_;
   std::string dir_;
   int port_ = 0;
   pid_t pid_ = -1;

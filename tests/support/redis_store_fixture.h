@@ -32,15 +32,15 @@ class RedisStoreTest : public ::testing::Test {
     endpoint.port = static_cast<std::uint16_t>(redis_.port());
     connect(endpoint);
   }
-  // The store on a new client to `endpoint` (the test's Redis), the old one stopped first.
-  void connect(const RedisEndpoint& endpoint) {
+  // The store on a new client to `endpoint` (the test's Redis) with `o`'s other settings, the
+  // old one stopped first.
+  void connect(const RedisEndpoint& endpoint, RedisClientOptions o = {}) {
     if (client_) {
       client_->stop();
       uv_run(&loop_, UV_RUN_DEFAULT);
       store_.reset();
       client_.reset();
     }
-    RedisClientOptions o;
     o.endpoint = endpoint;
     // Generous: an fsync of the AOF (appendfsync always) stalls for hundreds of ms on a loaded
     // machine; the hang test still ends in seconds.

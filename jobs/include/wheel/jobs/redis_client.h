@@ -3,8 +3,9 @@
 // pipelined: any number of commands are in flight at once and their replies come back in the
 // order sent. What hiredis leaves to its user is done here:
 //  - reconnect: a lost or refused connection is retried with exponential backoff
-//    (min_backoff doubling up to max_backoff); on each new connection SELECT db runs first and
-//    the on_connect hook re-issues what a connection needs (script loads, subscriptions);
+//    (min_backoff doubling up to max_backoff); on each new connection AUTH (with a password)
+//    and SELECT db run first and the on_connect hook re-issues what a connection needs (script
+//    loads, subscriptions); a refused AUTH drops the connection and backs off;
 //  - fail fast: while no connection is up (between a loss and the next attempt) a command fails
 //    at once with an error reply "ERR redis unavailable: ..." instead of queueing;
 //  - timeouts: a command without its reply after command_timeout drops the connection, so it
@@ -12,7 +13,11 @@
 //    is unknown, as for any lost reply), then the client reconnects;
 //  - metrics: round-trip times, reconnects and failures by kind (metrics());
 //  - scripts: eval() sends EVALSHA once the script is loaded (SCRIPT LOAD on connect) and EVAL
-//    before; a NOSCRIPT reply (SCRIPT FLUSH, a restarted Redis) resends it as EVAL.
+//    before; a NOSCRIPT reply (SCRIPT FLUSH, a restarted Redis) resends it as EVAL;
+//  - replicas: with `replicas` > 0 every eval() is followed by WAIT replicas replica_timeout in
+//    the same pipeline, and its caller gets the script's reply only once that many replicas
+//    acknowledged it; fewer within the timeout fail it ("ERR not replicated ..."), though the
+//    primary has applied it, as with a lost reply.
 // Subscriber mode: subscribe() turns the connection into a pub/sub one (then only subscribe());
 // subscriptions are renewed after every reconnect; messages sent while it was down are lost,
 // which the caller covers with its own periodic scan.
@@ -62,7 +67,12 @@ struct RedisClientOptions {
   std::chrono::milliseconds min_backoff{50};        // REQUIRES > 0
   std::chrono::milliseconds max_backoff{2000};      // REQUIRES >= min_backoff
   std::string name = "redis";                       // in log lines
+  // eval() answers only once this many replicas have each script's writes (WAIT); 0: at once.
+  std::uint32_t replicas = 0;                       // REQUIRES <= kMaxRedisReplicas
+  std::chrono::milliseconds replica_timeout{1000};  // REQUIRES > 0, < command_timeout
 };
+
+inline constexpr std::uint32_t kMaxRedisReplicas = 100;
 
 // Round trips of commands: 100 µs (loopback) to the 3 s default timeout and beyond.
 inline constexpr std::array<double, 15> kRedisRoundTripBounds = {
@@ -145,6 +155,10 @@ class RedisClient {
   void connect();
   void drop(const std::string& why);  // fails everything in flight, schedules a reconnect
   void send(const std::vector<std::string>& args, std::unique_ptr<Pending> pending);
+  struct Replicated;
+  void eval_once(RedisScript& script, const std::vector<std::string>& args, RedisCallback done,
+                 std::shared_ptr<Replicated> replicated);
+  void wait_replicas(std::shared_ptr<Replicated> replicated);
   void fail_soon(RedisCallback done, std::string why);
   void count_failure(RedisFailure kind) { ++metrics_.failures[static_cast<std::size_t>(kind)]; }
   void arm_timeout();
