@@ -23,6 +23,10 @@ namespace {
 using wheel_test::redis_calls;
 using wheel_test::redis_command;
 
+// How long a change may wait for the replica: a replica of a loaded machine can take hundreds of
+// milliseconds to acknowledge (200 ms was too short in CI); the stopped-replica test waits it out.
+constexpr milliseconds kGenerous{3000};
+
 class RedisReplicaTest : public RedisStoreTest {
  protected:
   void SetUp() override {
@@ -54,9 +58,10 @@ class RedisReplicaTest : public RedisStoreTest {
     RedisEndpoint endpoint;
     endpoint.host = "127.0.0.1";
     endpoint.port = static_cast<std::uint16_t>(redis_.port());
-    RedisClientOptions o;
+    RedisClientOptions o = test_options();
     o.replicas = replicas;
     o.replica_timeout = timeout;
+    o.command_timeout = timeout + std::chrono::seconds(10);  // WAIT's answer comes first
     connect(endpoint, o);
   }
   std::string keys(const wheel_test::RedisServer& server) {
@@ -71,7 +76,7 @@ TEST_F(RedisReplicaTest, AChangeIsAnsweredOnceTheReplicaHasIt) {
   const InsertResult first = put("q", 0, milliseconds(0), milliseconds(60'000), "a");
   ASSERT_EQ(first.status, StoreStatus::kOk) << first.error;
   EXPECT_EQ(redis_calls(redis_.port(), "wait"), 0);
-  connect_waiting_for(1, milliseconds(1000));
+  connect_waiting_for(1, kGenerous);
   for (int i = 0; i < 20; ++i) {
     const InsertResult r = put("q", 0, milliseconds(0), milliseconds(60'000), "b");
     ASSERT_EQ(r.status, StoreStatus::kOk) << r.error;
@@ -87,12 +92,13 @@ TEST_F(RedisReplicaTest, AChangeIsAnsweredOnceTheReplicaHasIt) {
 }
 
 TEST_F(RedisReplicaTest, AReplicaThatStopsAnsweringFailsChangesUntilItIsBack) {
-  connect_waiting_for(1, milliseconds(200));
-  ASSERT_EQ(put("q", 0, milliseconds(0), milliseconds(60'000), "a").status, StoreStatus::kOk);
+  connect_waiting_for(1, kGenerous);
+  const InsertResult first = put("q", 0, milliseconds(0), milliseconds(60'000), "a");
+  ASSERT_EQ(first.status, StoreStatus::kOk) << first.error;
   replica_->pause();  // SIGSTOP: still connected, acknowledges nothing
   const InsertResult r = put("q", 0, milliseconds(0), milliseconds(60'000), "b");
   EXPECT_EQ(r.status, StoreStatus::kError);
-  EXPECT_NE(r.error.find("not replicated: 0 of 1 replicas acknowledged within 200 ms"),
+  EXPECT_NE(r.error.find("not replicated: 0 of 1 replicas acknowledged within 3000 ms"),
             std::string::npos)
       << r.error;
   replica_->resume();
@@ -102,7 +108,7 @@ TEST_F(RedisReplicaTest, AReplicaThatStopsAnsweringFailsChangesUntilItIsBack) {
 }
 
 TEST_F(RedisReplicaTest, AScriptResentAfterNoscriptWaitsAgain) {
-  connect_waiting_for(1, milliseconds(1000));
+  connect_waiting_for(1, kGenerous);
   ASSERT_EQ(put("q", 0, milliseconds(0), milliseconds(60'000), "a").status, StoreStatus::kOk);
   const long long waits = redis_calls(redis_.port(), "wait");
   ASSERT_EQ(redis_command(redis_.port(), {"SCRIPT", "FLUSH"}), "OK");
@@ -114,10 +120,11 @@ TEST_F(RedisReplicaTest, AScriptResentAfterNoscriptWaitsAgain) {
 }
 
 // The node passes the option to its store: INSERTED once the replica has the put, and
-// INTERNAL_ERROR while the replica does not answer.
+// INTERNAL_ERROR while the replica does not answer (when WAIT gives up at 2 s, the longest
+// allowed, or at the 3 s command timeout, whichever the node sees first).
 TEST_F(RedisReplicaTest, AWheelJobsNodeAnswersOnlyWhatTheReplicaHas) {
   auto node =
-      wheel_test::start_node(redis_, {"--store-replicas", "1", "--store-replica-timeout", "200ms"});
+      wheel_test::start_node(redis_, {"--store-replicas", "1", "--store-replica-timeout", "2s"});
   wheel_test::BeanstalkSession c(node->port());
   ASSERT_EQ(c.put(0, "0", "60", "a"), "INSERTED 1");
   EXPECT_EQ(keys(*replica_), keys(redis_));

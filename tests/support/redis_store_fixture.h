@@ -32,9 +32,18 @@ class RedisStoreTest : public ::testing::Test {
     endpoint.port = static_cast<std::uint16_t>(redis_.port());
     connect(endpoint);
   }
+  // The tests' client settings. Generous: an fsync of the AOF (appendfsync always) stalls for
+  // hundreds of ms on a loaded machine; the hang test still ends in seconds.
+  static RedisClientOptions test_options() {
+    RedisClientOptions o;
+    o.command_timeout = milliseconds(2000);
+    o.min_backoff = milliseconds(20);
+    o.max_backoff = milliseconds(200);
+    return o;
+  }
   // The store on a new client to `endpoint` (the test's Redis) with `o`'s other settings, the
   // old one stopped first.
-  void connect(const RedisEndpoint& endpoint, RedisClientOptions o = {}) {
+  void connect(const RedisEndpoint& endpoint, RedisClientOptions o = test_options()) {
     if (client_) {
       client_->stop();
       uv_run(&loop_, UV_RUN_DEFAULT);
@@ -42,11 +51,6 @@ class RedisStoreTest : public ::testing::Test {
       client_.reset();
     }
     o.endpoint = endpoint;
-    // Generous: an fsync of the AOF (appendfsync always) stalls for hundreds of ms on a loaded
-    // machine; the hang test still ends in seconds.
-    o.command_timeout = milliseconds(2000);
-    o.min_backoff = milliseconds(20);
-    o.max_backoff = milliseconds(200);
     client_.emplace(&loop_, o);
     store_.emplace(*client_, RedisStoreOptions{"t:"});
     client_->start();
