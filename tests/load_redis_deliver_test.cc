@@ -63,7 +63,8 @@ TEST_F(RedisDeliverTest, TakesNoMoreThanItsCount) {
 TEST_F(RedisDeliverTest, EndsAtTheTimeoutWithWhatThereWas) {
   put_ready("q", 10);
   load::RedisDeliverConfig c = config("q", 1000);
-  c.timeout = milliseconds(500);
+  // Long enough for the connect and 10 deliveries on a loaded machine (500 ms was not sure).
+  c.timeout = milliseconds(5000);
   const load::RedisDeliverResult r = load::run_redis_deliver(c);
   EXPECT_FALSE(r.complete);
   EXPECT_EQ(r.delivered, 10u);
@@ -74,8 +75,9 @@ TEST_F(RedisDeliverTest, ReportsProgressEverySecondOfTheRun) {
   put_ready("q", 10);
   load::RedisDeliverConfig c = config("q", 1000);
   // libuv runs due timers in the order of their due times, so the ticks at 1 s and 2 s come
-  // before the 2.2 s deadline however late the loop runs.
-  c.timeout = milliseconds(2200);
+  // before the deadline however late the loop runs; 5 s also leaves a loaded machine the time
+  // for the connect and the 10 deliveries.
+  c.timeout = milliseconds(5000);
   std::vector<std::string> lines;
   c.progress = [&](const std::string& line) { lines.push_back(line); };
   const load::RedisDeliverResult r = load::run_redis_deliver(c);
