@@ -383,9 +383,10 @@ int run(int argc, char** argv) {
     for (const char* other :
          {"--dir", "--fsync", "--max-jobs", "--max-memory", "--max-tubes", "--metrics-tubes"}) {
       if (app.count(other) > 0) {
-        return usage_error(std::string(other) +
-                           ": not available with --store (the jobs live in Redis; bound them "
-                           "with Redis's maxmemory)");
+        return usage_error(
+            std::string(other) +
+            ": not available with --store or WHEEL_JOBS_STORE (the jobs live in Redis; "
+            "bound them with Redis's maxmemory)");
       }
     }
   }
