@@ -280,8 +280,8 @@ void RedisClient::connect() {
     std::vector<std::string> auth{"AUTH"};
     if (!options_.endpoint.username.empty()) auth.push_back(options_.endpoint.username);
     auth.push_back(options_.endpoint.password);
-    command(auth, [this, ac](const RedisValue& v) {
-      if (ac_ != ac) return;  // that connection is gone already
+    command(auth, [this, generation = generation_](const RedisValue& v) {
+      if (generation != generation_ || state_ != State::kUp) return;  // that connection is gone
       if (v.is_error()) return drop("AUTH refused: " + v.str);
       backoff_ = options_.min_backoff;  // logged in: only now is the connection usable
     });
