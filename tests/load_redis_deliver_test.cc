@@ -100,6 +100,22 @@ TEST_F(RedisDeliverTest, ReportsProgressEverySecondOfTheRun) {
   }
 }
 
+// While it has no connection the progress says where it waits, without the URL's password.
+TEST_F(RedisDeliverTest, ProgressWhileWaitingForRedisHidesThePassword) {
+  load::RedisDeliverConfig c = config("q", 10);
+  c.url = "redis://app:s3cret@127.0.0.1:1";  // nothing listens on port 1
+  c.timeout = milliseconds(1500);
+  std::vector<std::string> lines;
+  c.progress = [&](const std::string& line) { lines.push_back(line); };
+  const load::RedisDeliverResult r = load::run_redis_deliver(c);
+  EXPECT_EQ(r.delivered, 0u);
+  ASSERT_FALSE(lines.empty());  // the 1 s tick comes before the 1.5 s deadline
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.rfind("waiting for Redis at redis://app@127.0.0.1:1/0, ", 0), 0u) << line;
+    EXPECT_EQ(line.find("s3cret"), std::string::npos) << line;
+  }
+}
+
 TEST_F(RedisDeliverTest, RejectsABadUrlAndSettingsOutOfRange) {
   load::RedisDeliverConfig c = config("q", 1);
   c.url = "http://x";

@@ -23,7 +23,11 @@ constexpr std::uint64_t kProgressEveryMs = 1000;
 class Deliverer {
  public:
   Deliverer(uv_loop_t* loop, const RedisDeliverConfig& c, jobs::RedisClientOptions options)
-      : c_(c), client_(loop, std::move(options)), store_(client_, {c.prefix}), tubes_{c.tube} {
+      : c_(c),
+        shown_url_(jobs::format_redis_url(options.endpoint)),
+        client_(loop, std::move(options)),
+        store_(client_, {c.prefix}),
+        tubes_{c.tube} {
     uv_timer_init(loop, &deadline_);
     deadline_.data = this;
     uv_timer_init(loop, &progress_);
@@ -106,8 +110,9 @@ class Deliverer {
   }
 
   void report_progress() {
-    if (!started_) {
-      c_.progress("waiting for Redis at " + c_.url);
+    if (!client_.connected()) {  // not yet, or lost: its commands fail fast meanwhile
+      c_.progress("waiting for Redis at " + shown_url_ + ", " + std::to_string(r_.failures) +
+                  " failures");  // never the URL's password
       return;
     }
     char line[200];
@@ -136,6 +141,7 @@ class Deliverer {
   }
 
   const RedisDeliverConfig& c_;
+  std::string shown_url_;
   jobs::RedisClient client_;
   jobs::RedisStore store_;
   std::vector<std::string> tubes_;

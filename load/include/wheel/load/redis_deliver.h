@@ -27,8 +27,8 @@ struct RedisDeliverConfig {
   std::chrono::milliseconds timeout{60'000};  // > 0
   std::chrono::milliseconds retry{1};         // > 0: after a reserve found nothing
   // Called about once a second while the run lasts with a one-line progress text (e.g. logged):
-  // the seconds since the first reserve, jobs delivered so far and in that second, failures.
-  // May be empty.
+  // the seconds since the first reserve, jobs delivered so far and in that second, failures;
+  // while Redis is not connected, where it waits (the URL without its password). May be empty.
   std::function<void(const std::string&)> progress;
 };
 
