@@ -116,8 +116,10 @@ class RedisClient {
   // timers; later commands fail at once. Idempotent.
   void stop();
 
-  // Runs after each successful (re)connect, before the connection takes other commands; issue
-  // SCRIPT LOADs or subscriptions here. Also scripts given to preload() are loaded then.
+  // Runs at each (re)connect attempt, once the connection's own first commands (AUTH, SELECT,
+  // the preload() scripts' SCRIPT LOADs) are queued and before any other: what it issues is
+  // written as soon as the socket connects, and fails if it does not (connected() tells). Issue
+  // SCRIPT LOADs or subscriptions here.
   void set_on_connect(std::function<void()> hook) { on_connect_ = std::move(hook); }
   void preload(RedisScript* script) { scripts_.push_back(script); }
 
