@@ -12,6 +12,7 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -205,6 +206,58 @@ TEST_F(ServerHandlerTest, ABodyThatCannotBeReadAnswersInternalErrorAndTheJobStay
   fs.set_read_failure(false);
   EXPECT_EQ(waiter.ask("reserve-with-timeout 0\r\n"), "RESERVED 2 4");
   EXPECT_EQ(waiter.bytes(6), "next\r\n");
+}
+
+// A stuck disk (the file system frozen: every write and sync blocks) stops only the changes: a
+// put waits, unanswered, while peek, stats and a reserve of a job in memory answer; once the
+// disk is back the put is answered and nothing acknowledged is lost.
+TEST_F(ServerHandlerTest, AFrozenDiskHoldsPutsWhileReadsStatsAndReservesAnswer) {
+  JobLogOptions o = options();
+  {
+    EmbeddedServer server(o);
+    ASSERT_NE(server.port(), 0);
+    // Thaws before the server is stopped (members end in reverse), also when an ASSERT fails.
+    struct Thaw {
+      testing::FaultInjectionFs& fs;
+      ~Thaw() { fs.set_frozen(false); }
+    } thaw{fs};
+    Client c(server.port());
+    Client p(server.port());
+    ASSERT_TRUE(c.connected());
+    ASSERT_TRUE(p.connected());
+    ASSERT_EQ(c.ask("put 0 0 60 5\r\nfirst\r\n"), "INSERTED 1");
+    fs.set_frozen(true);
+    p.send("put 0 0 60 6\r\nsecond\r\n");
+    // The put's batch is stuck in the log thread's write.
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (fs.frozen_waiting() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_GT(fs.frozen_waiting(), 0);
+    // Reads answer (each within ask()'s 10 s, never waiting for the disk).
+    EXPECT_EQ(c.ask("peek 1\r\n"), "FOUND 1 5");
+    EXPECT_EQ(c.bytes(7), "first\r\n");
+    EXPECT_EQ(c.ask("peek 2\r\n"), "FOUND 2 6");  // read from the batch in the log thread's hands
+    EXPECT_EQ(c.bytes(8), "second\r\n");
+    const std::string stats = c.yaml("stats\r\n");
+    EXPECT_NE(stats.find("current-jobs-ready: 2\n"), std::string::npos) << stats;
+    EXPECT_EQ(c.ask("reserve-job 1\r\n"), "RESERVED 1 5");  // not durable: no write needed
+    EXPECT_EQ(c.bytes(7), "first\r\n");
+    EXPECT_TRUE(p.silent_for(200));  // the put is not acknowledged from a buffer
+    fs.set_frozen(false);
+    EXPECT_EQ(p.line(), "INSERTED 2");
+    EXPECT_EQ(c.ask("delete 1\r\n"), "DELETED");
+  }
+  // Nothing acknowledged was lost: only what was synced survives a power cut.
+  std::mt19937_64 rng(1);
+  fs.power_loss(rng, false);
+  Recovered r;
+  o.sync_thread = false;
+  auto log = testing::open_log(o, &r);
+  ASSERT_TRUE(log);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_EQ(r.jobs[0].id, 2u);
+  EXPECT_EQ(r.jobs[0].body, "second");
 }
 
 }  // namespace

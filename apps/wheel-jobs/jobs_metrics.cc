@@ -60,6 +60,18 @@ void render_log(server::PrometheusText& text, const jobs::JobLog& log) {
                "Bytes of live records compaction copied forward.", s.rewritten_bytes);
   text.gauge("wheel_jobs_log_disk_full", "1 while the disk is full and changes are refused.",
              s.disk_full ? 1 : 0);
+  // A stuck disk (a frozen file system, a hung device) shows here while the server answers.
+  text.gauge_double(
+      "wheel_jobs_log_oldest_unwritten_seconds",
+      "Age of the oldest change handed to the log thread and not yet written (0: none).",
+      s.oldest_unwritten_seconds);
+  text.gauge_double(
+      "wheel_jobs_log_oldest_unsynced_seconds",
+      "Age of the oldest change not yet synced (0: none; always 0 with --fsync never).",
+      s.oldest_unsynced_seconds);
+  text.gauge("wheel_jobs_log_backlog_bytes",
+             "Bytes handed to the log thread and not yet written (changes wait past 4 MiB).",
+             s.backlog_bytes);
   const jobs::LogSyncMetrics m = log.sync_metrics();
   text.histogram("wheel_jobs_log_sync_seconds", "Time of one group commit's fdatasyncs.",
                  jobs::kSyncSecondsBounds, m.seconds);

@@ -347,6 +347,10 @@ int run(int argc, char** argv) {
       ->type_name("POLICY");
   add_count(app, "--max-job-size", &max_job_size, "largest job body in bytes", 0,
             jobs::beanstalk::kMaxMaxJobSize);
+  std::uint64_t segment_size = jobs::JobLogOptions{}.segment_bytes;
+  add_count(app, "--segment-size", &segment_size,
+            "with --dir: bytes of one log segment file before the next starts", std::uint64_t{4096},
+            std::uint64_t{1} << 30);
   add_count(app, "--max-connections", &max_connections,
             "open client connections; past it a client is closed at once", 1, kMaxConnections);
   add_count(app, "--max-jobs", &limits.max_jobs,
@@ -380,8 +384,8 @@ int run(int argc, char** argv) {
     std::string error;
     endpoint = jobs::parse_redis_url(store_url, &error);
     if (!endpoint) return usage_error("--store: " + error);
-    for (const char* other :
-         {"--dir", "--fsync", "--max-jobs", "--max-memory", "--max-tubes", "--metrics-tubes"}) {
+    for (const char* other : {"--dir", "--fsync", "--segment-size", "--max-jobs", "--max-memory",
+                              "--max-tubes", "--metrics-tubes"}) {
       if (app.count(other) > 0) {
         return usage_error(
             std::string(other) +
@@ -400,6 +404,10 @@ int run(int argc, char** argv) {
   }
   jobs::JobLogOptions log_options;
   log_options.dir = dir;
+  log_options.segment_bytes = segment_size;
+  if (dir.empty() && app.count("--segment-size") > 0) {
+    return usage_error("--segment-size: needs --dir (the log's segments)");
+  }
   if (!fsync.empty()) {
     if (dir.empty()) return usage_error("--fsync: needs --dir (without it jobs are memory only)");
     if (fsync == "always") {

@@ -4,9 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "drain_signal.h"
 #include "wheel/jobs/beanstalk_protocol.h"
@@ -22,7 +25,10 @@ struct BeanstalkServerHandler::Client {
   SessionId session;
   beanstalk::RequestParser parser;
   std::string out;   // replies of the current read, not yet sent
-  std::string held;  // input that arrived while a reserve waits
+  std::string held;  // input that arrived while a reserve or a change waits
+  // A change held while the journal says changes wait (its disk is behind); run first when
+  // they may go on.
+  std::optional<beanstalk::Request> parked;
   bool waiting = false;
   bool quit = false;
   bool input_ended = false;  // EOF: close once the replies owed are sent
@@ -72,10 +78,50 @@ void BeanstalkServerHandler::on_log_wakeup() {
   poll_log();
 }
 
+namespace {
+
+// The requests that record a change in the journal (the others never wait for its disk).
+bool changes(const beanstalk::Request& r) {
+  return std::holds_alternative<beanstalk::Put>(r) ||
+         std::holds_alternative<beanstalk::Delete>(r) ||
+         std::holds_alternative<beanstalk::Release>(r) ||
+         std::holds_alternative<beanstalk::Bury>(r) || std::holds_alternative<beanstalk::Kick>(r) ||
+         std::holds_alternative<beanstalk::KickJob>(r);
+}
+
+}  // namespace
+
+void BeanstalkServerHandler::resume_parked() {
+  // Taken out first: running a client's requests may park it again (and the journal decides
+  // afresh before each change).
+  std::vector<SessionId> parked;
+  parked.swap(parked_);
+  for (std::size_t i = 0; i < parked.size(); ++i) {
+    auto it = clients_.find(parked[i]);
+    if (it == clients_.end() || !it->second->parked) continue;
+    if (journal_.changes_wait()) {
+      parked_.insert(parked_.end(), parked.begin() + static_cast<std::ptrdiff_t>(i), parked.end());
+      return;
+    }
+    Client* client = it->second;
+    beanstalk::Request request = std::move(*client->parked);
+    client->parked.reset();
+    std::string held = std::move(client->held);
+    client->held.clear();
+    if (dispatch(client, std::move(request))) {
+      run(client, held);
+    } else {
+      if ((client->waiting || client->parked) && !held.empty()) client->held = std::move(held);
+      flush(client);
+    }
+  }
+}
+
 void BeanstalkServerHandler::poll_log() {
   if (log_ == nullptr) return;
   const std::uint64_t now = uv_now(server_->loop());
   log_->poll(now);  // may send replies now durable, which may run held requests
+  if (!parked_.empty()) resume_parked();
   if (log_timer_ == nullptr) return;
   const std::uint64_t next = log_->next_poll_ms();
   if (next == UINT64_MAX) {
@@ -122,10 +168,10 @@ void BeanstalkServerHandler::on_data(net::Connection& c, std::string_view bytes)
   auto* client = static_cast<Client*>(c.context());
   if (client == nullptr || client->quit) return;
   queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
-  if (client->waiting) {
+  if (client->waiting || client->parked) {
     if (client->held.size() + bytes.size() > options_.max_held_input) {
-      logger()->warn("beanstalk server: {} sent over {} bytes while its reserve waits; closing",
-                     c.peer(), options_.max_held_input);
+      logger()->warn("beanstalk server: {} sent over {} bytes while its {} waits; closing",
+                     c.peer(), options_.max_held_input, client->waiting ? "reserve" : "change");
       c.close();
       return;
     }
@@ -137,8 +183,27 @@ void BeanstalkServerHandler::on_data(net::Connection& c, std::string_view bytes)
   poll_log();
 }
 
+bool BeanstalkServerHandler::dispatch(Client* client, beanstalk::Request&& request) {
+  if (changes(request) && journal_.changes_wait()) {
+    client->parked = std::move(request);
+    parked_.push_back(client->session);
+    return false;
+  }
+  switch (dispatcher_.handle(client->session, std::move(request), client->out)) {
+    case BeanstalkDispatcher::Next::kContinue:
+      return true;
+    case BeanstalkDispatcher::Next::kWaiting:
+      client->waiting = true;
+      return false;
+    case BeanstalkDispatcher::Next::kClose:
+      client->quit = true;
+      return false;
+  }
+  return true;
+}
+
 void BeanstalkServerHandler::run(Client* client, std::string_view bytes) {
-  while (!bytes.empty() && !client->waiting && !client->quit) {
+  while (!bytes.empty() && !client->waiting && !client->quit && !client->parked) {
     beanstalk::RequestParser::Step step;
     try {
       step = client->parser.feed(bytes);
@@ -149,18 +214,9 @@ void BeanstalkServerHandler::run(Client* client, std::string_view bytes) {
     }
     bytes.remove_prefix(step.consumed);
     if (!step.request) continue;
-    switch (dispatcher_.handle(client->session, std::move(*step.request), client->out)) {
-      case BeanstalkDispatcher::Next::kContinue:
-        break;
-      case BeanstalkDispatcher::Next::kWaiting:
-        client->waiting = true;
-        break;
-      case BeanstalkDispatcher::Next::kClose:
-        client->quit = true;
-        break;
-    }
+    dispatch(client, std::move(*step.request));
   }
-  if (client->waiting && !bytes.empty()) client->held.assign(bytes);
+  if ((client->waiting || client->parked) && !bytes.empty()) client->held.append(bytes);
   flush(client);
 }
 
@@ -171,8 +227,9 @@ void BeanstalkServerHandler::flush(Client* client) {
   std::string out = std::move(client->out);
   client->out.clear();
   // Sent when the changes behind these replies are durable; the connection may be gone then.
-  client->unsent++;
-  journal_.when_durable([this, id, quit, out = std::move(out)] {
+  // Reads with no earlier reply of this client waiting answer at once, even while other
+  // clients' changes wait for a slow disk.
+  auto send = [this, id, quit, out = std::move(out)] {
     net::Connection* c = server_->find(id);
     if (c == nullptr) return;
     if (journal_.calling_back_lost()) {
@@ -185,7 +242,12 @@ void BeanstalkServerHandler::flush(Client* client) {
     if (!out.empty()) c->send(out);
     if (owner != nullptr) owner->unsent--;
     if (quit || (owner != nullptr && owner->input_ended && owner->unsent == 0)) c->close();
-  });
+  };
+  if (client->unsent++ == 0) {
+    journal_.when_durable_or_now(std::move(send));
+  } else {
+    journal_.when_durable(std::move(send));
+  }
 }
 
 void BeanstalkServerHandler::on_reserve_done(SessionId session, const ReserveResult& result) {
@@ -205,11 +267,11 @@ void BeanstalkServerHandler::on_input_end(net::Connection& c) {
   // connection closes; a waiting reserve is not waited for: beanstalkd closes a client that
   // hangs up while it waits, and releases its jobs.
   auto* client = static_cast<Client*>(c.context());
-  if (client == nullptr || client->unsent == 0) {
+  if (client == nullptr || (client->unsent == 0 && !client->parked)) {
     c.close();
     return;
   }
-  client->input_ended = true;
+  client->input_ended = true;  // a parked change still runs, and is answered
 }
 
 void BeanstalkServerHandler::on_close(net::Connection& c, net::CloseReason) {

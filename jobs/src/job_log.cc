@@ -32,6 +32,8 @@ class LogCategory final : public std::error_category {
         return "disk full: change refused";
       case LogError::kFailed:
         return "job log failed after an I/O error";
+      case LogError::kNoDescriptors:
+        return "out of file descriptors: change refused";
     }
     return "unknown job log error";
   }
@@ -122,6 +124,11 @@ void JobLog::Impl::mark_synced() {
 
 std::error_code JobLog::Impl::sync_inline() {
   if (auto ec = write_out()) return ec;
+  own_head();  // the log thread writes what it was handed first (the owner waits here)
+  if (auto ec = syncer->failure()) {
+    note_failure("write", ec);
+    return LogError::kFailed;
+  }
   if (auto ec = syncer->sync_now()) {
     note_failure("fdatasync", ec);
     return LogError::kFailed;
@@ -212,6 +219,8 @@ JobLog::~JobLog() {
   if (d.failed) return;
   // Marks too (they carry no LSN): the next start then knows how far the head was synced.
   if (d.write_out()) return;
+  d.own_head();
+  if (d.syncer->failure()) return;
   if (d.syncer->durable_lsn() < d.last_lsn) d.syncer->sync_now();  // no mark after it: nothing
   if (d.reserved_end > d.segments.back().bytes) {                  // would write it out
     d.fs->truncate(d.segment_path(d.segments.back().number), d.segments.back().bytes);
@@ -319,8 +328,14 @@ JobLog::Lsn JobLog::last_lsn() const {
 
 void JobLog::poll(std::uint64_t now_ms) {
   Impl& d = *impl_;
-  if (auto ec = d.syncer->failure()) d.note_failure("fdatasync", ec);
+  if (auto ec = d.syncer->failure()) d.note_failure("write or fdatasync", ec);
   if (d.write_out() || d.failed) return;
+  d.prune_handed_off();
+  // What is synced (written, under kNever) is no longer counted by the age metrics.
+  const Lsn done =
+      d.opt.sync == SyncPolicy::kNever ? d.syncer->written_lsn() : d.syncer->durable_lsn();
+  while (!d.appended_at.empty() && d.appended_at.front().first <= done) d.appended_at.pop_front();
+  d.now_ms = now_ms;
   if (d.opt.sync == SyncPolicy::kInterval) {
     // The first poll syncs too: what was appended before it (the log has no clock of its own)
     // must not wait a whole interval more than what comes after.
@@ -338,7 +353,8 @@ void JobLog::poll(std::uint64_t now_ms) {
   }
   d.mark_synced();
   d.check_space(now_ms);
-  d.compact(1);
+  // A compaction step writes and may rotate: it waits while the log thread is busy.
+  if (d.syncer->idle()) d.compact(1);
 }
 
 std::uint64_t JobLog::next_poll_ms() const {
@@ -369,6 +385,18 @@ JobLogStats JobLog::stats() const {
   s.compacted_segments = d.compacted_segments;
   s.rewritten_bytes = d.rewritten_bytes;
   s.disk_full = d.disk_full;
+  s.written_lsn = written_lsn();
+  s.backlog_bytes = d.syncer->backlog_bytes();
+  // The oldest change not written (synced) yet: the first entry past written_lsn (durable_lsn).
+  const std::chrono::nanoseconds now = d.syncer->now();
+  const auto age = [&](Lsn done) {
+    for (const auto& [lsn, at] : d.appended_at) {
+      if (lsn > done) return now > at ? std::chrono::duration<double>(now - at).count() : 0.0;
+    }
+    return 0.0;
+  };
+  s.oldest_unwritten_seconds = age(s.written_lsn);
+  if (d.opt.sync != SyncPolicy::kNever) s.oldest_unsynced_seconds = age(s.durable_lsn);
   return s;
 }
 

@@ -3,6 +3,8 @@
 // job_log_recovery.cc (open and replay) and job_log_compaction.cc.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -45,6 +47,24 @@ inline constexpr const char* kReserveFile = "reserve.space";
 // reaches it. Space is set aside in steps of kReserveStep.
 inline constexpr std::size_t kMaxPending = 256 * 1024;
 inline constexpr std::uint64_t kReserveStep = 1024 * 1024;
+// With a log thread: once this many bytes are handed to it and not written, changes wait
+// (JobLog::changes_wait()) instead of memory growing behind a stuck disk.
+inline constexpr std::uint64_t kMaxBacklog = 4 * 1024 * 1024;
+
+// A descriptor held open (on /dev/null) and given up when the process runs out of them, so a
+// rotation can still open its new segment (net/'s acceptor keeps one for accept() the same
+// way). Owner thread.
+class SpareDescriptor {
+ public:
+  SpareDescriptor();
+  ~SpareDescriptor();
+  SpareDescriptor(const SpareDescriptor&) = delete;
+  SpareDescriptor& operator=(const SpareDescriptor&) = delete;
+  bool release();  // closes it; false when none was held
+  void take();     // opens it again (may fail: tried again at the next release())
+ private:
+  int fd_ = -1;
+};
 
 // The state behind JobLog (JobLog::Impl).
 class JobLogImpl {
@@ -71,9 +91,24 @@ class JobLogImpl {
   std::error_code write_direct(const std::string& rec, bool may_use_reserve);
   // Sets aside the head's space up to byte `end` (and some ahead).
   std::error_code reserve_space(std::uint64_t end, bool may_use_reserve);
-  // Writes the gathered records to the head and tells the syncer. Called before every sync,
-  // rotation and reply (JobLog::commit()); an error fails the log.
+  // Writes the gathered records to the head (with a log thread: hands them to it) and tells
+  // the syncer. Called before every sync, rotation and reply (JobLog::commit()); an error
+  // fails the log.
   std::error_code write_out();
+  // With a log thread: the owner is about to use the head file itself (rotation, setting space
+  // aside, a direct write): waits for the thread to finish what it was handed, and takes the
+  // space it set aside ahead.
+  void own_head();
+  // With a log thread: asks it to set the next step of the head's space aside while half a
+  // step is left, so the owner seldom has to (reserve_space()).
+  void reserve_ahead();
+  // Whether the owner would have to use the head file (or wait for a sync) to append the
+  // next change of up to kMaxPending bytes while the log thread is busy (changes_wait()).
+  bool next_change_needs_disk() const;
+  // Notes that changes up to `lsn` were just appended (the age metrics).
+  void note_appended(Lsn lsn);
+  // Drops the handed-off batches the thread has written.
+  void prune_handed_off();
   // After a sync: appends a kSynced record naming how far the head is synced (it rides with
   // the next batch; it is not a change and needs no sync of its own).
   void mark_synced();
@@ -81,6 +116,9 @@ class JobLogImpl {
   // Starts segment `number` (its start record, synced, directory synced) as the head.
   std::error_code start_segment(std::uint64_t number);
   std::error_code rotate();
+  // The head is full: rotates, or refuses with kNoDescriptors while descriptors are short
+  // (retried with backoff, logged at most every 10 s).
+  std::error_code rotate_for_append();
   void enter_disk_full();
   void check_space(std::uint64_t now_ms);
   std::error_code create_reserve();
@@ -101,8 +139,23 @@ class JobLogImpl {
   FileSystem* fs;
   std::deque<SegmentInfo> segments;  // oldest first; back() is the head
   std::shared_ptr<WritableFile> head;
-  std::string framed;              // the record being appended (reused: no allocation)
-  std::string pending;             // records appended to the head but not yet written
+  std::string framed;   // the record being appended (reused: no allocation)
+  std::string pending;  // records appended to the head but not yet written
+  // Batches handed to the log thread and maybe not written yet: read_body() reads them here.
+  struct HandedOff {
+    std::uint64_t segment = 0;
+    std::uint64_t offset = 0;
+    std::shared_ptr<const std::string> bytes;
+  };
+  std::deque<HandedOff> handed_off;
+  // Space the log thread set aside ahead (reserve_ahead()): up to this byte of the head, or
+  // failed (the owner then sets it aside itself, with the disk-full rules).
+  std::atomic<std::uint64_t> ahead_end{0};
+  std::atomic<bool> ahead_busy{false};
+  std::atomic<bool> ahead_failed{false};
+  // When the changes appended since the oldest not yet written (synced) one were appended,
+  // by LSN: the age metrics (JobLog::oldest_unwritten()).
+  std::deque<std::pair<Lsn, std::chrono::nanoseconds>> appended_at;
   Lsn pending_lsn = 0;             // the LSN the pending records reach
   std::uint64_t reserved_end = 0;  // the head's space is set aside up to this byte
   bool batch_writes = true;        // false once the file could not set space aside
@@ -157,6 +210,15 @@ class JobLogImpl {
   std::uint64_t last_interval_sync_ms = 0;
   bool interval_started = false;
   std::uint64_t next_space_check_ms = 0;
+  // Out of descriptors at a rotation: changes are refused until the retry at this time
+  // (now_ms, the last poll's clock) succeeds; the delay doubles up to a second.
+  SpareDescriptor spare;
+  bool short_of_descriptors = false;
+  std::uint64_t now_ms = 0;
+  std::uint64_t descriptor_retry_ms = 0;
+  std::uint64_t descriptor_backoff_ms = 0;
+  std::uint64_t descriptor_logged_ms = 0;
+  std::uint64_t refused_for_descriptors = 0;
   std::uint64_t compacted_segments = 0;
   std::uint64_t rewritten_bytes = 0;
 };

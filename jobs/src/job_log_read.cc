@@ -5,6 +5,7 @@
 // segment.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "job_log_impl.h"
@@ -21,9 +22,16 @@ std::error_code JobLog::Impl::read_body(std::uint64_t id, std::string* body) {
   std::string data;
   const SegmentInfo& head_info = segments.back();
   const std::uint64_t written = head_info.bytes - pending.size();
+  prune_handed_off();
+  const auto in_hand = std::find_if(handed_off.begin(), handed_off.end(), [&](const HandedOff& h) {
+    return h.segment == e.segment && e.offset >= h.offset && e.offset < h.offset + h.bytes->size();
+  });
   if (e.segment == head_info.number && e.offset >= written) {
     // Appended in this batch and not written yet (write_out()): still in `pending`.
     data = std::string_view(pending).substr(e.offset - written, e.put_size);
+  } else if (in_hand != handed_off.end()) {
+    // Handed to the log thread and maybe not written yet: read from the batch itself.
+    data = std::string_view(*in_hand->bytes).substr(e.offset - in_hand->offset, e.put_size);
   } else {
     auto reader = readers.find(e.segment);
     if (reader == readers.end()) {

@@ -50,7 +50,9 @@ std::uint64_t LogJournal::allocate_id(std::uint64_t proposed) {
 
 bool LogJournal::refused(std::error_code ec) {
   if (!ec) return false;
-  last_refusal_ = ec == LogError::kDiskFull ? Refusal::kFull : Refusal::kFailed;
+  // No room now (disk, descriptors): the same change may succeed later.
+  last_refusal_ = ec == LogError::kDiskFull || ec == LogError::kNoDescriptors ? Refusal::kFull
+                                                                              : Refusal::kFailed;
   return true;
 }
 
@@ -130,13 +132,26 @@ void LogJournal::placed(std::uint64_t id, LogPosition position) {
   if (jobs_ != nullptr) jobs_->move_journal_ref(id, position);
 }
 
+JobLog::Lsn LogJournal::acked_lsn() const {
+  return policy_ == SyncPolicy::kAlways ? log_.durable_lsn() : log_.written_lsn();
+}
+
 void LogJournal::when_durable(std::function<void()> done) {
+  answer(std::move(done), false);
+}
+
+void LogJournal::when_durable_or_now(std::function<void()> done) {
+  answer(std::move(done), true);
+}
+
+void LogJournal::answer(std::function<void()> done, bool may_pass) {
   const JobLog::Lsn lsn = log_.last_lsn();
   const bool recorded = lsn > last_batch_lsn_;
   last_batch_lsn_ = lsn;
-  // Writes the batch's records out before any reply leaves, whatever the policy (a kill -9
-  // after a reply then loses none of them); with kAlways also starts their sync (without a
-  // sync thread the fdatasync runs in there).
+  // Writes the batch's records out (hands them to the log thread) before any reply leaves,
+  // whatever the policy: replies wait for written_lsn(), so a kill -9 after a reply loses none
+  // of them; with kAlways also starts their sync (without a sync thread the fdatasync runs in
+  // there).
   log_.commit();
   if (log_.failed()) {
     // What waits will never be durable: those callbacks go first, as lost. Then this batch: lost
@@ -148,8 +163,9 @@ void LogJournal::when_durable(std::function<void()> done) {
     calling_back_lost_ = false;
     return;
   }
-  // In order: a callback never overtakes an earlier one still waiting.
-  if (policy_ != SyncPolicy::kAlways || (waiting_.empty() && log_.durable_lsn() >= lsn)) {
+  // In order: a callback never overtakes an earlier one still waiting, unless its caller has
+  // none waiting and it recorded nothing (reads answer while a write or sync is slow).
+  if ((may_pass && !recorded) || (waiting_.empty() && acked_lsn() >= lsn)) {
     done();
     return;
   }
@@ -158,7 +174,7 @@ void LogJournal::when_durable(std::function<void()> done) {
 }
 
 void LogJournal::run_durable() {
-  const JobLog::Lsn durable = log_.durable_lsn();
+  const JobLog::Lsn durable = acked_lsn();
   // Callbacks may record more (a reply resumes a client): take each out before calling it.
   while (!waiting_.empty() && waiting_.front().first <= durable) {
     std::function<void()> done = std::move(waiting_.front().second);

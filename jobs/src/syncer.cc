@@ -26,8 +26,72 @@ Syncer::~Syncer() {
 void Syncer::note_written(const std::shared_ptr<WritableFile>& file, std::uint64_t lsn,
                           std::uint64_t segment, std::uint64_t end, std::uint64_t bytes) {
   std::lock_guard lock(mu_);
+  note_written_locked(file, lsn, segment, end, bytes);
+}
+
+void Syncer::note_written_locked(const std::shared_ptr<WritableFile>& file, std::uint64_t lsn,
+                                 std::uint64_t segment, std::uint64_t end, std::uint64_t bytes) {
   if (std::find(dirty_.begin(), dirty_.end(), file) == dirty_.end()) dirty_.push_back(file);
   written_ = {lsn, segment, end, written_.bytes + bytes};
+}
+
+void Syncer::hand_off(std::shared_ptr<WritableFile> file, std::shared_ptr<const std::string> bytes,
+                      std::uint64_t lsn, std::uint64_t segment, std::uint64_t end) {
+  {
+    std::lock_guard lock(mu_);
+    backlog_ += bytes->size();
+    ops_.push_back({std::move(file), std::move(bytes), {}, lsn, segment, end});
+  }
+  cv_.notify_one();
+}
+
+void Syncer::run_task(std::function<void()> task) {
+  {
+    std::lock_guard lock(mu_);
+    ops_.push_back({nullptr, nullptr, std::move(task), 0, 0, 0});
+  }
+  cv_.notify_one();
+}
+
+std::uint64_t Syncer::backlog_bytes() const {
+  return locked(backlog_);
+}
+
+bool Syncer::idle() const {
+  std::lock_guard lock(mu_);
+  return ops_.empty() && !busy_ && !requested_;
+}
+
+void Syncer::wait_idle() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [this] { return ops_.empty() && !busy_ && !requested_; });
+}
+
+std::uint64_t Syncer::written_lsn() const {
+  return locked(written_).lsn;
+}
+
+void Syncer::written_position(std::uint64_t* segment, std::uint64_t* end) const {
+  std::lock_guard lock(mu_);
+  *segment = written_.segment;
+  *end = written_.end;
+}
+
+void Syncer::write_op(const Op& op) {
+  if (op.task) {
+    op.task();
+    return;
+  }
+  // After a failure nothing more is written: what follows a lost write must not look whole.
+  std::error_code ec = failure();
+  if (!ec) ec = op.file->append(std::as_bytes(std::span(op.bytes->data(), op.bytes->size())));
+  std::lock_guard lock(mu_);
+  backlog_ -= op.bytes->size();
+  if (ec) {
+    if (!failure_) failure_ = ec;
+    return;
+  }
+  note_written_locked(op.file, op.lsn, op.segment, op.end, op.bytes->size());
 }
 
 void Syncer::durable_position(std::uint64_t* segment, std::uint64_t* end) const {
@@ -93,13 +157,25 @@ std::error_code Syncer::sync_now() {
 
 void Syncer::run() {
   for (;;) {
+    std::vector<Op> ops;
+    bool sync = false;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return requested_ || stop_; });
-      if (stop_) return;
+      cv_.wait(lock, [this] { return requested_ || stop_ || !ops_.empty(); });
+      if (stop_ && ops_.empty()) return;  // what was handed off is written first
+      // Every write handed off so far, then the sync asked for: it covers them all.
+      ops.swap(ops_);
+      sync = requested_;
       requested_ = false;
+      busy_ = true;
     }
-    sync_now();
+    for (const Op& op : ops) write_op(op);
+    if (sync) sync_now();
+    {
+      std::lock_guard lock(mu_);
+      busy_ = false;
+    }
+    idle_cv_.notify_all();
     if (wakeup_) wakeup_();
   }
 }

@@ -8,8 +8,11 @@
 // sent together once the journal says the changes behind them are durable (group commit; at
 // once when memory only). A reserve that waits stops the connection's requests, as beanstalkd
 // stops reading it: bytes that arrive meanwhile are held (at most max_held_input; beyond that
-// the connection is closed) and run when the reserve ends. A client that hangs up releases its
-// reserved jobs and drops its waiting reserve.
+// the connection is closed) and run when the reserve ends. A change that arrives while the
+// journal says changes wait (a log whose disk is behind) is parked the same way, its input held
+// behind it, and runs once they may go on; reads, reserves and stats go on answering (a batch
+// that recorded nothing is answered at once when its client has no earlier reply waiting). A client
+// that hangs up releases its reserved jobs and drops its waiting reserve.
 //
 // Time: the queue's clock is the loop's (uv_now, milliseconds); one uv_timer is armed for the
 // queue's next_due(), so delays, TTRs, pauses and reserve timeouts end on the loop.
@@ -28,6 +31,7 @@
 #include <functional>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "wheel/jobs/beanstalk_dispatcher.h"
 #include "wheel/jobs/job_journal.h"
@@ -87,8 +91,14 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
 
  private:
   struct Client;
-  // Parses and runs `bytes` of `client` until they run out or a reserve waits.
+  // Parses and runs `bytes` of `client` until they run out, a reserve waits or a change is
+  // parked.
   void run(Client* client, std::string_view bytes);
+  // Runs one request; false when the client's requests stop (a reserve waits, a change is
+  // parked because the journal says changes wait, quit).
+  bool dispatch(Client* client, beanstalk::Request&& request);
+  // Runs the parked changes (and the input held behind them) once changes may go on.
+  void resume_parked();
   // Sends `client`'s gathered replies once the journal says they are durable.
   void flush(Client* client);
   void advance_clock();
@@ -107,6 +117,7 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   uv_timer_t* timer_ = nullptr;   // freed by its close callback
   uv_signal_t* drain_ = nullptr;  // SIGUSR1; freed by its close callback
   std::unordered_map<SessionId, Client*> clients_;
+  std::vector<SessionId> parked_;  // clients with a parked change, oldest first
   std::function<void()> shutdown_also_;
 };
 

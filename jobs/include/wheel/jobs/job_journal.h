@@ -97,6 +97,15 @@ class JobJournal {
   // Calls `done` once every change recorded so far is durable (at once if it already is, or if
   // the journal does not sync).
   virtual void when_durable(std::function<void()> done) = 0;
+  // The same for a caller with no earlier callback of its own still waiting (a connection
+  // whose earlier replies were sent): if nothing was recorded since the previous call (reads,
+  // refusals), `done` may run at once, ahead of other callers' callbacks that wait for a sync,
+  // so reads answer while a write or sync is slow. The default: when_durable().
+  virtual void when_durable_or_now(std::function<void()> done) { when_durable(std::move(done)); }
+  // True while new changes should wait before they are run (a log whose disk is behind,
+  // JobLog::changes_wait()): the server holds them and the connection's further input, and
+  // runs them once this is false. The default: never.
+  virtual bool changes_wait() const { return false; }
   // True while when_durable() calls back for changes that never will be durable (a log stopped
   // by an I/O error after they were recorded): the caller must not acknowledge them (the
   // server closes the connection instead). The default: never.

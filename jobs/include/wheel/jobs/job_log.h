@@ -5,17 +5,20 @@
 // while serving, so the log stays under 2x the live records' bytes plus two segments.
 //
 // Threads: a JobLog belongs to one owner thread (the server's loop): every method is "Owner
-// thread only" unless it says otherwise. With a sync thread (the default) the fdatasyncs run
-// there; the owner learns of them in poll() after the `wakeup` callback has been called.
+// thread only" unless it says otherwise. With a sync thread (the default, the log thread) the
+// writes of each batch and the fdatasyncs run there, in order; the owner learns of them in
+// poll() after the `wakeup` callback has been called. The owner then never waits in write()
+// or fdatasync: it waits for the log thread only where changes_wait() says so (and in
+// sync_now(), allocate_id() when the id lease runs out, and the destructor).
 //
 // Acknowledging a change (group commit): each append returns the change's LSN (1, 2, 3, ...).
 // The owner appends the changes of one loop turn, calls commit() once, and later replies to each
 // change once durable_lsn() >= its LSN. Whatever the policy, commit() (and poll(), and every
-// sync) first writes the records gathered since the last one to the file in one write; a
-// kill -9 loses nothing written. With SyncPolicy::kAlways commit() then asks for one
-// fdatasync covering every record appended before it; changes appended while that sync runs
-// share the next one. With kInterval and kNever the owner replies after commit() (durable_lsn()
-// is then only informative).
+// sync) first writes the records gathered since the last one to the file in one write (on the
+// log thread); a kill -9 loses nothing written. With SyncPolicy::kAlways commit() then asks
+// for one fdatasync covering every record appended before it; changes appended while that sync
+// runs share the next one. With kInterval and kNever the owner replies once written_lsn() >=
+// the change's LSN (durable_lsn() is then only informative).
 //
 // After a crash (kill -9 or power loss), open() finds: with kAlways every change whose LSN was
 // <= durable_lsn(); with kInterval every change appended more than `sync_interval_ms` before
@@ -74,6 +77,13 @@ struct JobLogStats {
   std::uint64_t compacted_segments = 0;
   std::uint64_t rewritten_bytes = 0;
   bool disk_full = false;
+  std::uint64_t written_lsn = 0;    // JobLog::written_lsn()
+  std::uint64_t backlog_bytes = 0;  // handed to the log thread, not written yet
+  // Age of the oldest change not yet written (returned from write()), and not yet synced
+  // (kAlways, kInterval; 0 under kNever), on the sync_clock; 0 when there is none. A stuck disk
+  // shows here: an alert can fire on it.
+  double oldest_unwritten_seconds = 0;
+  double oldest_unsynced_seconds = 0;
 };
 
 class JobLog {
@@ -129,6 +139,14 @@ class JobLog {
   void commit();
   // Every change with an LSN <= this is on disk.
   Lsn durable_lsn() const;
+  // Every change with an LSN <= this returned from write() (a kill -9 of the process keeps
+  // it): what kInterval and kNever acknowledge. Without a log thread: last_lsn().
+  Lsn written_lsn() const;
+  // True while the next change should wait (the server holds it and the connection's further
+  // input): the log thread holds over 4 MiB not yet written, or it is busy and the next change
+  // would make the owner use the disk itself (a rotation near, space to set aside, an id lease
+  // to sync). Appending anyway is correct but may wait for a stuck disk. Reads never wait.
+  bool changes_wait() const;
   Lsn last_lsn() const;
 
   // Housekeeping, called by the owner at least by next_poll_ms() and after each wakeup:

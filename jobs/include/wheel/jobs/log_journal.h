@@ -3,7 +3,8 @@
 // restarts and crashes as the log's contract says. Each durable change of the queue becomes
 // one log record (put, change, remove); ids come from the log's allocate_id() (never reused,
 // even across a crash); when_durable() calls back once the log's durable LSN covers every
-// change recorded before it (group commit with SyncPolicy::kAlways; at once otherwise).
+// change recorded before it (group commit with SyncPolicy::kAlways; with kInterval and kNever
+// once the log thread wrote them: JobLog::written_lsn()).
 // restore_into() loads what JobLog::open() recovered into a fresh queue; restore_deferred()
 // does it straight from a log opened with JobLogOptions::defer_jobs, on two threads.
 //
@@ -46,6 +47,8 @@ class LogJournal final : public JobJournal, private LogIndex {
   // kFull after a refusal for a full disk (LogError::kDiskFull), kFailed otherwise.
   Refusal last_refusal() const override { return last_refusal_; }
   void when_durable(std::function<void()> done) override;
+  void when_durable_or_now(std::function<void()> done) override;
+  bool changes_wait() const override { return log_.changes_wait(); }
   bool calling_back_lost() const override { return calling_back_lost_; }
   // Bodies stay in the log (JobLog::read_body): the queue keeps none in memory.
   bool keeps_bodies() const override { return true; }
@@ -80,6 +83,10 @@ class LogJournal final : public JobJournal, private LogIndex {
   void placed(std::uint64_t id, LogPosition position) override;
 
   std::int64_t wall_now() const;
+  // when_durable(); `may_pass`: when_durable_or_now().
+  void answer(std::function<void()> done, bool may_pass);
+  // The LSN replies wait for: durable_lsn() under kAlways, written_lsn() otherwise.
+  JobLog::Lsn acked_lsn() const;
   // The callbacks whose changes are durable now; once the log failed, all the others too
   // (with calling_back_lost()).
   void run_durable();
