@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/wait_until.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/logger.h"
 
@@ -195,7 +196,8 @@ TEST_F(JobLogTest, CorruptionInTheMiddleStopsTheStartNamingFileAndOffset) {
     Recovered r;
     auto log = open(options(), &r);
     make(*log, "one");
-    log->commit();  // the records reach the file at commit (one write per batch)
+    log->commit();  // the log thread writes the batch (one write); written_lsn() says when
+    ASSERT_TRUE(wheel_test::wait_until([&] { return log->written_lsn() >= log->last_lsn(); }));
     bad_offset = std::filesystem::file_size(last_segment());
     make(*log, "two");
     make(*log, "three");

@@ -51,19 +51,20 @@ inline constexpr std::uint64_t kReserveStep = 1024 * 1024;
 // (JobLog::changes_wait()) instead of memory growing behind a stuck disk.
 inline constexpr std::uint64_t kMaxBacklog = 4 * 1024 * 1024;
 
-// A descriptor held open (on /dev/null) and given up when the process runs out of them, so a
-// rotation can still open its new segment (net/'s acceptor keeps one for accept() the same
-// way). Owner thread.
+// Two descriptors held open (on /dev/null) and given up when the process runs out of them, so
+// a rotation can still open its new segment and, for its sync, the directory (net/'s acceptor
+// keeps one for accept() the same way). Owner thread.
 class SpareDescriptor {
  public:
   SpareDescriptor();
   ~SpareDescriptor();
   SpareDescriptor(const SpareDescriptor&) = delete;
   SpareDescriptor& operator=(const SpareDescriptor&) = delete;
-  bool release();  // closes it; false when none was held
-  void take();     // opens it again (may fail: tried again at the next release())
+  bool release();  // closes them; false when none was held
+  void take();     // opens them again (may fail: tried again at the next release())
+
  private:
-  int fd_ = -1;
+  int fds_[2] = {-1, -1};
 };
 
 // The state behind JobLog (JobLog::Impl).

@@ -31,21 +31,30 @@ bool is_out_of_descriptors(std::error_code ec) {
 
 }  // namespace
 
-SpareDescriptor::SpareDescriptor() : fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
+SpareDescriptor::SpareDescriptor() {
+  take();
+}
 
 SpareDescriptor::~SpareDescriptor() {
-  if (fd_ >= 0) ::close(fd_);
+  release();
 }
 
 bool SpareDescriptor::release() {
-  if (fd_ < 0) return false;
-  ::close(fd_);
-  fd_ = -1;
-  return true;
+  bool any = false;
+  for (int& fd : fds_) {
+    if (fd >= 0) {
+      ::close(fd);
+      fd = -1;
+      any = true;
+    }
+  }
+  return any;
 }
 
 void SpareDescriptor::take() {
-  if (fd_ < 0) fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  for (int& fd : fds_) {
+    if (fd < 0) fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
 }
 
 std::error_code JobLog::Impl::rotate_for_append() {
