@@ -187,8 +187,8 @@ bool JobLog::Impl::next_change_needs_disk() const {
   if (seg.bytes + kMaxPending > opt.segment_bytes) return true;  // a rotation is near
   if (!batch_writes || disk_full) return true;                   // each record written at once
   if (std::max(reserved_end, ahead_end.load()) < seg.bytes + kMaxPending) return true;
-  // The id lease runs out: allocate_id() would wait for a sync of its own.
-  return next_id + 64 >= id_limit && pending_limit_lsn != 0;
+  // The id lease runs out: allocate_id() would write and sync the lease file.
+  return next_id + 64 >= id_limit;
 }
 
 void JobLog::Impl::prune_handed_off() {
