@@ -42,12 +42,13 @@ TEST_F(LogDescriptorsTest, ChangesAreRefusedWhileOpensFailAndResumeWithoutAResta
   Recovered r;
   auto log = testing::open_log(o, &r);
   ASSERT_TRUE(log);
+  JobLog::Lsn lsn = 0;
+  ASSERT_FALSE(put(*log, &lsn));  // the id lease file is written (opened) before the shortage
+  int acknowledged = 1;
   fs_.fail_opens(EMFILE, 1'000'000);
   std::uint64_t now = 1000;
   log->poll(now);
-  JobLog::Lsn lsn = 0;
   std::error_code ec;
-  int acknowledged = 0;
   for (int i = 0; i < 100 && !ec; ++i) {  // 4 KiB holds far fewer: the head must rotate
     if (!(ec = put(*log, &lsn))) ++acknowledged;
   }
@@ -80,8 +81,9 @@ TEST_F(LogDescriptorsTest, TheSpareDescriptorAbsorbsOneFailedOpen) {
   Recovered r;
   auto log = testing::open_log(o, &r);
   ASSERT_TRUE(log);
-  fs_.fail_opens(EMFILE, 1);  // the first open of a new segment fails; the retry works
   JobLog::Lsn lsn = 0;
+  ASSERT_FALSE(put(*log, &lsn));  // the id lease file is written (opened) first
+  fs_.fail_opens(EMFILE, 1);      // the first open of a new segment fails; the retry works
   for (int i = 0; i < 60; ++i) ASSERT_FALSE(put(*log, &lsn)) << "put " << i;
   EXPECT_GT(log->stats().segments, 1u);
 }
