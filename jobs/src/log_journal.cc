@@ -53,6 +53,7 @@ bool LogJournal::refused(std::error_code ec) {
   // No room now (disk, descriptors): the same change may succeed later.
   last_refusal_ = ec == LogError::kDiskFull || ec == LogError::kNoDescriptors ? Refusal::kFull
                                                                               : Refusal::kFailed;
+  last_reason_ = "the job log refused the change: " + ec.message();
   return true;
 }
 
