@@ -70,6 +70,11 @@ mutants=(
   'K3-crc-unchecked@jobs/src/log_reader.cc@s/if \(crc32c::value\(p \+ 4, 5 \+ std::size_t\{len\}\) != stored\)/if (false \&\& crc32c::value(p + 4, 5 + std::size_t{len}) != stored)/@jobs_log_format_test'
   'K4-id-lease-ignored@jobs/src/job_log_recovery.cc@s/d->next_id = std::max\(replay\.id_limit, replay\.max_id \+ 1\);/d->next_id = replay.max_id + 1;/@jobs_job_log_test'
   'K5-compaction-drops-live@jobs/src/job_log_compaction.cc@s/it->second\.offset != rec\.offset\) \{/it->second.offset == rec.offset) {/@jobs_compaction_test'
+  # issue 36: the output bound (a client that pipelines read-only commands and reads nothing)
+  'O1-output-bound@jobs/src/beanstalk_server_handler.cc@s/if \(c != nullptr && backlog\(client, c\) >= options_\.max_queued_output\) \{/if (false) {/@jobs_output_bound_test'
+  'O2-redis-output-bound@jobs/src/redis_jobs_handler.cc@s/if \(client->blocked \|\| out\.size\(\) \+ backlog\(client\) >= options_\.max_queued_output\) \{/if (false) {/@jobs_output_bound_test'
+  'O3-line-output-bound@server/src/line_protocol_handler.cc@s/if \(c\.queued_output\(\) >= max_output \/ 2\) \{/if (false) {/@net_server_in_process_test'
+  'O4-lines-read-on-when-paused@net/src/reactor.cc@s/return !c\.closing\(\) && !c\.input_paused\(\);/return !c.closing();/@net_backpressure_test'
 )
 
 if [[ ${1:-} == --list || ${1:-} == -l ]]; then

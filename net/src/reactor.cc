@@ -153,11 +153,17 @@ void Reactor::dispatch(Connection& c, std::string_view bytes) {
   if (options_.framing == Framing::kBytes) {
     handler_.on_data(c, bytes);
   } else {
-    const auto result = framer_.feed(c.partial_, bytes, [this, &c](std::string_view line) {
-      handler_.on_line(c, line);
-      return !c.closing();
-    });
-    if (result == LineFramer::Result::kLineTooLong) {
+    std::string_view rest;
+    const auto result = framer_.feed(
+        c.partial_, bytes,
+        [this, &c](std::string_view line) {
+          handler_.on_line(c, line);
+          return !c.closing() && !c.input_paused();
+        },
+        &rest);
+    if (result == LineFramer::Result::kStopped && !c.closing()) {
+      c.partial_.append(rest);  // paused: the lines not handed over wait for resume_input()
+    } else if (result == LineFramer::Result::kLineTooLong) {
       wheel::logger()->debug("TcpServer: connection {:#x}: line longer than {} bytes", c.id(),
                              options_.max_line);
       handler_.on_line_too_long(c);
@@ -169,6 +175,25 @@ void Reactor::dispatch(Connection& c, std::string_view bytes) {
     if (!c.closing()) c.write_now(batch_);
     batch_.clear();
   }
+  if (!resumed_.empty()) {
+    std::vector<std::uint64_t> ids;
+    ids.swap(resumed_);
+    for (const std::uint64_t id : ids) {
+      if (Connection* r = find(id); r != nullptr && !r->input_paused()) resume_held(*r);
+    }
+  }
+}
+
+void Reactor::resume_held(Connection& c) {
+  if (dispatching_ == &c) return;  // the current read goes on by itself
+  if (dispatching_ != nullptr) {
+    resumed_.push_back(c.id());
+    return;
+  }
+  if (c.partial_.empty()) return;
+  std::string held(c.partial_.view());
+  c.partial_.clear();
+  dispatch(c, held);
 }
 
 void Reactor::on_input_end(Connection& c) {

@@ -63,6 +63,8 @@ class Reactor final : private ConnectionHost, private Acceptor::Sink, private Id
   std::string* batch_of(const Connection& c) override {
     return dispatching_ == &c ? &batch_ : nullptr;
   }
+  void resume_held(Connection& c) override;
+  void on_output_below(Connection& c) override { handler_.on_output_below(c); }
   void on_input_end(Connection& c) override;
   void on_closing(Connection& c, CloseReason reason) override;
   void on_draining(Connection& c) override;
@@ -126,6 +128,9 @@ class Reactor final : private ConnectionHost, private Acceptor::Sink, private Id
   std::unique_ptr<char[]> read_buffer_;
   Connection* dispatching_ = nullptr;
   std::string batch_;
+  // Connections that resumed their input, lines held, while another's read was dispatched:
+  // their lines go to the handler right after it (ids).
+  std::vector<std::uint64_t> resumed_;
 };
 
 }  // namespace wheel::net
