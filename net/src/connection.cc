@@ -53,8 +53,7 @@ bool Connection::start() {
 }
 
 std::size_t Connection::queued_output() const {
-  const std::string* batch = host_->batch_of(*this);
-  return (output_ == nullptr ? 0 : output_->size()) + (batch == nullptr ? 0 : batch->size());
+  return (output_ == nullptr ? 0 : output_->size()) + host_->batched_bytes(*this);
 }
 
 void Connection::pause_input() {
@@ -143,7 +142,10 @@ void Connection::on_input_end() {
 void Connection::send(std::string_view bytes) {
   if (closing() || bytes.empty()) return;
   if (std::string* batch = host_->batch_of(*this)) {
-    batch->append(bytes);  // written once the read is handled
+    // Written once the read is handled, or at the end of the timer's turn; it counts as output
+    // now, for an all-idle check later in the same turn.
+    idle_.record_write(host_->now_ms());
+    batch->append(bytes);
     return;
   }
   write_now(bytes);

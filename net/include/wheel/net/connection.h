@@ -68,8 +68,8 @@ class Connection {
   void* context() const { return context_; }
   void set_context(void* context) { context_ = context; }
 
-  // Output bytes not yet taken by the kernel: those queued, plus (during this connection's
-  // on_data/on_line) the replies gathered so far for the current read.
+  // Output bytes not yet taken by the kernel: those queued, plus the replies gathered so far
+  // to go out in one write (during this connection's on_data/on_line, or a timer turn).
   std::size_t queued_output() const;
 
   // Stops reading the client: its socket is no longer watched for input, so what it sends waits
