@@ -18,6 +18,7 @@
 #include "support/beanstalk_client.h"
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
+#include "support/timer_test_support.h"
 #include "wheel/jobs/beanstalk_server_handler.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/jobs/log_journal.h"
@@ -153,6 +154,7 @@ TEST_F(ServerHandlerTest, ADiskFullAnswersOutOfMemoryReadsAndDeletesGoOnPutsResu
 
 TEST_F(ServerHandlerTest,
        ALogStoppedByAnIoErrorClosesUnsyncedRepliesAnswersInternalErrorReadsGoOn) {
+  ::wheel::testing::LogCapture log;  // before the server's thread starts
   EmbeddedServer server(options());
   ASSERT_NE(server.port(), 0);
   Client c(server.port());
@@ -172,9 +174,14 @@ TEST_F(ServerHandlerTest,
   EXPECT_EQ(d.ask("peek 1\r\n"), "FOUND 1 4");
   EXPECT_EQ(d.bytes(6), "kept\r\n");
   EXPECT_EQ(d.ask("list-tube-used\r\n"), "USING default");
+  // Every INTERNAL_ERROR has its reason in the log: once, then at most every 10 s.
+  EXPECT_EQ(log.count("answered INTERNAL_ERROR: the job log refused the change: job log failed "
+                      "after an I/O error [log_failed]"),
+            1);
 }
 
 TEST_F(ServerHandlerTest, ABodyThatCannotBeReadAnswersInternalErrorAndTheJobStaysReady) {
+  ::wheel::testing::LogCapture log;
   EmbeddedServer server(options());
   ASSERT_NE(server.port(), 0);
   Client c(server.port());
@@ -205,6 +212,8 @@ TEST_F(ServerHandlerTest, ABodyThatCannotBeReadAnswersInternalErrorAndTheJobStay
   fs.set_read_failure(false);
   EXPECT_EQ(waiter.ask("reserve-with-timeout 0\r\n"), "RESERVED 2 4");
   EXPECT_EQ(waiter.bytes(6), "next\r\n");
+  EXPECT_EQ(log.count("answered INTERNAL_ERROR: the body of job 1 cannot be read back"), 1);
+  EXPECT_EQ(log.count("[body_unreadable]"), 1);  // five refusals, one line
 }
 
 }  // namespace

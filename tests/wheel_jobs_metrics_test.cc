@@ -134,6 +134,9 @@ TEST_F(WheelJobsMetricsTest, ChangesLatenessSyncsAndLogBytesWithADurableLog) {
   EXPECT_EQ(e.value("wheel_jobs_log_sync_batch_bytes_count"), batches);
   EXPECT_GE(e.value("wheel_jobs_log_sync_batch_records_sum"), 7) << "6 puts and a delete";
   EXPECT_EQ(e.families.at("wheel_jobs_log_sync_seconds").type, "histogram");
+  // No refusal yet; the causes a log can have are there from the start (for alerts).
+  EXPECT_EQ(e.value("wheel_jobs_internal_errors_total", {{"cause", "log_failed"}}), 0);
+  EXPECT_EQ(e.value("wheel_jobs_internal_errors_total", {{"cause", "body_unreadable"}}), 0);
 
   // The delete moved the job's record from live to dead.
   const double live0 = before.e.value("wheel_jobs_log_bytes", {{"state", "live"}});

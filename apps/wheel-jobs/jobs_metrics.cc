@@ -113,6 +113,11 @@ std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jo
   render_changes(text, queue.metrics(), every);
   render_queue(text, queue, tube_series);
   if (log != nullptr) render_log(text, *log);
+  constexpr jobs::InternalErrorCause kLocal[] = {jobs::InternalErrorCause::kLogFailed,
+                                                 jobs::InternalErrorCause::kBodyUnreadable};
+  render_internal_errors(text, kLocal, [&](jobs::InternalErrorCause cause) {
+    return dispatcher.internal_errors(cause);
+  });
   return text.take();
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "wheel/jobs/beanstalk_dispatcher.h"
+#include "wheel/jobs/internal_errors.h"
 #include "wheel/jobs/job_log.h"
 #include "wheel/jobs/job_queue.h"
 #include "wheel/jobs/queue_metrics.h"
@@ -57,6 +58,21 @@ void render_commands(server::PrometheusText& text, const jobs::beanstalk::Comman
 // Job changes by kind (only `kinds`: those the node counts) and the delivery lateness histogram.
 void render_changes(server::PrometheusText& text, const jobs::QueueMetrics& m,
                     std::span<const jobs::ChangeCounter> kinds);
+
+// Requests answered INTERNAL_ERROR by cause: `causes` (those the backend has), each counted by
+// `count`.
+template <class Count>
+void render_internal_errors(server::PrometheusText& text,
+                            std::span<const jobs::InternalErrorCause> causes, Count count) {
+  constexpr std::string_view kName = "wheel_jobs_internal_errors_total";
+  text.family(kName, "counter",
+              "Requests answered INTERNAL_ERROR, by cause (each is logged with its reason, at "
+              "most one line per cause every 10 s).");
+  for (const jobs::InternalErrorCause cause : causes) {
+    text.sample(kName, {{"cause", jobs::kInternalErrorCauseNames[static_cast<std::size_t>(cause)]}},
+                count(cause));
+  }
+}
 
 // Loop thread only: /metrics of a node with its jobs in memory (or in `log`, may be null): jobs
 // per state (and per tube for the `tube_series` tubes holding the most jobs), commands, clients,

@@ -27,6 +27,7 @@
 #include "wheel/jobs/job_log.h"
 #include "wheel/jobs/log_journal.h"
 #include "wheel/jobs/redis_endpoint.h"
+#include "wheel/jobs/redis_first_contact.h"
 #include "wheel/jobs/redis_jobs_handler.h"
 #include "wheel/logger.h"
 #include "wheel/net/socket_address.h"
@@ -45,6 +46,8 @@ constexpr std::uint64_t kMaxJobsLimit = std::uint64_t{1} << 32;
 constexpr std::uint64_t kMaxMemoryLimit = std::uint64_t{1} << 40;  // 1 TiB of bodies
 // Four series per tube: 10,000 tubes would make one scrape 40,000 lines.
 constexpr std::uint32_t kMaxMetricsTubes = 1000;
+// How long a node waits for its store's first answer before it listens (--store-connect-timeout).
+constexpr std::chrono::milliseconds kDefaultStoreConnectTimeout{10'000};
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "wheel-jobs: %s\nRun with --help for more information.\n", message.c_str());
@@ -175,8 +178,10 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
 }
 
 // Serves from Redis (--store): every job in Redis, so any number of processes share the tubes.
+// `reach_within`: how long to wait for Redis's first answer before `listening on` (0: not at all).
 int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
-                std::chrono::milliseconds max_scan_interval) {
+                std::chrono::milliseconds max_scan_interval,
+                std::chrono::milliseconds reach_within) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   int status = 1;
@@ -210,6 +215,17 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
       events.stop();
     });
     try {
+      client.start();
+      events.start();
+      if (reach_within.count() > 0) {
+        const std::string why = jobs::wait_for_first_reply(&loop, client, reach_within);
+        if (!why.empty()) {
+          throw std::runtime_error(
+              "the store at " + jobs::format_redis_url(client_options.endpoint) +
+              " did not answer within " + std::to_string(reach_within.count()) +
+              " ms (--store-connect-timeout): " + why);
+        }
+      }
       std::uint16_t bound = 0;
       try {
         bound = server.listen();
@@ -218,8 +234,6 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
                                  wheel::net::format_host_port(o.host, o.port) + ": " + e.what());
       }
       if (metrics) listen_metrics(*metrics, o);
-      client.start();
-      events.start();
       handler.attach(server);
       server.handle_signals();
       wheel::logger()->info("wheel-jobs: jobs in {}",
@@ -302,6 +316,7 @@ int run(int argc, char** argv) {
   std::string fsync;
   std::string store_url;
   std::chrono::milliseconds max_scan_interval = jobs::RedisJobsOptions{}.max_scan_interval;
+  std::chrono::milliseconds store_connect_timeout = kDefaultStoreConnectTimeout;
   jobs::RedisClientOptions client_options;
   std::uint32_t max_job_size = jobs::beanstalk::kDefaultMaxJobSize;
   std::uint64_t max_connections = 100'000;
@@ -335,6 +350,11 @@ int run(int argc, char** argv) {
                            "with --store: the longest gap between two safety scans, the bound on "
                            "finding a job whose wake-up event was lost",
                            jobs::RedisJobsOptions{}.min_scan_interval, std::chrono::hours(1));
+  wheel::cli::add_duration(app, "--store-connect-timeout", &store_connect_timeout,
+                           "with --store: how long to wait at start-up for Redis's first answer "
+                           "before listening; past it the node exits with 1 naming the store. 0: "
+                           "listen at once and keep retrying",
+                           std::chrono::milliseconds(0), std::chrono::hours(1));
   add_count(app, "--store-replicas", &client_options.replicas,
             "with --store: answer a change only once this many Redis replicas have it (WAIT); "
             "0: once the primary has it",
@@ -396,7 +416,8 @@ int run(int argc, char** argv) {
   if (store_url.empty() && app.count("--max-scan-interval") > 0) {
     return usage_error("--max-scan-interval: needs --store (it bounds the Redis store's scan)");
   }
-  for (const char* option : {"--store-replicas", "--store-replica-timeout"}) {
+  for (const char* option :
+       {"--store-replicas", "--store-replica-timeout", "--store-connect-timeout"}) {
     if (store_url.empty() && app.count(option) > 0) {
       return usage_error(std::string(option) + ": needs --store (replicas of the Redis store)");
     }
@@ -439,7 +460,7 @@ int run(int argc, char** argv) {
       host, port, limits, max_job_size, max_connections, metrics_host, metrics_port, metrics_tubes};
   if (endpoint) {
     client_options.endpoint = *endpoint;
-    return serve_redis(serve_options, client_options, max_scan_interval);
+    return serve_redis(serve_options, client_options, max_scan_interval, store_connect_timeout);
   }
   return serve(serve_options, dir.empty() ? nullptr : &log_options);
 }

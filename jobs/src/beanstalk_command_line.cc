@@ -223,6 +223,15 @@ constexpr std::array<Command, sizeof...(I)> commands(std::index_sequence<I...>) 
 }
 constexpr auto kCommands = commands(std::make_index_sequence<std::size(kCommandNames)>());
 
+// The commands whose bare name (no space, no argument) beanstalkd 1.12 answers UNKNOWN_COMMAND:
+// it finds a command by the prefix "put " (with its space), so "put" alone matches none. The
+// other commands that take arguments answer BAD_FORMAT bare, there as here: beanstalkd matches
+// "stats-job", "stats-tube", "reserve-with-timeout" and "reserve-job" as the prefix commands
+// "stats" and "reserve" (which then refuse the line), and its "pause-tube" has no space.
+constexpr std::string_view kUnknownWhenBare[] = {"put",  "peek",  "delete",   "release",
+                                                 "bury", "kick",  "kick-job", "touch",
+                                                 "use",  "watch", "ignore"};
+
 }  // namespace
 
 bool is_valid_tube_name(std::string_view name) noexcept {
@@ -239,6 +248,11 @@ Request parse_command_line(std::string_view line, std::uint32_t* announced_bytes
   const std::size_t space = line.find(' ');
   const std::string_view name = line.substr(0, space);
   Args args(space == std::string_view::npos ? std::string_view{} : line.substr(space));
+  if (space == std::string_view::npos) {
+    for (const std::string_view bare : kUnknownWhenBare) {
+      if (bare == name) return ProtocolError::kUnknownCommand;
+    }
+  }
   for (const Command& command : kCommands) {
     if (command.name == name) return command.parse(args, announced_bytes);
   }

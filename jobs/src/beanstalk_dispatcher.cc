@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -89,8 +91,17 @@ void BeanstalkDispatcher::append_found(std::string& out, const Job* job) {
   } else if (auto body = queue_.body(*job, body_)) {
     bs::append_job(out, bs::JobReply::kFound, job->id, *body);
   } else {
+    note_unreadable(job->id);
     bs::append_reply(out, Reply::kInternalError);
   }
+}
+
+void BeanstalkDispatcher::note_unreadable(std::uint64_t id) {
+  noted_ = true;
+  internal_errors_.note(static_cast<std::size_t>(InternalErrorCause::kBodyUnreadable),
+                        "the body of job " + std::to_string(id) +
+                            " cannot be read back from the job log (its error is logged above)",
+                        queue_.now().count());
 }
 
 void BeanstalkDispatcher::append_reserve_end(SessionId session, const ReserveResult& result,
@@ -101,6 +112,7 @@ void BeanstalkDispatcher::append_reserve_end(SessionId session, const ReserveRes
     } else {
       // The client never learns the id: give the job back for another try (or a delete).
       queue_.unreserve(session, result.job->id);
+      note_unreadable(result.job->id);
       bs::append_reply(out, Reply::kInternalError);
     }
   } else {
@@ -112,6 +124,8 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
                                                       std::string& out) {
   bs::count_command(commands_, request);
   Next next = Next::kContinue;
+  noted_ = false;
+  const std::size_t before = out.size();
   auto reserve_reply = [&](const ReserveResult& result) {
     if (result.outcome == Outcome::kWaiting) {
       next = Next::kWaiting;
@@ -180,6 +194,12 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
           [&](bs::ProtocolError& e) { bs::append_reply(out, bs::reply_for(e)); },
       },
       request);
+  // Any other INTERNAL_ERROR is an outcome of the queue: its journal refused the change.
+  constexpr std::string_view kInternal = "INTERNAL_ERROR\r\n";
+  if (!noted_ && std::string_view(out).substr(before) == kInternal) {
+    internal_errors_.note(static_cast<std::size_t>(InternalErrorCause::kLogFailed),
+                          queue_.refusal_reason(), queue_.now().count());
+  }
   return next;
 }
 

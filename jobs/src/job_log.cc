@@ -201,10 +201,14 @@ std::error_code JobLog::put(const StoredJob& job, Lsn* lsn, LogPosition* positio
   const std::uint64_t size = codec::put_record_size(job);
   if (!d.index_lent) {
     auto [it, inserted] = d.index.try_emplace(job.id);
-    if (!inserted) d.live_bytes -= it->second.put_size;
+    if (!inserted) {
+      d.live_bytes -= it->second.put_size;
+      if (SegmentInfo* was = d.segment_info(it->second.segment)) was->live -= it->second.put_size;
+    }
     it->second = {seg, off, size, job.state, job.priority, job.due_unix_ms};
   }
   d.live_bytes += size;
+  d.segments.back().live += size;
   if (codec::put_needs_counters(job)) {
     d.counters[job.id] = job.counters;
   } else {
@@ -219,12 +223,17 @@ void JobLog::Impl::set_counters(std::uint64_t id, const StoredCounters& c) {
   if (!fresh) return;
   // The job's next put (compaction) carries them: count them live now (compaction recounts).
   // A lent index's entries count them by this map (locate()).
+  IndexEntry where;
   if (!index_lent) {
     auto entry = index.find(id);
     if (entry == index.end()) return;
     entry->second.put_size += codec::kCountersSize;
+    where = entry->second;
+  } else {
+    locate(id, &where);  // else segment 0: none
   }
   live_bytes += codec::kCountersSize;
+  if (SegmentInfo* seg = segment_info(where.segment)) seg->live += codec::kCountersSize;
 }
 
 std::error_code JobLog::change(const StoredChange& change, Lsn* lsn) {
@@ -259,6 +268,7 @@ std::error_code JobLog::remove(std::uint64_t id, Lsn* lsn) {
     return ec;
   }
   d.live_bytes -= entry.put_size;
+  if (SegmentInfo* seg = d.segment_info(entry.segment)) seg->live -= entry.put_size;
   d.index.erase(id);  // a lent index forgets it when its owner deletes the job, next
   d.counters.erase(id);
   d.changed_by_v1.erase(id);
@@ -302,6 +312,8 @@ void JobLog::poll(std::uint64_t now_ms) {
     }
   }
   d.mark_synced();
+  // On a full disk a compaction step that gave space back lets check_space() look at once.
+  if (d.disk_full && d.compact_full()) d.next_space_check_ms = 0;
   d.check_space(now_ms);
   d.compact(1);
 }
@@ -312,6 +324,7 @@ std::uint64_t JobLog::next_poll_ms() const {
     next = impl_->interval_started ? impl_->last_interval_sync_ms + impl_->opt.sync_interval_ms : 0;
   }
   if (impl_->disk_full && impl_->next_space_check_ms < next) next = impl_->next_space_check_ms;
+  if (impl_->disk_full && impl_->full_progress) next = 0;  // the next step may give more back
   return next;
 }
 

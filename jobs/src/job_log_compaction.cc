@@ -25,9 +25,30 @@ bool JobLog::Impl::over_bound(bool hard) const {
   return total_bytes > live + 2 * opt.segment_bytes;
 }
 
+void JobLog::Impl::restate(std::uint64_t id, const IndexEntry& entry, StoredJob* job) const {
+  // Changed since its put: its state now and the counters of its last change. Else the
+  // put's own still hold: a lent index answers the queue's state (a delayed job that became
+  // ready, its due time read back through the queue's clock), which is no change a restart
+  // needs, and would cost the record its counters.
+  if (!index_lent || changed_since_put(id)) {
+    job->state = entry.state;
+    job->priority = entry.priority;
+    job->due_unix_ms = entry.due_unix_ms;
+  }
+  if (auto c = counters.find(id); c != counters.end()) job->counters = c->second;
+}
+
+void JobLog::Impl::note_rewritten(std::uint64_t id, bool needs_counters) {
+  // Counters the new put need not carry (a new job's): the map then holds none, so that
+  // locate() counts the record's size as it is.
+  if (!needs_counters) counters.erase(id);
+  changed_by_v1.erase(id);  // the new put says its state
+}
+
 void JobLog::Impl::compact(std::uint64_t max_steps) {
-  // No index lent now: every job would look dead.
-  if (failed || compaction_stopped || (index_lent && lent == nullptr)) return;
+  // No index lent now: every job would look dead. A full disk has its own steps
+  // (compact_full(): rewrites need space, which this one would take from the deletes).
+  if (failed || compaction_stopped || disk_full || (index_lent && lent == nullptr)) return;
   // Only segments older than the head at entry are compacted: rewrites land in newer ones.
   std::uint64_t stop_at = segments.back().number;
   bool rotated = false;
@@ -82,17 +103,7 @@ bool JobLog::Impl::compact_oldest() {
     if (disk_full) return false;  // keep the reserve for deletes; pure drops still happen
     StoredJob job;
     if (!codec::decode_put(rec.payload, &job)) continue;
-    // Changed since its put: its state now and the counters of its last change. Else the
-    // put's own still hold: a lent index answers the queue's state (a delayed job that became
-    // ready, its due time read back through the queue's clock), which is no change a restart
-    // needs, and would cost the record its counters.
-    auto c = counters.find(id);
-    if (!index_lent || changed_since_put(id)) {
-      job.state = entry.state;
-      job.priority = entry.priority;
-      job.due_unix_ms = entry.due_unix_ms;
-    }
-    if (c != counters.end()) job.counters = c->second;
+    restate(id, entry, &job);
     JobLog::Lsn lsn = 0;
     std::uint64_t seg = 0;
     std::uint64_t off = 0;
@@ -101,10 +112,8 @@ bool JobLog::Impl::compact_oldest() {
     }
     const std::uint64_t size = codec::put_record_size(job);
     live_bytes = live_bytes - entry.put_size + size;
-    // Counters the new put need not carry (a new job's): the map then holds none, so that
-    // locate() counts the record's size as it is.
-    if (c != counters.end() && !codec::put_needs_counters(job)) counters.erase(c);
-    changed_by_v1.erase(id);  // the new put says its state
+    segments.back().live += size;
+    note_rewritten(id, codec::put_needs_counters(job));
     relocate(id, seg, off, size);
     rewritten += rec.size();
   }

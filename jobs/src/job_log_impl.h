@@ -36,12 +36,19 @@ struct SegmentInfo {
   std::uint64_t number = 0;
   std::uint64_t bytes = 0;
   LogPosition base = 0;  // the LogPosition of its byte 0 (the earlier segments' bytes)
+  // The live jobs' put records in it (their share of live_bytes): what compacting it must copy.
+  std::uint64_t live = 0;
+  // What else a rewrite in place keeps (its start record, the updates and deletes of jobs put
+  // in older segments), as found by the last such rewrite or attempt; 0 until then.
+  std::uint64_t kept = 0;
 };
 
 // Ids the id lease file covers ahead of the next id when it is written (when the ids it
 // covered ran out): one write of the file (two fsyncs) per this many ids.
 inline constexpr std::uint64_t kIdLease = 65536;
 inline constexpr const char* kReserveFile = "reserve.space";
+// A segment being rewritten in place on a full disk (job_log_space.cc), before its rename.
+inline constexpr const char* kRewriteFile = "rewrite.tmp";
 // Held (FileSystem::lock_file) while a log is open: one log per directory.
 inline constexpr const char* kLockFile = "lock";
 // The id lease: one id-limit record, replaced whole (written beside it, synced, renamed).
@@ -112,6 +119,21 @@ class JobLogImpl {
   bool over_bound(bool hard) const;
   void compact(std::uint64_t max_steps);
   bool compact_oldest();
+  // Sets `job` (decoded from live job `id`'s put, `entry` from locate()) to the state and
+  // counters a rewritten put carries; after the rewrite, note_rewritten() drops what the new put
+  // makes needless (`needs_counters`: codec::put_needs_counters of the new put). Shared by
+  // both kinds of compaction.
+  void restate(std::uint64_t id, const IndexEntry& entry, StoredJob* job) const;
+  void note_rewritten(std::uint64_t id, bool needs_counters);
+  // Compaction on a full disk (job_log_space.cc): one step that gives space back, if one fits
+  // in the free space; true when it gave some.
+  bool compact_full();
+  bool rewrite_in_place(std::size_t index, std::uint64_t free);
+  // After open()'s replay: each segment's live bytes from the index; removes a rewrite that a
+  // crash left unfinished.
+  void count_segment_live();
+  // The segment numbered `number`, or null.
+  SegmentInfo* segment_info(std::uint64_t number);
 
   JobLogOptions opt;
   FileSystem* fs;
@@ -177,6 +199,7 @@ class JobLogImpl {
   std::uint64_t next_space_check_ms = 0;
   std::uint64_t compacted_segments = 0;
   std::uint64_t rewritten_bytes = 0;
+  bool full_progress = false;  // the last step on a full disk gave space back: poll again soon
 };
 
 }  // namespace wheel::jobs

@@ -342,6 +342,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
     take_jobs(*d, [out](StoredJob& job) { out->jobs.push_back(std::move(job)); });
   }
 
+  d->count_segment_live();
   d->syncer = std::make_unique<Syncer>(fs, options.dir, options.sync_thread, options.wakeup,
                                        options.sync_clock);
   const std::uint64_t head = d->segments.empty() ? 1 : d->segments.back().number + 1;

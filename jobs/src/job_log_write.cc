@@ -51,9 +51,11 @@ std::error_code JobLog::Impl::write_out() {
 
 std::error_code JobLog::Impl::reserve_space(std::uint64_t end, bool may_use_reserve) {
   // Ahead in steps, so one fallocate covers many batches, but never far past the segment's end;
-  // near a full disk, just what this record needs.
+  // near a full disk, just what this record needs. On a full disk always: the space free there
+  // is what compaction rewrites into (job_log_space.cc), not the head's to hold.
   const std::uint64_t step = std::max<std::uint64_t>(kReserveStep, end - reserved_end);
-  const std::uint64_t ahead = std::max(end, std::min(reserved_end + step, opt.segment_bytes));
+  const std::uint64_t ahead =
+      disk_full ? end : std::max(end, std::min(reserved_end + step, opt.segment_bytes));
   std::uint64_t target = ahead;
   std::error_code ec = head->reserve(reserved_end, target - reserved_end);
   if (ec && is_no_space(ec) && ahead > end) {

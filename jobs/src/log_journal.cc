@@ -51,6 +51,7 @@ std::uint64_t LogJournal::allocate_id(std::uint64_t proposed) {
 bool LogJournal::refused(std::error_code ec) {
   if (!ec) return false;
   last_refusal_ = ec == LogError::kDiskFull ? Refusal::kFull : Refusal::kFailed;
+  last_reason_ = "the job log refused the change: " + ec.message();
   return true;
 }
 

@@ -176,7 +176,11 @@ struct RedisClient::Pending {
 };
 
 RedisClient::RedisClient(uv_loop_t* loop, RedisClientOptions options)
-    : loop_(loop), options_(std::move(options)), backoff_(options_.min_backoff) {
+    : loop_(loop),
+      options_(std::move(options)),
+      backoff_(options_.min_backoff),
+      errors_(options_.name + ": Redis answered", kRedisErrorCauseNames,
+              options_.error_log_interval) {
   if (options_.command_timeout.count() <= 0 || options_.min_backoff.count() <= 0 ||
       options_.max_backoff < options_.min_backoff) {
     throw std::invalid_argument("RedisClient: timeout and backoffs must be > 0, max >= min");
@@ -282,7 +286,7 @@ void RedisClient::connect() {
     auth.push_back(options_.endpoint.password);
     command(auth, [this, generation = generation_](const RedisValue& v) {
       if (generation != generation_ || state_ != State::kUp) return;  // that connection is gone
-      if (v.is_error()) return drop("AUTH refused: " + v.str);
+      if (v.is_error()) return drop("AUTH refused: " + v.str, true);  // on_reply logged it
       backoff_ = options_.min_backoff;  // logged in: only now is the connection usable
     });
   }
@@ -344,7 +348,7 @@ void RedisClient::on_disconnected(const redisAsyncContext* ac, int) {
   self->drop(std::string("connection lost: ") + (ac->err != 0 ? ac->errstr : "closed"));
 }
 
-void RedisClient::drop(const std::string& why) {
+void RedisClient::drop(const std::string& why, bool told) {
   if (state_ == State::kStopped) return;
   const bool was_up = state_ == State::kUp;
   last_error_ = "ERR redis unavailable: " + why;
@@ -356,7 +360,7 @@ void RedisClient::drop(const std::string& why) {
   }
   timed_out_ = false;
   state_ = State::kBackoff;
-  if (was_up || backoff_ == options_.min_backoff) {
+  if (!told && (was_up || backoff_ == options_.min_backoff)) {
     logger()->warn("{}: {} ({}); retrying in {} ms", options_.name, why,
                    format_redis_url(options_.endpoint), backoff_.count());
   }
@@ -378,7 +382,9 @@ void RedisClient::command(const std::vector<std::string>& args, RedisCallback do
 
 void RedisClient::eval(RedisScript& script, const std::vector<std::string>& args,
                        RedisCallback done) {
-  if (options_.replicas == 0) return eval_once(script, args, std::move(done), nullptr);
+  if (options_.replicas == 0 || !script.changes) {
+    return eval_once(script, args, std::move(done), nullptr);
+  }
   auto replicated = std::make_shared<Replicated>();
   replicated->done = std::move(done);
   replicated->replicas = options_.replicas;
@@ -542,6 +548,7 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
   }
   const auto* r = static_cast<const redisReply*>(reply);
   self->metrics_.round_trip.observe(std::chrono::nanoseconds(uv_hrtime() - p->sent_ns));
+  if (r->type == REDIS_REPLY_ERROR) self->note_error(std::string_view(r->str, r->len));
   if (p->script != nullptr && r->type == REDIS_REPLY_ERROR &&
       std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
     p->script->sha.clear();  // Redis forgot it: EVAL now, and load it again for later calls
@@ -557,6 +564,14 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
   if (p->done) p->done(copy_reply(r));
 }
 
+void RedisClient::note_error(std::string_view message) {
+  const RedisErrorCause cause = classify_redis_error(message);
+  ++metrics_.errors[static_cast<std::size_t>(cause)];
+  std::string line(message);
+  line.append(" (").append(redis_error_hint(cause)).append(")");
+  errors_.note(static_cast<std::size_t>(cause), line, static_cast<std::int64_t>(now_ms()));
+}
+
 void RedisClient::subscribe(std::string channel, std::function<void(std::string_view)> on_message) {
   subscriptions_.push_back(
       std::make_unique<Subscription>(Subscription{std::move(channel), std::move(on_message)}));
@@ -568,9 +583,13 @@ void RedisClient::subscribe(std::string channel, std::function<void(std::string_
   }
 }
 
-void RedisClient::on_message(redisAsyncContext*, void* reply, void* privdata) {
+void RedisClient::on_message(redisAsyncContext* ac, void* reply, void* privdata) {
   if (reply == nullptr) return;
   const auto* r = static_cast<const redisReply*>(reply);
+  if (r->type == REDIS_REPLY_ERROR && ac->data != nullptr) {  // a refused SUBSCRIBE (NOAUTH)
+    static_cast<RedisClient*>(ac->data)->note_error(std::string_view(r->str, r->len));
+    return;
+  }
   // ["message", channel, payload]; "subscribe" confirmations are ignored.
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) return;
   const redisReply* kind = r->element[0];

@@ -69,16 +69,6 @@ struct RedisHandlerClient {
   std::int64_t retry_at = -1;  // local ms of its retry group, if in one
 };
 
-// The reply of a failed store call: NOT_FOUND, OUT_OF_MEMORY or INTERNAL_ERROR.
-inline std::string store_failure_reply(const StoreResult& r) {
-  std::string out;
-  beanstalk::append_reply(out, r.status == StoreStatus::kNotFound ? beanstalk::Reply::kNotFound
-                               : r.status == StoreStatus::kOutOfMemory
-                                   ? beanstalk::Reply::kOutOfMemory
-                                   : beanstalk::Reply::kInternalError);
-  return out;
-}
-
 struct RedisTubeWaiters {
   std::deque<std::pair<std::uint64_t, std::uint64_t>> queue;  // (conn, wait_seq), FIFO, lazy
   std::uint64_t live = 0;                                     // entries still waiting

@@ -9,6 +9,7 @@
 #include "drain_signal.h"
 #include "redis_handler_client.h"
 #include "wheel/jobs/beanstalk_reply.h"
+#include "wheel/jobs/redis_errors.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {
@@ -95,6 +96,26 @@ RedisJobsCounters RedisJobsHandler::counters() const {
 RedisJobsHandler::Client* RedisJobsHandler::find(std::uint64_t conn) {
   auto it = clients_.find(conn);
   return it == clients_.end() ? nullptr : it->second.get();
+}
+
+std::string RedisJobsHandler::store_failure_reply(const StoreResult& r) {
+  std::string out;
+  if (r.status == StoreStatus::kNotFound) {
+    bs::append_reply(out, bs::Reply::kNotFound);
+  } else if (r.status == StoreStatus::kOutOfMemory) {
+    bs::append_reply(out, bs::Reply::kOutOfMemory);
+  } else {
+    note_internal_error(r);
+    bs::append_reply(out, bs::Reply::kInternalError);
+  }
+  return out;
+}
+
+void RedisJobsHandler::note_internal_error(const StoreResult& r) {
+  const InternalErrorCause cause = store_error_cause(r.error);
+  const auto i = static_cast<std::size_t>(cause);
+  if (cause == InternalErrorCause::kRedisError) return internal_errors_.count_only(i);
+  internal_errors_.note(i, r.error, local_ms());
 }
 
 void RedisJobsHandler::on_open(net::Connection& c) {

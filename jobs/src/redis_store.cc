@@ -15,6 +15,8 @@
 
 namespace wheel::jobs {
 
+// Reads (`false`: no WAIT with --store-replicas) promote what came due, which any later script
+// would redo: nothing a client was told depends on a replica having it.
 struct RedisStore::Scripts {
   RedisScript reserve_job{redis_scripts::reserve_job()};
   RedisScript release{redis_scripts::release()};
@@ -22,13 +24,13 @@ struct RedisStore::Scripts {
   RedisScript touch{redis_scripts::touch()};
   RedisScript kick{redis_scripts::kick()};
   RedisScript kick_job{redis_scripts::kick_job()};
-  RedisScript peek{redis_scripts::peek()};
-  RedisScript peek_tube{redis_scripts::peek_tube()};
-  RedisScript stats_job{redis_scripts::stats_job()};
-  RedisScript stats_tube{redis_scripts::stats_tube()};
-  RedisScript stats{redis_scripts::stats()};
+  RedisScript peek{redis_scripts::peek(), false};
+  RedisScript peek_tube{redis_scripts::peek_tube(), false};
+  RedisScript stats_job{redis_scripts::stats_job(), false};
+  RedisScript stats_tube{redis_scripts::stats_tube(), false};
+  RedisScript stats{redis_scripts::stats(), false};
   RedisScript pause_tube{redis_scripts::pause_tube()};
-  RedisScript scan{redis_scripts::scan()};
+  RedisScript scan{redis_scripts::scan(), false};
   RedisScript give_back{redis_scripts::give_back()};
 };
 

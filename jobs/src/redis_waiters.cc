@@ -232,6 +232,7 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
       return;
     }
     if (r.status != StoreStatus::kNotFound) {
+      if (r.status != StoreStatus::kOutOfMemory) note_internal_error(r);
       end_wait(c, r.status == StoreStatus::kOutOfMemory ? bs::Reply::kOutOfMemory
                                                         : bs::Reply::kInternalError);
       return;

@@ -67,12 +67,13 @@ inline std::pair<int, std::string> run_to_exit(const std::string& program,
 }
 
 // A server child process that printed "listening on HOST:PORT"; SIGTERMed when destroyed.
+// Its stderr (the log) goes to `stderr_fd` when >= 0, else to ours.
 class ServerProcess {
  public:
-  explicit ServerProcess(const std::vector<std::string>& args) {
+  explicit ServerProcess(const std::vector<std::string>& args, int stderr_fd = -1) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return;
-    pid_ = spawn(args, fds[1]);
+    pid_ = spawn(args, fds[1], stderr_fd);
     close(fds[1]);
     std::string out;
     const auto deadline = Clock::now() + std::chrono::seconds(60);  // sanitizer start-up

@@ -14,7 +14,9 @@
 
 #include "wheel/jobs/beanstalk_request.h"
 #include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/jobs/internal_errors.h"
 #include "wheel/jobs/job_queue.h"
+#include "wheel/jobs/reason_log.h"
 
 namespace wheel::jobs {
 
@@ -60,6 +62,11 @@ class BeanstalkDispatcher {
   // The stats reply's document (also for metrics).
   beanstalk::ServerStats server_stats() const;
   const beanstalk::CommandCounts& commands() const { return commands_; }
+  // Requests answered INTERNAL_ERROR, by cause (kLogFailed, kBodyUnreadable); each is also
+  // logged with its reason (the first at once, then at most one line per cause every 10 s).
+  std::uint64_t internal_errors(InternalErrorCause cause) const {
+    return internal_errors_.count(static_cast<std::size_t>(cause));
+  }
 
  private:
   // FOUND with the job, NOT_FOUND for none, INTERNAL_ERROR when its body cannot be read.
@@ -70,6 +77,9 @@ class BeanstalkDispatcher {
   Millis started_;
   beanstalk::CommandCounts commands_;
   std::string body_;  // bodies read back from the journal (reused)
+  ReasonLog internal_errors_{std::string(kInternalErrorLogPrefix), kInternalErrorCauseNames};
+  bool noted_ = false;  // this request's INTERNAL_ERROR was counted where it was made
+  void note_unreadable(std::uint64_t id);
 };
 
 }  // namespace wheel::jobs

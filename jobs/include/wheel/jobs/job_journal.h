@@ -94,6 +94,8 @@ class JobJournal {
   // Why the last allocate_id() that returned 0 or record() that returned false refused.
   // Meaningful right after such a call only; the default says kFailed.
   virtual Refusal last_refusal() const { return Refusal::kFailed; }
+  // The same refusal's reason in words, for the log line of its INTERNAL_ERROR.
+  virtual std::string last_refusal_reason() const { return "the journal refused the change"; }
   // Calls `done` once every change recorded so far is durable (at once if it already is, or if
   // the journal does not sync).
   virtual void when_durable(std::function<void()> done) = 0;

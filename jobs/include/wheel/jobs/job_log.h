@@ -2,7 +2,8 @@
 // JobLog: the durable half of the job queue. Every change of a job is one record appended to a
 // log of segment files in a directory; open() replays the log into the live jobs; compaction
 // rewrites the live records of the oldest segments into the head and drops those segments,
-// while serving, so the log stays under 2x the live records' bytes plus two segments.
+// while serving, so the log stays under 2x the live records' bytes plus two segments. On a full
+// disk it rewrites the emptiest segments in place instead, so deletes give puts their room back.
 //
 // Threads: a JobLog belongs to one owner thread (the server's loop): every method is "Owner
 // thread only" unless it says otherwise. With a sync thread (the default) the fdatasyncs run

@@ -26,8 +26,11 @@ struct JobLogOptions {
   // one segment at a time, so this bounds the pause of one compaction step.
   std::uint64_t segment_bytes = 8u << 20;
   // Kept free in the directory's file system (a file "reserve.space") and given up when the
-  // disk is full, so deletes keep working: 0 .. 1 GiB.
-  std::uint64_t reserve_bytes = 1u << 20;
+  // disk is full, so that deletes keep working and compaction has room to rewrite a segment
+  // and give the deletes' space back to puts (docs/jobs.md, "Deletes give the room back": a
+  // reserve of one segment lets puts resume after about 1/8 of a segment's jobs are deleted,
+  // in any order): 0 .. 1 GiB.
+  std::uint64_t reserve_bytes = 8u << 20;
   // A corrupt record in the middle of the log stops open() unless this is set: then the
   // damaged stretch is skipped (logged with file and offset) and the jobs after it are kept.
   bool skip_corrupt = false;

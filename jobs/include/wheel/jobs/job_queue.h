@@ -198,6 +198,11 @@ class JobQueue : private JournaledJobs {
   const Tube* find_tube(std::string_view name) const;
   // Changes by kind, lateness and ready waits (queue_metrics.h).
   const QueueMetrics& metrics() const { return metrics_; }
+  // Why the journal refused last (JobJournal::last_refusal_reason): the reason of the latest
+  // kInternalError (or kOutOfMemory from the journal). Empty without a journal.
+  std::string refusal_reason() const {
+    return journal_ != nullptr ? journal_->last_refusal_reason() : std::string();
+  }
   // The `limit` tubes holding the most jobs (ties: by name), most first; for metrics whose
   // series per tube must stay bounded however many tubes exist. O(tubes * log(limit)).
   std::vector<const Tube*> tubes_by_jobs(std::size_t limit) const;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <string>
 #include <system_error>
 #include <utility>
 
@@ -45,6 +46,8 @@ class LogJournal final : public JobJournal, private LogIndex {
   bool record(const JobChange& change) override;
   // kFull after a refusal for a full disk (LogError::kDiskFull), kFailed otherwise.
   Refusal last_refusal() const override { return last_refusal_; }
+  // "the job log refused the change: " and the log's error.
+  std::string last_refusal_reason() const override { return last_reason_; }
   void when_durable(std::function<void()> done) override;
   bool calling_back_lost() const override { return calling_back_lost_; }
   // Bodies stay in the log (JobLog::read_body): the queue keeps none in memory.
@@ -93,6 +96,7 @@ class LogJournal final : public JobJournal, private LogIndex {
   JobLog::Lsn last_batch_lsn_ = 0;  // the LSN the previous when_durable() waited for
   bool calling_back_lost_ = false;
   Refusal last_refusal_ = Refusal::kFailed;
+  std::string last_reason_;
 };
 
 }  // namespace wheel::jobs

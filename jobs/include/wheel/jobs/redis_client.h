@@ -12,12 +12,17 @@
 //    and every other command in flight fail with "ERR redis timeout ..." (their effect on Redis
 //    is unknown, as for any lost reply), then the client reconnects;
 //  - metrics: round-trip times, reconnects and failures by kind (metrics());
+//  - Redis's reasons: every error reply is counted by its cause (redis_errors.h) and logged with
+//    Redis's own message and a hint, at most one line per cause every error_log_interval
+//    (reason_log.h: the first at once, then a count), so a replica's READONLY, a refused
+//    password or a failing script shows in the log and not only as a failed command;
 //  - scripts: eval() sends EVALSHA once the script is loaded (SCRIPT LOAD on connect) and EVAL
 //    before; a NOSCRIPT reply (SCRIPT FLUSH, a restarted Redis) resends it as EVAL;
-//  - replicas: with `replicas` > 0 every eval() is followed by WAIT replicas replica_timeout in
-//    the same pipeline, and its caller gets the script's reply only once that many replicas
-//    acknowledged it; fewer within the timeout fail it ("ERR not replicated ..."), though the
-//    primary has applied it, as with a lost reply.
+//  - replicas: with `replicas` > 0 every eval() of a script that changes jobs
+//    (RedisScript::changes) is followed by WAIT replicas replica_timeout in the same pipeline,
+//    and its caller gets the script's reply only once that many replicas acknowledged it; fewer
+//    within the timeout fail it ("ERR not replicated ..."), though the primary has applied it,
+//    as with a lost reply. Reads (peek, stats) never wait for replicas.
 // Subscriber mode: subscribe() turns the connection into a pub/sub one (then only subscribe());
 // subscriptions are renewed after every reconnect; messages sent while it was down are lost,
 // which the caller covers with its own periodic scan.
@@ -39,7 +44,9 @@
 #include <string_view>
 #include <vector>
 
+#include "wheel/jobs/reason_log.h"
 #include "wheel/jobs/redis_endpoint.h"
+#include "wheel/jobs/redis_errors.h"
 #include "wheel/metrics_histogram.h"
 
 struct redisAsyncContext;
@@ -70,6 +77,8 @@ struct RedisClientOptions {
   // eval() answers only once this many replicas have each script's writes (WAIT); 0: at once.
   std::uint32_t replicas = 0;                       // REQUIRES <= kMaxRedisReplicas
   std::chrono::milliseconds replica_timeout{1000};  // REQUIRES > 0, < command_timeout
+  // The shortest gap between two log lines about one cause of Redis's error replies.
+  std::chrono::milliseconds error_log_interval = kReasonLogInterval;  // REQUIRES > 0
 };
 
 inline constexpr std::uint32_t kMaxRedisReplicas = 100;
@@ -93,13 +102,23 @@ struct RedisClientMetrics {
   std::uint64_t reconnects = 0;  // connections made after the first one
   std::array<std::uint64_t, kRedisFailureKinds> failures{};
   std::uint64_t failed(RedisFailure kind) const { return failures[static_cast<std::size_t>(kind)]; }
+  // Redis's error replies by cause (their sum is failures[kReply] plus the NOSCRIPTs, which are
+  // resent and do not fail their command).
+  std::array<std::uint64_t, kRedisErrorCauses> errors{};
+  std::uint64_t errored(RedisErrorCause cause) const {
+    return errors[static_cast<std::size_t>(cause)];
+  }
 };
 
 // A Lua script; its SHA1 is learnt from SCRIPT LOAD. Must outlive the clients that use it.
+// `changes`: false for a read (peek, stats), whose only writes are what any later script redoes
+// (promoting what came due): eval() sends no WAIT after it.
 struct RedisScript {
-  explicit RedisScript(std::string text) : text(std::move(text)) {}
+  explicit RedisScript(std::string text, bool changes = true)
+      : text(std::move(text)), changes(changes) {}
   std::string text;
   std::string sha;  // empty until loaded
+  bool changes = true;
 };
 
 class RedisClient {
@@ -125,7 +144,8 @@ class RedisClient {
 
   // Sends one command (binary-safe arguments); `done` gets its reply or an error.
   void command(const std::vector<std::string>& args, RedisCallback done);
-  // EVALSHA/EVAL of `script` with no keys and `args` as ARGV.
+  // EVALSHA/EVAL of `script` with no keys and `args` as ARGV (then WAIT with replicas, if the
+  // script changes jobs).
   void eval(RedisScript& script, const std::vector<std::string>& args, RedisCallback done);
   // SUBSCRIBE `channel`; `on_message` gets each message's payload. Kept across reconnects.
   void subscribe(std::string channel, std::function<void(std::string_view)> on_message);
@@ -155,7 +175,10 @@ class RedisClient {
   enum class State : std::uint8_t { kIdle, kConnecting, kUp, kBackoff, kStopped };
   struct Pending;
   void connect();
-  void drop(const std::string& why);  // fails everything in flight, schedules a reconnect
+  // Fails everything in flight, schedules a reconnect; logs `why` unless `told` (the reason log
+  // has said it).
+  void drop(const std::string& why, bool told = false);
+  void note_error(std::string_view message);  // an error reply from Redis: counted and logged
   void send(const std::vector<std::string>& args, std::unique_ptr<Pending> pending);
   struct Replicated;
   void eval_once(RedisScript& script, const std::vector<std::string>& args, RedisCallback done,
@@ -200,6 +223,7 @@ class RedisClient {
   std::string last_error_;
   bool timed_out_ = false;  // the current drop is a timeout (for the failure counts)
   RedisClientMetrics metrics_;
+  ReasonLog errors_;  // Redis's error replies, by RedisErrorCause
 };
 
 }  // namespace wheel::jobs

@@ -53,7 +53,9 @@
 #include "wheel/jobs/beanstalk_dispatcher.h"
 #include "wheel/jobs/beanstalk_reply.h"
 #include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/jobs/internal_errors.h"
 #include "wheel/jobs/queue_metrics.h"
+#include "wheel/jobs/reason_log.h"
 #include "wheel/jobs/redis_client.h"
 #include "wheel/jobs/redis_store.h"
 #include "wheel/loop_wheel.h"
@@ -128,6 +130,11 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   // scripts, on no node in particular: not counted here (stats counts timeouts fleet-wide).
   const QueueMetrics& metrics() const { return metrics_; }
   RedisJobsCounters counters() const;
+  // Requests answered INTERNAL_ERROR, by cause (a Redis error reply's own cause: the store
+  // client's RedisClientMetrics::errors).
+  std::uint64_t internal_errors(InternalErrorCause cause) const {
+    return internal_errors_.count(static_cast<std::size_t>(cause));
+  }
 
   using Client = RedisHandlerClient;
 
@@ -152,6 +159,12 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   // Sends `reply` after every pipelined reply still due (at once when none is).
   void reply_in_order(Client* client, std::string& out, std::string_view reply);
   Client* find(std::uint64_t conn);
+  // The reply of a failed store call: NOT_FOUND, OUT_OF_MEMORY or INTERNAL_ERROR; an
+  // INTERNAL_ERROR is counted and logged by its cause (note_internal_error).
+  std::string store_failure_reply(const StoreResult& r);
+  // Counts an INTERNAL_ERROR answer for `r`'s error and logs it (rate-limited), unless it is a
+  // Redis error reply, which the store's client has logged with Redis's message.
+  void note_internal_error(const StoreResult& r);
   // Whether the client is still there: a failed write closes its connection (and frees it) at once.
   // While the store's client delivers one read's replies, the bytes are gathered instead and
   // written by write_gathered() after it (a worker's DELETED and next RESERVED in one write).
@@ -233,6 +246,7 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   std::uint64_t next_wait_seq_ = 1;
   std::int64_t started_ms_ = 0;
   std::function<void()> shutdown_also_;
+  ReasonLog internal_errors_{std::string(kInternalErrorLogPrefix), kInternalErrorCauseNames};
 };
 
 }  // namespace wheel::jobs
