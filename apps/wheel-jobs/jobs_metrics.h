@@ -47,6 +47,9 @@ inline void render_client_io(server::PrometheusText& text, const net::TcpServerC
   text.counter("wheel_jobs_client_writes_total",
                "Writes (send calls) to client connections; bytes out / writes is the average.",
                c.writes);
+  text.gauge("wheel_jobs_client_output_peak_bytes",
+             "The most output one client connection had waiting for the kernel at once.",
+             c.max_queued_output);
 }
 
 // Commands received, by command.

@@ -94,8 +94,10 @@ wheel::net::TcpServerOptions tcp_options(const ServeOptions& o) {
   options.port = o.port;
   options.framing = wheel::net::Framing::kBytes;
   options.max_connections = o.max_connections;
-  // A reply holds at most one job body; room for it plus pipelined small replies.
-  options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
+  // The handlers stop running a connection's requests at 1 MiB of replies not yet taken
+  // (max_queued_output): room for that plus one more reply, one job body and its header line. A
+  // client past it never read and met a reply larger than a body (list-tubes, stats).
+  options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20) + 4096;
   return options;
 }
 

@@ -25,11 +25,14 @@ struct BeanstalkServerHandler::Client {
   SessionId session;
   beanstalk::RequestParser parser;
   std::string out;   // replies of the current read, not yet sent
-  std::string held;  // input that arrived while a reserve or a change waits
+  std::string held;  // input not run yet: a reserve or a change waits, or the output is over
+                     // its bound
   // A change held while the journal says changes wait (its disk is behind); run first when
   // they may go on.
   std::optional<beanstalk::Request> parked;
+  std::size_t unsent_bytes = 0;  // bytes of the replies waiting for the journal
   bool waiting = false;
+  bool blocked = false;  // output over max_queued_output: input paused until it drains
   bool quit = false;
   bool input_ended = false;  // EOF: close once the replies owed are sent
   std::uint32_t unsent = 0;  // batches of replies waiting for the journal
@@ -45,6 +48,9 @@ BeanstalkServerHandler::BeanstalkServerHandler(JobQueue& queue, JobJournal& jour
   }
   if (options.max_held_input == 0) {
     throw std::invalid_argument("BeanstalkServerOptions: max_held_input must be at least 1");
+  }
+  if (options.max_queued_output < 2) {
+    throw std::invalid_argument("BeanstalkServerOptions: max_queued_output must be at least 2");
   }
   queue_.set_listener(this);
 }
@@ -168,7 +174,7 @@ void BeanstalkServerHandler::on_data(net::Connection& c, std::string_view bytes)
   auto* client = static_cast<Client*>(c.context());
   if (client == nullptr || client->quit) return;
   queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
-  if (client->waiting || client->parked) {
+  if (client->waiting || client->parked || client->blocked) {
     if (client->held.size() + bytes.size() > options_.max_held_input) {
       logger()->warn("beanstalk server: {} sent over {} bytes while its {} waits; closing",
                      c.peer(), options_.max_held_input, client->waiting ? "reserve" : "change");
@@ -202,8 +208,20 @@ bool BeanstalkServerHandler::dispatch(Client* client, beanstalk::Request&& reque
   return true;
 }
 
+std::size_t BeanstalkServerHandler::backlog(const Client* client, const net::Connection* c) {
+  return client->out.size() + client->unsent_bytes + (c == nullptr ? 0 : c->queued_output());
+}
+
 void BeanstalkServerHandler::run(Client* client, std::string_view bytes) {
+  net::Connection* c = server_ == nullptr ? nullptr : server_->find(client->connection);
   while (!bytes.empty() && !client->waiting && !client->quit && !client->parked) {
+    // Replies are built before the kernel takes them: past the bound, the rest of the input
+    // waits (and the socket is not read) until the client has taken most of them.
+    if (c != nullptr && backlog(client, c) >= options_.max_queued_output) {
+      client->blocked = true;
+      c->pause_input();
+      break;
+    }
     beanstalk::RequestParser::Step step;
     try {
       step = client->parser.feed(bytes);
@@ -216,8 +234,36 @@ void BeanstalkServerHandler::run(Client* client, std::string_view bytes) {
     if (!step.request) continue;
     dispatch(client, std::move(*step.request));
   }
-  if ((client->waiting || client->parked) && !bytes.empty()) client->held.append(bytes);
-  flush(client);
+  if ((client->waiting || client->parked || client->blocked) && !bytes.empty()) {
+    client->held.append(bytes);
+  }
+  const bool blocked = client->blocked;
+  const std::uint64_t conn = client->connection;
+  flush(client);  // may close the connection (quit, a failed write), which frees `client`
+  if (blocked && server_ != nullptr && server_->find(conn) != nullptr) watch_output(client);
+}
+
+void BeanstalkServerHandler::watch_output(Client* client) {
+  net::Connection* c = server_->find(client->connection);
+  const std::size_t low = options_.max_queued_output / 2;
+  // Replies still with the journal: its callback looks again once they are sent.
+  if (c == nullptr || client->unsent_bytes >= low) return;
+  c->notify_output_below(low - client->unsent_bytes);
+}
+
+void BeanstalkServerHandler::on_output_below(net::Connection& c) {
+  auto* client = static_cast<Client*>(c.context());
+  if (client == nullptr || !client->blocked) return;
+  if (backlog(client, &c) > options_.max_queued_output / 2) return watch_output(client);
+  client->blocked = false;
+  std::string held = std::move(client->held);
+  client->held.clear();
+  queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
+  run(client, held);
+  if (c.closing()) return;  // closed meanwhile (quit, a failed write): `client` is gone
+  if (!client->blocked) c.resume_input();
+  arm_timer();
+  poll_log();
 }
 
 void BeanstalkServerHandler::flush(Client* client) {
@@ -229,6 +275,7 @@ void BeanstalkServerHandler::flush(Client* client) {
   // Sent when the changes behind these replies are durable; the connection may be gone then.
   // Reads with no earlier reply of this client waiting answer at once, even while other
   // clients' changes wait for a slow disk.
+  client->unsent_bytes += out.size();
   auto send = [this, id, quit, out = std::move(out)] {
     net::Connection* c = server_->find(id);
     if (c == nullptr) return;
@@ -240,8 +287,12 @@ void BeanstalkServerHandler::flush(Client* client) {
     }
     auto* owner = static_cast<Client*>(c->context());
     if (!out.empty()) c->send(out);
-    if (owner != nullptr) owner->unsent--;
-    if (quit || (owner != nullptr && owner->input_ended && owner->unsent == 0)) c->close();
+    if (owner == nullptr || server_->find(id) == nullptr) return;  // the write closed it
+    owner->unsent--;
+    owner->unsent_bytes -= out.size();
+    if (quit || (owner->input_ended && owner->unsent == 0)) return c->close();
+    // Resumed from on_output_below (next turn), never from inside the journal's call.
+    if (owner->blocked) watch_output(owner);
   };
   if (client->unsent++ == 0) {
     journal_.when_durable_or_now(std::move(send));

@@ -34,10 +34,13 @@ struct RedisHandlerClient {
   struct Slot {
     bool ready = false;
     std::string reply;
-    bool put = false;  // a reserve behind it waits for its reply (it may add a ready job)
+    bool put = false;       // a reserve behind it waits for its reply (it may add a ready job)
+    std::size_t bytes = 0;  // the put's body, with Redis until the reply (in_flight_bytes)
   };
   std::deque<Slot> slots;
   std::uint64_t slots_head = 0;
+  std::size_t in_flight_bytes = 0;  // bodies of the puts with Redis (Slot::bytes)
+  bool blocked = false;             // replies over max_queued_output: input paused until they drain
   // A barrier (any other request) parsed while pipelined ones were in flight: it runs once they
   // all answered.
   std::optional<beanstalk::Request> held;

@@ -36,6 +36,10 @@ RedisJobsHandler::RedisJobsHandler(RedisStore& store, RedisClient& events, Redis
       events_(events),
       options_(std::move(options)),
       wheel_(LoopWheelOptions{}, std::chrono::milliseconds(local_ms())) {
+  if (options_.max_queued_output < 2 || options_.max_in_flight_bytes == 0) {
+    throw std::invalid_argument(
+        "RedisJobsHandler: max_queued_output must be at least 2, max_in_flight_bytes at least 1");
+  }
   if (options_.min_scan_interval.count() <= 0 ||
       options_.max_scan_interval < options_.min_scan_interval) {
     throw std::invalid_argument(
@@ -142,7 +146,20 @@ void RedisJobsHandler::pump(Client* client) {
   std::string out;
   std::size_t used = 0;
   std::string_view input = client->input;
+  const std::size_t low = options_.max_queued_output / 2;
   while (!client->busy && !client->quit) {
+    // Replies not yet taken by the kernel past the bound: the rest waits, the socket is not read,
+    // until the client took all but half (on_output_below).
+    if (client->blocked || out.size() + backlog(client) >= options_.max_queued_output) {
+      if (!client->blocked) {
+        client->blocked = true;
+        if (net::Connection* c = server_ == nullptr ? nullptr : server_->find(conn)) {
+          c->pause_input();
+          if (find(conn) == nullptr) return;  // the epoll set refused: closed
+        }
+      }
+      break;
+    }
     if (client->held) {
       if (!client->slots.empty()) break;
       bs::Request request = std::move(*client->held);
@@ -151,7 +168,10 @@ void RedisJobsHandler::pump(Client* client) {
       if (find(conn) == nullptr) return;  // its connection closed meanwhile
       continue;
     }
-    if (used >= input.size() || client->slots.size() >= kMaxPipelined) break;
+    if (used >= input.size() || client->slots.size() >= kMaxPipelined ||
+        client->in_flight_bytes >= options_.max_in_flight_bytes) {
+      break;
+    }
     bs::RequestParser::Step step;
     try {
       step = client->parser.feed(input.substr(used));
@@ -180,7 +200,27 @@ void RedisJobsHandler::pump(Client* client) {
   client->input.erase(0, used);
   client->pumping = false;
   if (!out.empty() && !send(client, out)) return;
+  if (client->blocked) {
+    if (net::Connection* c = server_ == nullptr ? nullptr : server_->find(conn)) {
+      c->notify_output_below(low);
+    }
+  }
   maybe_close(client);
+}
+
+std::size_t RedisJobsHandler::backlog(Client* client) {
+  net::Connection* c = server_ == nullptr ? nullptr : server_->find(client->conn);
+  return client->gathered.size() + (c == nullptr ? 0 : c->queued_output());
+}
+
+void RedisJobsHandler::on_output_below(net::Connection& c) {
+  Client* client = find(c.id());
+  if (client == nullptr || !client->blocked) return;
+  const std::size_t low = options_.max_queued_output / 2;
+  if (backlog(client) > low) return c.notify_output_below(low);
+  client->blocked = false;
+  c.resume_input();
+  pump(client);
 }
 
 bool RedisJobsHandler::send(Client* client, std::string_view bytes) {

@@ -6,6 +6,7 @@
 // is forgotten (its callback finds no client). A reserve behind deletes runs with them, in a slot
 // of its own (overlaps()).
 #include <algorithm>
+#include <utility>
 #include <variant>
 
 #include "redis_handler_client.h"
@@ -26,6 +27,8 @@ void RedisJobsHandler::dispatch_pipelined(Client* client, bs::Request&& request)
   client->slots.emplace_back();
   if (auto* put = std::get_if<bs::Put>(&request)) {
     client->slots.back().put = true;
+    client->slots.back().bytes = put->body.size();
+    client->in_flight_bytes += put->body.size();
     client->producer = true;
     if (draining_) {
       std::string reply;
@@ -90,6 +93,7 @@ void RedisJobsHandler::complete(std::uint64_t conn, std::uint64_t seq, std::stri
     return;
   }
   auto& slot = client->slots[seq - client->slots_head];
+  client->in_flight_bytes -= std::exchange(slot.bytes, 0);
   slot.ready = true;
   slot.reply = std::move(reply);
   std::string out;

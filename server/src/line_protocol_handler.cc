@@ -187,6 +187,19 @@ void LineProtocolHandler::on_line(net::Connection& c, std::string_view line) {
       c.send("ERR unknown command\n");
       break;
   }
+  // Pipelined requests cannot queue more than half of max_output: past it the rest of the read
+  // waits, unread, until the client took half of that (on_output_below). So a client that
+  // pipelines STATS and reads slowly is served, not closed; one that never reads just sits.
+  if (server_ == nullptr || c.closing()) return;
+  const std::size_t max_output = server_->options().max_output;
+  if (c.queued_output() >= max_output / 2) {
+    c.pause_input();
+    c.notify_output_below(max_output / 4);
+  }
+}
+
+void LineProtocolHandler::on_output_below(net::Connection& c) {
+  c.resume_input();
 }
 
 void LineProtocolHandler::on_line_too_long(net::Connection& c) {

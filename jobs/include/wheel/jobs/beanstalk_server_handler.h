@@ -14,6 +14,13 @@
 // that recorded nothing is answered at once when its client has no earlier reply waiting). A client
 // that hangs up releases its reserved jobs and drops its waiting reserve.
 //
+// Output bound: replies are built before the kernel takes them, so a client that pipelines
+// peeks or list-tubes and reads nothing could make the server hold gigabytes. Once a
+// connection's replies not yet taken (being built, waiting for the journal, queued) reach
+// max_queued_output, its further requests wait like those behind a waiting reserve (held) and
+// its socket is not read, until the client took all but half of it. So one connection holds at
+// most max_queued_output plus one reply (a reply is never cut: one list-tubes may be larger).
+//
 // Time: the queue's clock is the loop's (uv_now, milliseconds); one uv_timer is armed for the
 // queue's next_due(), so delays, TTRs, pauses and reserve timeouts end on the loop.
 //
@@ -47,13 +54,17 @@ struct BeanstalkServerOptions {
   std::uint32_t max_job_size = 65'535;
   // Bytes a client may send while its reserve waits; beyond it the connection is closed.
   std::size_t max_held_input = 64 * 1024;
+  // Replies a connection may have waiting (built, with the journal, or queued) before its
+  // further requests wait; they resume once it is down to half. REQUIRES >= 2.
+  std::size_t max_queued_output = std::size_t{1} << 20;
 };
 
 class BeanstalkServerHandler final : public net::ConnectionHandler, public ReserveListener {
  public:
   // `queue`, `journal` and `dispatcher` must outlive the handler (and the dispatcher must be on
   // `queue`). The handler becomes the queue's ReserveListener. Throws std::invalid_argument for
-  // a max_job_size beyond beanstalk::kMaxMaxJobSize or a max_held_input of 0.
+  // a max_job_size beyond beanstalk::kMaxMaxJobSize, a max_held_input of 0 or a
+  // max_queued_output below 2.
   BeanstalkServerHandler(JobQueue& queue, JobJournal& journal, BeanstalkDispatcher& dispatcher,
                          BeanstalkServerOptions options = {});
   // Frees the per-connection state left (the server closes connections before; see below).
@@ -85,6 +96,8 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   void on_input_end(net::Connection& c) override;
   void on_close(net::Connection& c, net::CloseReason reason) override;
   void on_shutdown() override;
+  // Resumes a connection whose output was over max_queued_output once it is down to half.
+  void on_output_below(net::Connection& c) override;
   // ReserveListener (called by the queue): sends the end of a blocked reserve and resumes the
   // client's held requests.
   void on_reserve_done(SessionId session, const ReserveResult& result) override;
@@ -101,6 +114,10 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   void resume_parked();
   // Sends `client`'s gathered replies once the journal says they are durable.
   void flush(Client* client);
+  // Replies of `client` not yet taken by the kernel: being built, with the journal, queued.
+  static std::size_t backlog(const Client* client, const net::Connection* c);
+  // A blocked client: asks its connection for on_output_below at half the bound.
+  void watch_output(Client* client);
   void advance_clock();
   void arm_timer();
   static void on_timer(uv_timer_t* timer);

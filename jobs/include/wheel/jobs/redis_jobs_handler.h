@@ -16,7 +16,11 @@
 // before the deletes queued ahead of it, so Redis still runs those deletes first (a job whose
 // lease ran out meanwhile is deleted, not claimed again). A delete's fencing token is the
 // connection's lease when the delete is parsed. Input that arrives while requests are with Redis is
-// held, at most max_held_input bytes; beyond that the connection is closed. A reply is sent only
+// held, at most max_held_input bytes; beyond that the connection is closed. Pipelined puts stop
+// at max_in_flight_bytes of bodies with Redis, too. Once the replies the kernel has not taken
+// reach max_queued_output, the connection's further requests wait and its socket is not read
+// until it took all but half: one connection holds at most that plus one reply, however it
+// pipelines (a client that never reads just sits there). A reply is sent only
 // after Redis acknowledged the change. When Redis is down or slow, the reply is INTERNAL_ERROR at
 // once (the RedisClient fails fast and times out), each in its request's order. A connection that
 // closes with requests in flight loses their replies; their changes happen or not as Redis ran
@@ -73,6 +77,12 @@ struct RedisJobsOptions {
   std::chrono::milliseconds max_scan_interval{60000};  // REQUIRES >= min_scan_interval
   // Bytes a connection may send while its previous request is with Redis (plus one job body).
   std::size_t max_held_input = std::size_t{1} << 20;
+  // Replies a connection may have queued before its further requests wait (until half).
+  // REQUIRES >= 2.
+  std::size_t max_queued_output = std::size_t{1} << 20;
+  // Bytes of put bodies one connection may have with Redis at once (one put always goes).
+  // REQUIRES >= 1.
+  std::size_t max_in_flight_bytes = std::size_t{1} << 20;
   ServerInfo info;  // what `stats` says about this process
 };
 
@@ -91,6 +101,8 @@ struct RedisJobsCounters {
 class RedisJobsHandler final : public net::ConnectionHandler {
  public:
   // `store` (its client) and `events` (a second client, for SUBSCRIBE) must outlive the handler.
+  // Throws std::invalid_argument for scan intervals, max_queued_output or max_in_flight_bytes out
+  // of their ranges.
   RedisJobsHandler(RedisStore& store, RedisClient& events, RedisJobsOptions options);
   ~RedisJobsHandler() override;
   RedisJobsHandler(const RedisJobsHandler&) = delete;
@@ -108,6 +120,8 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void on_input_end(net::Connection& c) override;
   void on_close(net::Connection& c, net::CloseReason reason) override;
   void on_shutdown() override;
+  // A connection whose replies were over max_queued_output is down to half: it reads again.
+  void on_output_below(net::Connection& c) override;
 
   const beanstalk::CommandCounts& commands() const { return commands_; }
   // Job changes this node made, by kind (put, reserve, release, bury, kick, delete, touch,
@@ -126,6 +140,8 @@ class RedisJobsHandler final : public net::ConnectionHandler {
 
  private:
   void pump(Client* client);
+  // Bytes of `client`'s replies not taken by the kernel yet (gathered, queued).
+  std::size_t backlog(Client* client);
   // redis_dispatch.cc: runs `request`; a reply it can give at once goes to `out`, a later one
   // through finish().
   void dispatch(Client* client, beanstalk::Request&& request, std::string& out);
