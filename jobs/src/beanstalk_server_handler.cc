@@ -173,6 +173,10 @@ void BeanstalkServerHandler::on_open(net::Connection& c) {
 void BeanstalkServerHandler::on_data(net::Connection& c, std::string_view bytes) {
   auto* client = static_cast<Client*>(c.context());
   if (client == nullptr || client->quit) return;
+  // uv_now() is read once per loop turn: an earlier callback of this turn that waited (a
+  // sync of the id lease file, a large reply) would leave it behind, and a put's delay would
+  // then end early by that much.
+  uv_update_time(server_->loop());
   queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
   if (client->waiting || client->parked || client->blocked) {
     if (client->held.size() + bytes.size() > options_.max_held_input) {
