@@ -114,13 +114,23 @@ void BeanstalkServerHandler::resume_parked() {
     client->parked.reset();
     std::string held = std::move(client->held);
     client->held.clear();
+    const SessionId session = client->session;
     if (dispatch(client, std::move(request))) {
       run(client, held);
     } else {
       if ((client->waiting || client->parked) && !held.empty()) client->held = std::move(held);
       flush(client);
     }
+    resume_reading(session);
   }
+}
+
+void BeanstalkServerHandler::resume_reading(SessionId session) {
+  // Looked up again: running the requests may have closed the connection and freed the client.
+  auto it = clients_.find(session);
+  if (it == clients_.end() || it->second->parked || it->second->blocked) return;
+  net::Connection* c = server_->find(it->second->connection);
+  if (c != nullptr && !c->closing() && c->input_paused()) c->resume_input();
 }
 
 void BeanstalkServerHandler::poll_log() {
@@ -178,10 +188,17 @@ void BeanstalkServerHandler::on_data(net::Connection& c, std::string_view bytes)
   // then end early by that much.
   uv_update_time(server_->loop());
   queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
-  if (client->waiting || client->parked || client->blocked) {
+  if (!client->waiting && (client->parked || client->blocked)) {
+    // A change waits for the disk, or the output is over its bound: the client is not read
+    // until it may go on (at most this read is held beyond what was held).
+    client->held.append(bytes);
+    c.pause_input();
+    return;
+  }
+  if (client->waiting) {
     if (client->held.size() + bytes.size() > options_.max_held_input) {
-      logger()->warn("beanstalk server: {} sent over {} bytes while its {} waits; closing",
-                     c.peer(), options_.max_held_input, client->waiting ? "reserve" : "change");
+      logger()->warn("beanstalk server: {} sent over {} bytes while its reserve waits; closing",
+                     c.peer(), options_.max_held_input);
       c.close();
       return;
     }

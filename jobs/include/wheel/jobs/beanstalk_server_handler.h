@@ -112,6 +112,8 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   bool dispatch(Client* client, beanstalk::Request&& request);
   // Runs the parked changes (and the input held behind them) once changes may go on.
   void resume_parked();
+  // Reads the client of `session` again if it was paused and nothing holds it any more.
+  void resume_reading(SessionId session);
   // Sends `client`'s gathered replies once the journal says they are durable.
   void flush(Client* client);
   // Replies of `client` not yet taken by the kernel: being built, with the journal, queued.
