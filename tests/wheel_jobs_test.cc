@@ -274,6 +274,57 @@ TEST_F(WheelJobsTest, ASecondServerOnTheSameDirExitsNamingTheHolderWhileTheFirst
   EXPECT_EQ(server->stop(), 0);
 }
 
+// A damaged record in the middle of the log stops the start naming the file and offset; the
+// operator's explicit --skip-corrupt starts past it, keeping the jobs on either side of it.
+TEST_F(WheelJobsTest, ADamagedLogRefusesToStartUnlessToldToSkipTheDamage) {
+  TempDir dir;
+  start({"--dir", dir.path(), "--fsync", "always"});
+  {
+    auto c = client();
+    for (int i = 1; i <= 3; ++i) {
+      ASSERT_EQ(c->ask("put 0 0 60 5\r\njob-" + std::to_string(i) + "\r\n"),
+                "INSERTED " + std::to_string(i));
+    }
+  }
+  ASSERT_EQ(server->stop(), 0);
+  std::string segment;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    if (e.path().extension() == ".wjl") segment = e.path().string();
+  }
+  ASSERT_FALSE(segment.empty());
+  std::string bytes;
+  {
+    std::FILE* f = std::fopen(segment.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.append(buf, n);
+    std::fclose(f);
+  }
+  const std::size_t at = bytes.find("job-2");  // the second put's body: synced, mid-log
+  ASSERT_NE(at, std::string::npos);
+  {
+    std::FILE* f = std::fopen(segment.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, static_cast<long>(at), SEEK_SET);
+    std::fputc('J', f);
+    std::fclose(f);
+  }
+  const auto [status, out] =
+      wheel_test::run_to_exit("timeout 60 " + std::string(WHEEL_JOBS_PATH),
+                              "--port 0 --log-level warn --dir " + dir.path());
+  EXPECT_EQ(status, 1) << out;
+  EXPECT_NE(out.find("corrupt record in " + segment), std::string::npos) << out;
+  EXPECT_NE(out.find("--skip-corrupt"), std::string::npos) << out;
+  start({"--dir", dir.path(), "--skip-corrupt"});
+  auto c = client();
+  EXPECT_EQ(c->ask("peek 1\r\n"), "FOUND 1 5");
+  EXPECT_EQ(c->bytes(7), "job-1\r\n");
+  EXPECT_EQ(c->ask("peek 2\r\n"), "NOT_FOUND");
+  EXPECT_EQ(c->ask("peek 3\r\n"), "FOUND 3 5");
+  EXPECT_EQ(c->bytes(7), "job-3\r\n");
+  EXPECT_EQ(server->stop(), 0);
+}
+
 int run_options(const std::string& options, std::string* err) {
   std::string command = std::string(WHEEL_JOBS_PATH) + " " + options + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");

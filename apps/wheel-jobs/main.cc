@@ -378,6 +378,11 @@ int run(int argc, char** argv) {
   add_count(app, "--segment-size", &segment_size,
             "with --dir: bytes of one log segment file before the next starts", std::uint64_t{4096},
             std::uint64_t{1} << 30);
+  bool skip_corrupt = false;
+  app.add_flag("--skip-corrupt", skip_corrupt,
+               "with --dir: start past a damaged record or a missing segment of the log (each "
+               "logged with its file and offset) instead of refusing to start; the jobs in the "
+               "damaged part are lost");
   add_count(app, "--max-connections", &max_connections,
             "open client connections; past it a client is closed at once", 1, kMaxConnections);
   add_count(app, "--max-jobs", &limits.max_jobs,
@@ -411,8 +416,8 @@ int run(int argc, char** argv) {
     std::string error;
     endpoint = jobs::parse_redis_url(store_url, &error);
     if (!endpoint) return usage_error("--store: " + error);
-    for (const char* other : {"--dir", "--fsync", "--segment-size", "--max-jobs", "--max-memory",
-                              "--max-tubes", "--metrics-tubes"}) {
+    for (const char* other : {"--dir", "--fsync", "--segment-size", "--skip-corrupt", "--max-jobs",
+                              "--max-memory", "--max-tubes", "--metrics-tubes"}) {
       if (app.count(other) > 0) {
         return usage_error(
             std::string(other) +
@@ -435,6 +440,10 @@ int run(int argc, char** argv) {
   log_options.segment_bytes = segment_size;
   if (dir.empty() && app.count("--segment-size") > 0) {
     return usage_error("--segment-size: needs --dir (the log's segments)");
+  }
+  log_options.skip_corrupt = skip_corrupt;
+  if (dir.empty() && skip_corrupt) {
+    return usage_error("--skip-corrupt: needs --dir (the log it would start past damage in)");
   }
   if (!fsync.empty()) {
     if (dir.empty()) return usage_error("--fsync: needs --dir (without it jobs are memory only)");

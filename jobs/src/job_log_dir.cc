@@ -58,7 +58,7 @@ bool JobLog::Impl::read_id_lease(std::uint64_t* limit, std::string* error) {
   }
   const std::string what = "damaged id lease " + path + " (not one whole id-limit record)";
   if (!opt.skip_corrupt) {
-    *error = what + " (the skip-corrupt option starts from the segments' limits)";
+    *error = what + " (the --skip-corrupt option starts from the segments' limits)";
     return false;
   }
   logger()->error("job log: {}; ids continue from the segments' limits", what);

@@ -238,7 +238,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
                              " is missing (segments " + std::to_string(numbers[i - 1]) + " and " +
                              std::to_string(numbers[i]) + " are there)";
     if (!options.skip_corrupt) {
-      return fail(what + " (the skip-corrupt option starts without it)");
+      return fail(what + " (the --skip-corrupt option starts without it)");
     }
     logger()->error("job log: {}; started without it", what);
   }
@@ -305,7 +305,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
       }
       if (!options.skip_corrupt || next == data.size()) {
         return fail("corrupt record in " + path + " at byte offset " + std::to_string(bad) + ": " +
-                    why + (options.skip_corrupt ? "" : " (the skip-corrupt option skips it)"));
+                    why + (options.skip_corrupt ? "" : " (the --skip-corrupt option skips it)"));
       }
       logger()->error("job log: corrupt record in {} at byte offset {} ({}): skipped {} bytes",
                       path, bad, why, next - bad);
