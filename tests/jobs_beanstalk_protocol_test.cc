@@ -2,7 +2,7 @@
 // RequestParser (wheel/jobs/beanstalk_protocol.h): every command of beanstalkd 1.12, every
 // error the parser produces, the 224-byte line limit, put bodies, number limits, decimal
 // durations, chunked feeding and bounded memory.
-#include "wheel/jobs/beanstalk_protocol.h"
+#include "wheel/jobs/beanstalk/beanstalk_protocol.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 
 namespace {
 
+using namespace wheel::jobs;
 using namespace wheel::jobs::beanstalk;
 using std::chrono::milliseconds;
 

@@ -23,12 +23,13 @@
 
 #include "support/free_port.h"
 #include "support/spawn.h"
-#include "wheel/jobs/beanstalk_protocol.h"
-#include "wheel/jobs/beanstalk_reply.h"
-#include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/jobs/beanstalk/beanstalk_protocol.h"
+#include "wheel/jobs/beanstalk/beanstalk_reply.h"
+#include "wheel/jobs/beanstalk/beanstalk_stats.h"
 
 namespace {
 
+using namespace wheel::jobs;
 using namespace wheel::jobs::beanstalk;
 using namespace std::chrono_literals;
 

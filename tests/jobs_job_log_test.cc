@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "support/wait_until.h"
-#include "wheel/jobs/job_log.h"
+#include "wheel/jobs/log/job_log.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {

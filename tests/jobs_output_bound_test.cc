@@ -18,8 +18,8 @@
 
 #include "support/beanstalk_client.h"
 #include "support/redis_server.h"
-#include "wheel/jobs/beanstalk_server_handler.h"
-#include "wheel/jobs/redis_jobs_handler.h"
+#include "wheel/jobs/fleet/redis_jobs_handler.h"
+#include "wheel/jobs/server/beanstalk_server_handler.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {

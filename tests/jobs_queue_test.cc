@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "wheel/jobs/job_queue.h"
+#include "wheel/jobs/model/job_queue.h"
 
 namespace wheel::jobs {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "support/redis_store_fixture.h"
 #include "support/timer_test_support.h"
-#include "wheel/jobs/redis_endpoint.h"
+#include "wheel/redis/redis_endpoint.h"
 
 namespace wheel::jobs {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "support/redis_server.h"
 #include "support/redis_store_fixture.h"
-#include "wheel/jobs/redis_script_limits.h"
-#include "wheel/jobs/redis_store.h"
+#include "wheel/jobs/fleet/redis_script_limits.h"
+#include "wheel/jobs/fleet/redis_store.h"
 
 namespace wheel::jobs {
 namespace {
@@ -82,8 +82,7 @@ TEST_F(RedisBatchTest, PutsIssuedTogetherRideOneScriptPerRoundTripWithIdsInIssue
     const JobInfo j = job(got[i]->id);
     ASSERT_EQ(j.status, StoreStatus::kOk);
     EXPECT_EQ(j.tube, i % 3 == 0 ? "a" : "b");
-    EXPECT_EQ(j.stats.state,
-              i % 2 == 0 ? beanstalk::JobState::kDelayed : beanstalk::JobState::kReady);
+    EXPECT_EQ(j.stats.state, i % 2 == 0 ? JobState::kDelayed : JobState::kReady);
   }
   EXPECT_EQ(tube("a").stats.total_jobs, (n + 2) / 3);
 }

@@ -16,8 +16,9 @@
 #include "support/redis_store_fixture.h"
 #include "support/timer_test_support.h"
 #include "support/wheel_jobs_node.h"
-#include "wheel/jobs/redis_errors.h"
-#include "wheel/jobs/redis_first_contact.h"
+#include "wheel/jobs/fleet/store_errors.h"
+#include "wheel/redis/redis_errors.h"
+#include "wheel/redis/redis_first_contact.h"
 
 namespace wheel::jobs {
 namespace {

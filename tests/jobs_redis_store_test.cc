@@ -10,9 +10,9 @@
 
 #include "support/redis_server.h"
 #include "support/redis_store_fixture.h"
-#include "wheel/jobs/redis_client.h"
-#include "wheel/jobs/redis_endpoint.h"
-#include "wheel/jobs/redis_store.h"
+#include "wheel/jobs/fleet/redis_store.h"
+#include "wheel/redis/redis_client.h"
+#include "wheel/redis/redis_endpoint.h"
 
 namespace wheel::jobs {
 namespace {
@@ -100,9 +100,9 @@ TEST_F(RedisStoreTest, DelayedJobBecomesReadyOnRedisClockAndNextDueSaysWhen) {
   const auto early = reserve({"d"});
   ASSERT_EQ(early.status, StoreStatus::kNotFound);
   EXPECT_EQ(early.next_due, p.now + 400);
-  EXPECT_EQ(job(p.id).stats.state, beanstalk::JobState::kDelayed);
+  EXPECT_EQ(job(p.id).stats.state, JobState::kDelayed);
   EXPECT_EQ(peek_tube("d", PeekWhich::kDelayed).id, p.id);
-  ASSERT_TRUE(wait_state(p.id, beanstalk::JobState::kReady, std::chrono::seconds(10)));
+  ASSERT_TRUE(wait_state(p.id, JobState::kReady, std::chrono::seconds(10)));
   const auto r = reserve({"d"});
   ASSERT_EQ(r.status, StoreStatus::kOk);
   EXPECT_GE(r.now, p.now + 400);
@@ -112,7 +112,7 @@ TEST_F(RedisStoreTest, ALeaseThatRanOutIsFencedOffOnceAnotherHolderHasTheJob) {
   const auto p = put("f", 0, milliseconds(0), milliseconds(300), "x");
   const auto first = reserve({"f"});
   ASSERT_EQ(first.status, StoreStatus::kOk);
-  ASSERT_TRUE(wait_state(p.id, beanstalk::JobState::kReady, std::chrono::seconds(10)));
+  ASSERT_TRUE(wait_state(p.id, JobState::kReady, std::chrono::seconds(10)));
   EXPECT_EQ(job(p.id).stats.timeouts, 1u);
   const auto second = reserve({"f"});
   ASSERT_EQ(second.status, StoreStatus::kOk);
@@ -200,7 +200,7 @@ TEST_F(RedisStoreTest, ReleaseBuryKickAndCounters) {
             StoreStatus::kOk);
   const JobInfo j = job(p.id);
   EXPECT_EQ(j.tube, "k");
-  EXPECT_EQ(j.stats.state, beanstalk::JobState::kDelayed);
+  EXPECT_EQ(j.stats.state, JobState::kDelayed);
   EXPECT_EQ(j.stats.priority, 4u);  // nullopt kept the job's priority
   EXPECT_EQ(j.stats.reserves, 3u);
   EXPECT_EQ(j.stats.releases, 2u);
@@ -320,7 +320,7 @@ TEST_F(RedisStoreTest, DueDelayedJobsAreReadyInPriorityOrderWithoutARecordRewrit
   EXPECT_EQ(tube("q").stats.delayed, 1u);
   ASSERT_EQ(change([&](auto done) { store_->remove(d.id, 0, done); }).status, StoreStatus::kOk);
   EXPECT_EQ(tube("q").stats.ready, 4u);
-  EXPECT_EQ(job(e.id).stats.state, beanstalk::JobState::kReady);
+  EXPECT_EQ(job(e.id).stats.state, JobState::kReady);
   EXPECT_EQ(change([&](auto done) { store_->kick_job(e.id, done); }).status,
             StoreStatus::kNotFound);
   for (const auto& [want, body] : {std::pair{b.id, "b"}, {e.id, "e"}, {c.id, "c"}, {a.id, "a"}}) {
@@ -328,7 +328,7 @@ TEST_F(RedisStoreTest, DueDelayedJobsAreReadyInPriorityOrderWithoutARecordRewrit
     ASSERT_EQ(got.status, StoreStatus::kOk);
     EXPECT_EQ(got.id, want);
     EXPECT_EQ(got.body, body);
-    EXPECT_EQ(job(want).stats.state, beanstalk::JobState::kReserved);
+    EXPECT_EQ(job(want).stats.state, JobState::kReserved);
   }
   EXPECT_EQ(reserve({"q"}).status, StoreStatus::kNotFound);
   EXPECT_EQ(peek_tube("q", PeekWhich::kDelayed).id, far.id);
@@ -358,9 +358,9 @@ TEST_F(RedisStoreTest, GiveBackReleasesHeldJobsInBatchesGuardedByTokens) {
   EXPECT_EQ(r.value, static_cast<std::int64_t>(n - 1));
   EXPECT_EQ(tube("g").stats.ready, n - 1);
   EXPECT_EQ(tube("g").stats.reserved, 1u);
-  EXPECT_EQ(job(passed).stats.state, beanstalk::JobState::kReserved);
+  EXPECT_EQ(job(passed).stats.state, JobState::kReserved);
   const auto last = job(leases.back().first).stats;
-  EXPECT_EQ(last.state, beanstalk::JobState::kReady);
+  EXPECT_EQ(last.state, JobState::kReady);
   EXPECT_EQ(last.priority, 7u);
   EXPECT_EQ(last.releases, 0u);
   // Nothing to give back: still one answer.

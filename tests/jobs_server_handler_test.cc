@@ -20,9 +20,9 @@
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
 #include "support/timer_test_support.h"
-#include "wheel/jobs/beanstalk_server_handler.h"
-#include "wheel/jobs/job_log.h"
-#include "wheel/jobs/log_journal.h"
+#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/log/job_log.h"
+#include "wheel/jobs/server/beanstalk_server_handler.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {

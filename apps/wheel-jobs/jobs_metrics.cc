@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "wheel/jobs/log_metrics.h"
-#include "wheel/jobs/queue_metrics.h"
+#include "wheel/jobs/log/log_metrics.h"
+#include "wheel/jobs/model/queue_metrics.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {

@@ -10,15 +10,15 @@
 #include <span>
 #include <string>
 
-#include "wheel/jobs/beanstalk_dispatcher.h"
-#include "wheel/jobs/internal_errors.h"
-#include "wheel/jobs/job_log.h"
-#include "wheel/jobs/job_queue.h"
-#include "wheel/jobs/queue_metrics.h"
-#include "wheel/jobs/redis_client.h"
-#include "wheel/jobs/redis_jobs_handler.h"
-#include "wheel/jobs/redis_store.h"
+#include "wheel/jobs/fleet/redis_jobs_handler.h"
+#include "wheel/jobs/fleet/redis_store.h"
+#include "wheel/jobs/log/job_log.h"
+#include "wheel/jobs/model/job_queue.h"
+#include "wheel/jobs/model/queue_metrics.h"
+#include "wheel/jobs/server/beanstalk_dispatcher.h"
+#include "wheel/jobs/server/internal_errors.h"
 #include "wheel/net/tcp_server_counters.h"
+#include "wheel/redis/redis_client.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {

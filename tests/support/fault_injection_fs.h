@@ -29,7 +29,7 @@
 #include <random>
 #include <set>
 
-#include "wheel/jobs/file_system.h"
+#include "wheel/jobs/log/file_system.h"
 
 namespace wheel::jobs::testing {
 
