@@ -87,12 +87,12 @@ bool LoopWheel::is_pending(Handle handle) const noexcept {
 bool LoopWheel::cancel(Handle handle) noexcept {
   if (!is_pending(handle)) return false;
   Node* node = slots_[handle.index_].node;
-  free_slot(handle.index_);
   if (node->state_.load(std::memory_order_relaxed) == Timeout::kInit) {
     wheel_->unlink(node);
-    destroy(node, true);
+    discard(node);
   } else {
-    // On the ready list (expired, not run): the run loop frees the node when it gets there.
+    // On the ready list (expired, not run): the run loop discards the node when it gets there.
+    free_slot(handle.index_);
     node->state_.store(Timeout::kCancelled, std::memory_order_relaxed);
     node->destroy_task();
   }
@@ -102,6 +102,13 @@ bool LoopWheel::cancel(Handle handle) noexcept {
 void LoopWheel::destroy(Node* node, bool task_alive) noexcept {
   if (task_alive) node->destroy_task();
   detail::task_ops(node->ops_).destroy_node(node);
+}
+
+void LoopWheel::discard(Node* node) noexcept {
+  // Cancelled on the ready list: its slot was freed and its task destroyed by cancel().
+  const bool cancelled = node->state_.load(std::memory_order_relaxed) == Timeout::kCancelled;
+  if (!cancelled) free_slot(node->index_);
+  destroy(node, !cancelled);
 }
 
 std::size_t LoopWheel::advance(Time now, std::size_t max_tasks) {
@@ -118,15 +125,11 @@ std::size_t LoopWheel::advance(Time now, std::size_t max_tasks) {
       break;
     }
     cursor_ += *distance;
-    Timeout* due = wheel_->collect_due(cursor_);
+    // The ready list is empty here (a budget cut returns above or breaks below): the due list
+    // becomes it as it is.
+    assert(ready_head_ == nullptr);
+    ready_head_ = wheel_->collect_due(cursor_);
     ++cursor_;  // what tasks schedule now lands on a tick still to come
-    while (due != nullptr) {
-      Timeout* node = due;
-      due = due->queue_next_;
-      node->queue_next_ = nullptr;
-      (ready_tail_ == nullptr ? ready_head_ : ready_tail_->queue_next_) = node;
-      ready_tail_ = node;
-    }
     ran += run_ready(max_tasks - ran);
     if (ready_head_ != nullptr) break;
   }
@@ -138,10 +141,9 @@ std::size_t LoopWheel::run_ready(std::size_t max_tasks) {
   while (ready_head_ != nullptr && ran < max_tasks) {
     auto* node = static_cast<Node*>(ready_head_);
     ready_head_ = node->queue_next_;
-    if (ready_head_ == nullptr) ready_tail_ = nullptr;
     node->queue_next_ = nullptr;
     if (node->state_.load(std::memory_order_relaxed) == Timeout::kCancelled) {
-      destroy(node, false);  // cancelled on the ready list: task already destroyed
+      discard(node);
       continue;
     }
     // From here its handle names nothing: a cancel() from its own task returns false.
@@ -167,19 +169,12 @@ std::optional<LoopWheel::Time> LoopWheel::next_due() const {
 }
 
 void LoopWheel::clear() {
-  wheel_->drain([this](Timeout* timeout) {
-    auto* node = static_cast<Node*>(timeout);
-    free_slot(node->index_);
-    destroy(node, true);
-  });
+  wheel_->drain([this](Timeout* timeout) { discard(static_cast<Node*>(timeout)); });
   while (ready_head_ != nullptr) {
     auto* node = static_cast<Node*>(ready_head_);
     ready_head_ = node->queue_next_;
-    const bool alive = node->state_.load(std::memory_order_relaxed) != Timeout::kCancelled;
-    if (alive) free_slot(node->index_);
-    destroy(node, alive);
+    discard(node);
   }
-  ready_tail_ = nullptr;
 }
 
 }  // namespace wheel

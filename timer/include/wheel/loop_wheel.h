@@ -232,6 +232,9 @@ class LoopWheel {
   std::uint64_t tick_of(Time t) const noexcept;  // the tick whose span holds `t` (0 before)
   std::size_t run_ready(std::size_t max_tasks);
   static void destroy(Node* node, bool task_alive) noexcept;
+  // Ends `node` unrun: frees its slot (unless cancel() did) and destroys its task and itself.
+  // REQUIRES: the node is out of the wheel or about to leave it.
+  void discard(Node* node) noexcept;
 
   const std::chrono::nanoseconds tick_;
   const std::int64_t max_pending_;
@@ -242,8 +245,9 @@ class LoopWheel {
   std::vector<Slot> slots_;
   std::uint32_t free_head_ = kNoSlot;
   std::size_t pending_ = 0;
-  Timeout* ready_head_ = nullptr;  // due, not run yet (linked through queue_next_)
-  Timeout* ready_tail_ = nullptr;
+  // Due, not run yet (linked through queue_next_): one tick's due list, which advance() runs
+  // before it collects the next, so it never needs a tail.
+  Timeout* ready_head_ = nullptr;
   bool advancing_ = false;
 };
 
