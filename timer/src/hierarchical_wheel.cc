@@ -8,6 +8,8 @@
 #include <cassert>
 #include <cstdlib>
 
+#include "timeout_list.h"
+
 namespace wheel::detail {
 
 HierarchicalWheel::HierarchicalWheel(std::size_t buckets_per_level, bool unshared)
@@ -72,8 +74,7 @@ Timeout* HierarchicalWheel::collect_due(std::uint64_t tick) {
   const auto digit = static_cast<std::uint32_t>(tick & mask_);
   if (!nonempty_[0].test(digit)) return nullptr;
   std::uint32_t size = store_.size(digit);
-  Timeout* ready_head = nullptr;
-  Timeout* ready_tail = nullptr;
+  TimeoutList ready;
   for (std::uint32_t i = 0; i < size;) {
     Timeout* node = BucketStore::node_of(store_.at(digit, i));
     assert(node->deadline() < 0 || static_cast<std::uint64_t>(node->deadline()) == tick);
@@ -84,13 +85,11 @@ Timeout* HierarchicalWheel::collect_due(std::uint64_t tick) {
     }
     store_.remove_at(digit, i);
     --size;
-    node->queue_next_ = nullptr;
-    (ready_tail == nullptr ? ready_head : ready_tail->queue_next_) = node;
-    ready_tail = node;
+    ready.push_back(node);
   }
   store_.shrink(digit);
   if (size == 0) nonempty_[0].clear(digit);
-  return ready_head;
+  return ready.head;
 }
 
 std::optional<std::uint64_t> HierarchicalWheel::ticks_to_next_event(std::uint64_t tick) const {

@@ -22,6 +22,7 @@
 #include "intrusive_stack.h"
 #include "periodic_deadline.h"
 #include "periodic_gate.h"
+#include "timeout_list.h"
 #include "wheel.h"
 #include "wheel/detail/task_timeout.h"
 #include "wheel/manual_clock.h"
@@ -186,8 +187,7 @@ class TimerCore final : public ClockDriven {
   // of their own: producers read sleeping_ and push onto the queues above at every
   // new_timeout(), and must not share a line with what the worker writes meanwhile.
   alignas(kCacheLine) const std::unique_ptr<Wheel> wheel_;
-  Timeout* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
-  Timeout* backlog_tail_ = nullptr;
+  TimeoutList backlog_;               // submissions beyond the per-tick cap, oldest first
   std::int64_t manual_start_ns_ = 0;  // the manual clock's reading at start()
   WorkerPosition manual_position_;
 };

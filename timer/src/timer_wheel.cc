@@ -6,6 +6,8 @@
 #include <cassert>
 #include <cstdlib>
 
+#include "timeout_list.h"
+
 namespace wheel::detail {
 
 TimerWheel::TimerWheel(std::size_t buckets, bool unshared)
@@ -63,8 +65,7 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
   const std::uint64_t now_label = round_label(tick);
   // The walk recomputes the bound: rounds ahead of this one, least over what stays.
   std::uint64_t least_ahead = kRoundLabels;
-  Timeout* ready_head = nullptr;
-  Timeout* ready_tail = nullptr;
+  TimeoutList ready;
   for (std::uint32_t i = 0; i < size;) {
     if (i % kChunk == 0) prefetch_chunk(i / kChunk + 2);
     std::uint64_t& entry = chunks[i / kChunk][i % kChunk];
@@ -100,15 +101,13 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
     }
     store_.remove_at(bucket, i);  // the last entry, not yet visited, moves to i
     --size;
-    node->queue_next_ = nullptr;
-    (ready_tail == nullptr ? ready_head : ready_tail->queue_next_) = node;
-    ready_tail = node;
+    ready.push_back(node);
   }
   store_.shrink(bucket);
   if (size == 0) nonempty_.clear(bucket);
   // Entries left with this round's label were cancelled (their cancellation will remove them).
   first_due_round_[bucket] = size == 0 ? kNoRound : round + least_ahead;
-  return ready_head;
+  return ready.head;
 }
 
 std::optional<std::uint64_t> TimerWheel::ticks_to_next_event(std::uint64_t tick) const {

@@ -20,7 +20,7 @@
 namespace wheel::detail {
 
 bool TimerCore::has_queued_work() const {
-  return backlog_head_ != nullptr || !submissions_.empty() || !cancellations_.empty();
+  return backlog_.head != nullptr || !submissions_.empty() || !cancellations_.empty();
 }
 
 void TimerCore::worker_main() {
@@ -114,7 +114,7 @@ bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, std::uint8
   if (shutdown_.load(std::memory_order_acquire)) return false;
   if (wake_for != 0) {
     sleeping_.store(wake_for, std::memory_order_seq_cst);
-    const bool submitted = backlog_head_ != nullptr || !submissions_.empty();
+    const bool submitted = backlog_.head != nullptr || !submissions_.empty();
     if (((wake_for & kWakeForSubmit) != 0 && submitted) ||
         ((wake_for & kWakeForCancel) != 0 && !cancellations_.empty())) {
       sleeping_.store(0, std::memory_order_relaxed);
@@ -146,8 +146,7 @@ void TimerCore::process_tick(std::uint64_t tick) {
 void TimerCore::take_submissions() {
   Timeout* newest = nullptr;
   if (Timeout* oldest = submissions_.take_all_oldest_first(&newest)) {
-    (backlog_tail_ != nullptr ? backlog_tail_->queue_next_ : backlog_head_) = oldest;
-    backlog_tail_ = newest;
+    backlog_.append(oldest, newest);
   }
 }
 
@@ -155,7 +154,7 @@ void TimerCore::transfer_pending(std::uint64_t tick) {
   take_submissions();
   const std::int64_t tick_ns = tick_.count();
   // The walk keeps the backlog's head in a local and stores it once at the end.
-  Timeout* head = backlog_head_;
+  Timeout* head = backlog_.head;
   for (std::size_t moved = 0; head != nullptr && moved < kMaxTransfersPerTick; ++moved) {
     Timeout* node = head;
     head = head->queue_next_;
@@ -177,8 +176,7 @@ void TimerCore::transfer_pending(std::uint64_t tick) {
     node->place_ = Timeout::kInWheel;
     wheel_->insert(node, due, tick);
   }
-  backlog_head_ = head;
-  if (head == nullptr) backlog_tail_ = nullptr;
+  backlog_.head = head;
 }
 
 std::size_t TimerCore::process_cancellations() {

@@ -38,6 +38,7 @@ class TimerWheel;
 class HierarchicalWheel;
 class PeriodicTimeout;
 struct CancelLink;
+struct TimeoutList;
 
 // Where a timeout's entry sits in its wheel: bucket number and index within the bucket.
 struct WheelSlot {
@@ -104,6 +105,7 @@ class Timeout {
   friend class detail::TimerWheel;
   friend class detail::HierarchicalWheel;
   friend struct detail::CancelLink;
+  friend struct detail::TimeoutList;
   friend class wheel::LoopWheel;
 
   // kRunning: periodic timeouts only, while a run is in progress.
