@@ -118,13 +118,8 @@ std::size_t LoopWheel::advance(Time now, std::size_t max_tasks) {
   if (ready_head_ != nullptr) return ran;  // the budget is spent
   // Tick t has fully passed once origin + (t + 1) * tick <= now: every t below due_end.
   const std::uint64_t due_end = tick_of(now_);
-  while (cursor_ < due_end) {
-    const auto distance = wheel_->ticks_to_next_event(cursor_);
-    if (!distance || *distance >= due_end - cursor_) {
-      cursor_ = due_end;  // nothing due before: jump
-      break;
-    }
-    cursor_ += *distance;
+  // Empty ticks are skipped; with nothing due before due_end the cursor jumps there.
+  while (cursor_ < due_end && wheel_->skip_to_next_event(cursor_, due_end)) {
     // The ready list is empty here (a budget cut returns above or breaks below): the due list
     // becomes it as it is.
     assert(ready_head_ == nullptr);

@@ -84,14 +84,7 @@ void TimerCore::process_due_ticks(WorkerPosition& at) {
   std::int64_t now_ns = elapsed_ns();
   std::uint64_t due_end = static_cast<std::uint64_t>(now_ns / tick_ns);
   while (tick < due_end && !shutdown_.load(std::memory_order_acquire)) {
-    if (!has_queued_work()) {
-      const auto distance = wheel_->ticks_to_next_event(tick);
-      if (!distance || tick + *distance >= due_end) {
-        tick = due_end;
-        break;
-      }
-      tick += *distance;
-    }
+    if (!has_queued_work() && !wheel_->skip_to_next_event(tick, due_end)) break;
     if (tick_observer_) {
       // tick < due_end, so its deadline (tick + 1) * tick_ns <= now_ns: no overflow, >= 0.
       tick_observer_(

@@ -43,6 +43,19 @@ class Wheel {
   // nullopt when the wheel is empty.
   virtual std::optional<std::uint64_t> ticks_to_next_event(std::uint64_t tick) const = 0;
 
+  // The drivers' skip over ticks that would change nothing: moves `tick` to the first tick
+  // before `end` at which collect_due() has work and returns true, or, when none has, to `end`
+  // and returns false. REQUIRES: tick < end.
+  bool skip_to_next_event(std::uint64_t& tick, std::uint64_t end) const {
+    const auto distance = ticks_to_next_event(tick);
+    if (!distance || *distance >= end - tick) {
+      tick = end;
+      return false;
+    }
+    tick += *distance;
+    return true;
+  }
+
   // Removes every timeout, calling fn(node) for each.
   virtual void drain(const std::function<void(Timeout*)>& fn) = 0;
 };
