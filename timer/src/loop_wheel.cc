@@ -6,8 +6,8 @@
 #include <string>
 
 #include "reentry_guard.h"
-#include "wheel.h"
 #include "wheel/rejected_execution_error.h"
+#include "wheel_layout.h"
 #include "wheel_shape.h"
 
 namespace wheel {
@@ -26,7 +26,7 @@ LoopWheel::LoopWheel(LoopWheelOptions options, Time now)
       origin_(now),
       now_(now) {
   const detail::WheelShape shape = shape_of(options);
-  wheel_ = detail::make_wheel(shape.layout, shape.ticks_per_wheel, /*unshared=*/true);
+  layout_ = detail::make_layout(shape.layout, shape.ticks_per_wheel, /*unshared=*/true);
 }
 
 LoopWheel::~LoopWheel() {
@@ -34,7 +34,7 @@ LoopWheel::~LoopWheel() {
 }
 
 std::size_t LoopWheel::ticks_per_wheel() const noexcept {
-  return wheel_->buckets();
+  return layout_->buckets();
 }
 
 LoopWheel::Handle LoopWheel::claim_slot() {
@@ -75,7 +75,7 @@ std::uint64_t LoopWheel::tick_of(Time t) const noexcept {
 
 void LoopWheel::insert(Node* node, Time deadline) {
   slots_[node->index_].node = node;
-  wheel_->insert(node, tick_of(deadline), cursor_);
+  layout_->insert(node, tick_of(deadline), cursor_);
 }
 
 bool LoopWheel::is_pending(Handle handle) const noexcept {
@@ -88,7 +88,7 @@ bool LoopWheel::cancel(Handle handle) noexcept {
   if (!is_pending(handle)) return false;
   Node* node = slots_[handle.index_].node;
   if (node->state_.load(std::memory_order_relaxed) == Timeout::kInit) {
-    wheel_->unlink(node);
+    layout_->unlink(node);
     discard(node);
   } else {
     // On the ready list (expired, not run): the run loop discards the node when it gets there.
@@ -119,11 +119,11 @@ std::size_t LoopWheel::advance(Time now, std::size_t max_tasks) {
   // Tick t has fully passed once origin + (t + 1) * tick <= now: every t below due_end.
   const std::uint64_t due_end = tick_of(now_);
   // Empty ticks are skipped; with nothing due before due_end the cursor jumps there.
-  while (cursor_ < due_end && wheel_->skip_to_next_event(cursor_, due_end)) {
+  while (cursor_ < due_end && layout_->skip_to_next_event(cursor_, due_end)) {
     // The ready list is empty here (a budget cut returns above or breaks below): the due list
     // becomes it as it is.
     assert(ready_head_ == nullptr);
-    ready_head_ = wheel_->collect_due(cursor_);
+    ready_head_ = layout_->collect_due(cursor_);
     ++cursor_;  // what tasks schedule now lands on a tick still to come
     ran += run_ready(max_tasks - ran);
     if (ready_head_ != nullptr) break;
@@ -152,7 +152,7 @@ std::size_t LoopWheel::run_ready(std::size_t max_tasks) {
 
 std::optional<LoopWheel::Time> LoopWheel::next_due() const {
   if (ready_head_ != nullptr) return now_;
-  const auto distance = wheel_->ticks_to_next_event(cursor_);
+  const auto distance = layout_->ticks_to_next_event(cursor_);
   if (!distance) return std::nullopt;
   // The end of tick cursor_ + distance: origin + (cursor_ + distance + 1) * tick, saturated.
   const auto tick = static_cast<std::uint64_t>(tick_.count());
@@ -164,7 +164,7 @@ std::optional<LoopWheel::Time> LoopWheel::next_due() const {
 }
 
 void LoopWheel::clear() {
-  wheel_->drain([this](Timeout* timeout) { discard(static_cast<Node*>(timeout)); });
+  layout_->drain([this](Timeout* timeout) { discard(static_cast<Node*>(timeout)); });
   while (ready_head_ != nullptr) {
     auto* node = static_cast<Node*>(ready_head_);
     ready_head_ = node->queue_next_;

@@ -127,7 +127,7 @@ void TimerCore::collect_remaining(std::vector<TimerJob>* unprocessed) {
     node->queue_next_ = nullptr;
     sweep(node);
   }
-  wheel_->drain(sweep);
+  layout_->drain(sweep);
   process_cancellations();
 }
 

@@ -34,8 +34,8 @@ class Timeout;
 namespace detail {
 class TimerCore;
 class BucketStore;
-class TimerWheel;
-class HierarchicalWheel;
+class HashedLayout;
+class HierarchicalLayout;
 class PeriodicTimeout;
 struct CancelLink;
 struct TimeoutList;
@@ -102,8 +102,8 @@ class Timeout {
   friend class TimerJob;
   friend class detail::TimerCore;
   friend class detail::BucketStore;
-  friend class detail::TimerWheel;
-  friend class detail::HierarchicalWheel;
+  friend class detail::HashedLayout;
+  friend class detail::HierarchicalLayout;
   friend struct detail::CancelLink;
   friend struct detail::TimeoutList;
   friend class wheel::LoopWheel;

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "hierarchical_wheel.h"
-
-#include "timer_wheel.h"
+#include "hierarchical_layout.h"
 
 #include <algorithm>
 #include <bit>
@@ -12,7 +10,7 @@
 
 namespace wheel::detail {
 
-HierarchicalWheel::HierarchicalWheel(std::size_t buckets_per_level, bool unshared)
+HierarchicalLayout::HierarchicalLayout(std::size_t buckets_per_level, bool unshared)
     : bits_(static_cast<unsigned>(std::countr_zero(buckets_per_level))),
       mask_(buckets_per_level - 1),
       store_(buckets_per_level),
@@ -21,7 +19,7 @@ HierarchicalWheel::HierarchicalWheel(std::size_t buckets_per_level, bool unshare
   nonempty_.emplace_back(buckets_per_level);
 }
 
-void HierarchicalWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
+void HierarchicalLayout::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
   const auto deadline = static_cast<std::int64_t>(std::max(due, tick));
   if (unshared_) {
     node->store_deadline_unshared(deadline);
@@ -31,7 +29,7 @@ void HierarchicalWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t t
   place(node, tick);
 }
 
-void HierarchicalWheel::place(Timeout* node, std::uint64_t tick) {
+void HierarchicalLayout::place(Timeout* node, std::uint64_t tick) {
   // A cancelled timeout has no deadline left: any bucket will hold it until its cancellation
   // removes it; the current one does.
   const std::int64_t deadline = node->deadline();
@@ -49,13 +47,13 @@ void HierarchicalWheel::place(Timeout* node, std::uint64_t tick) {
   nonempty_[level].set(digit);
 }
 
-void HierarchicalWheel::unlink(Timeout* node) {
+void HierarchicalLayout::unlink(Timeout* node) {
   const std::uint32_t id = node->slot_.bucket;
   store_.remove(node);
   if (store_.size(id) == 0) nonempty_[id >> bits_].clear(id & mask_);
 }
 
-void HierarchicalWheel::cascade(std::size_t level, std::uint64_t tick) {
+void HierarchicalLayout::cascade(std::size_t level, std::uint64_t tick) {
   const std::uint64_t digit = (tick >> (level * bits_)) & mask_;
   if (!nonempty_[level].test(digit)) return;
   nonempty_[level].clear(digit);
@@ -63,7 +61,7 @@ void HierarchicalWheel::cascade(std::size_t level, std::uint64_t tick) {
   store_.take_each(bucket_id(level, digit), [&](Timeout* node) { place(node, tick); });
 }
 
-Timeout* HierarchicalWheel::collect_due(std::uint64_t tick) {
+Timeout* HierarchicalLayout::collect_due(std::uint64_t tick) {
   // Levels whose current bucket starts at this tick, highest first: tick's lowest k digits are 0.
   std::size_t top = 0;
   while (top + 1 < nonempty_.size() &&
@@ -78,7 +76,7 @@ Timeout* HierarchicalWheel::collect_due(std::uint64_t tick) {
   for (std::uint32_t i = 0; i < size;) {
     Timeout* node = BucketStore::node_of(store_.at(digit, i));
     assert(node->deadline() < 0 || static_cast<std::uint64_t>(node->deadline()) == tick);
-    // A cancelled timeout stays until the cancellation queue reaches it (see TimerWheel).
+    // A cancelled timeout stays until the cancellation queue reaches it (see HashedLayout).
     if (!(unshared_ ? node->expire_unshared() : node->try_transition(Timeout::kExpired))) {
       ++i;
       continue;
@@ -92,7 +90,7 @@ Timeout* HierarchicalWheel::collect_due(std::uint64_t tick) {
   return ready.head;
 }
 
-std::optional<std::uint64_t> HierarchicalWheel::ticks_to_next_event(std::uint64_t tick) const {
+std::optional<std::uint64_t> HierarchicalLayout::ticks_to_next_event(std::uint64_t tick) const {
   if (store_.total() == 0) return std::nullopt;
   std::optional<std::uint64_t> best;
   // Level 0 holds timeouts of the current turn only, due at or after `tick`; a level k >= 1
@@ -114,18 +112,11 @@ std::optional<std::uint64_t> HierarchicalWheel::ticks_to_next_event(std::uint64_
   return best;
 }
 
-void HierarchicalWheel::drain(const std::function<void(Timeout*)>& fn) {
+void HierarchicalLayout::drain(const std::function<void(Timeout*)>& fn) {
   for (std::uint32_t id = 0; id < store_.buckets() && store_.total() > 0; ++id) {
     store_.take_each(id, fn);
     nonempty_[id >> bits_].clear(id & mask_);
   }
-}
-
-std::unique_ptr<Wheel> make_wheel(TimerLayout layout, std::size_t buckets, bool unshared) {
-  if (layout == TimerLayout::kHierarchical) {
-    return std::make_unique<HierarchicalWheel>(buckets, unshared);
-  }
-  return std::make_unique<TimerWheel>(buckets, unshared);
 }
 
 }  // namespace wheel::detail
