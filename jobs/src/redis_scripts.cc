@@ -32,7 +32,7 @@ for i = 1, n do
   local j = {'r', tube, pri, tonumber(ARGV[a + 4]), now, delay, 0, 0, 0, 0, 0, 0, ARGV[a + 5]}
   local at = now
   if delay > 0 then
-    j[ST], j[DUE] = 'd', now + delay
+    j[ST], j[DUE] = 'd', ends_in(delay)
     at = j[DUE]
     timer(tube, 'd', dmember(m, pri), at)
   else
@@ -235,7 +235,7 @@ if pri ~= '-1' then j[PRI] = tonumber(pri) end
 take_out(m, j)
 if counted == '1' then j[REL] = j[REL] + 1 end
 if delay > 0 then
-  j[ST], j[DUE], j[DL] = 'd', now + delay, delay
+  j[ST], j[DUE], j[DL] = 'd', ends_in(delay), delay
   timer(j[TUBE], 'd', dmember(m, j[PRI]), j[DUE])
   save(m, j)
   publish(j[TUBE], j[DUE])
@@ -266,7 +266,7 @@ std::string touch() {
 local tok = ARGV[3]
 local m, now, j = the_job()
 if not holds(j, tok) then return fin({0, now}) end
-j[DUE] = now + j[TTR]
+j[DUE] = ends_in(j[TTR])
 timer(j[TUBE], 'x', m, j[DUE])
 save(m, j)
 return fin({1, j[DUE], now})
@@ -393,7 +393,7 @@ if redis.call('SISMEMBER', P .. 'tubes', tube) == 0 then
   redis.call('SADD', P .. 'tubes', tube)
 end
 local until_ms = 0
-if delay > 0 then until_ms = now + delay end
+if delay > 0 then until_ms = ends_in(delay) end
 redis.call('HSET', tk(tube, 's'), 'pu', S(until_ms), 'pms', S(delay))
 redis.call('HINCRBY', tk(tube, 's'), 'pc', 1)
 publish(tube, delay > 0 and until_ms or now)
