@@ -30,6 +30,12 @@ end
 local function ends_in(after) return NOW_UP + after end
 local function S(x) return string.format('%d', x) end
 local function tk(tube, kind) return P .. 't:' .. tube .. ':' .. kind end
+-- A tube joins the set of tubes with the next creation number (field seq of its stats hash):
+-- list-tubes gives them in that order, as beanstalkd.
+local function add_tube(tube)
+  redis.call('SADD', P .. 'tubes', tube)
+  redis.call('HSET', tk(tube, 's'), 'seq', redis.call('INCR', P .. 'tseq'))
+end
 -- A delayed zset's member carries the job's priority before its id ('<priority, 10 digits>:<id>'),
 -- so that promotion moves a due job to ready without reading or rewriting its record: the record
 -- of a job promoted so still says 'd', with its due time past, and means ready (settle() writes
