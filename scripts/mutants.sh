@@ -24,7 +24,7 @@ jobs=${JOBS:-2}
 # Every substitution must change its file: one that no longer matches stops the script.
 mutants=(
   # The twelve classic mutants (issue 12's list and the five its suite already caught).
-  "M1@timer/src/timer_wheel.cc@s/rounds < kRoundLabels \? round_label\(slot_tick\) : kFar/rounds < kRoundLabels ? round_label(rounds >= 1 ? slot_tick - mask_ - 1 : slot_tick) : kFar/@timer_layout_test"
+  "M1@timer/src/hashed_layout.cc@s/rounds < kRoundLabels \? round_label\(slot_tick\) : kFar/rounds < kRoundLabels ? round_label(rounds >= 1 ? slot_tick - mask_ - 1 : slot_tick) : kFar/@timer_layout_test"
   'M2-cancel-after-expiry@timer/src/timeout.cc@s/if \(!is_periodic\(\)\) return false;/if (!is_periodic()) return true;/@timeout_test'
   'M3-pending-twice@timer/src/timer_core.cc@s/(if \(max_pending_ <= 0\) \{\n\s+pending_\.fetch_add\()1,/${1}2,/@timer_cancel_test'
   "M4@timer/src/timer_core.cc@s/\} while \(!pending_\.compare_exchange_weak\(count, count \+ 1, std::memory_order_relaxed\)\);/} while (false);\n  pending_.fetch_add(1, std::memory_order_relaxed);/@timer_threads_test"

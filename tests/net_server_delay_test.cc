@@ -24,6 +24,24 @@ TEST(NetServerDelay, RepliesOkAtOnceThenDelayedAfterItsDelay) {
   expect_clean_exit(server);
 }
 
+// DELAY 5, a hundred times one after another: no DELAYED line arrives before 5 ms have passed on
+// this test's clock since the DELAY was sent (never early; nothing here says how late).
+TEST(NetServerDelay, NoDelayedLineArrivesEarly) {
+  // The default tick, 1 ms (server_args' 10 ms would hide a deadline up to 10 ms early).
+  ServerProcess server({"--port", "0", "--stats-interval", "0"});
+  Client c(server.port());
+  int early = 0;
+  for (int i = 0; i < 100; ++i) {
+    const auto sent = Clock::now();
+    c.send("DELAY 5 x\n");
+    ASSERT_EQ(c.read_line(), "OK");
+    ASSERT_EQ(c.read_line(), "DELAYED x");
+    if (Clock::now() - sent < std::chrono::milliseconds(5)) ++early;
+  }
+  EXPECT_EQ(early, 0);
+  expect_clean_exit(server);
+}
+
 TEST(NetServerDelay, DelaysOutOfRangeOrMalformedAreRejected) {
   ServerProcess server(server_args({}));
   Client c(server.port());

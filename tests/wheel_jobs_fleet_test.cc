@@ -23,6 +23,7 @@
 #include "fleet_test_lua.h"
 #include "support/beanstalk_session.h"
 #include "support/child_process.h"
+#include "support/never_early.h"
 #include "support/redis_server.h"
 #include "support/wait_until.h"
 #include "support/wheel_jobs_node.h"
@@ -75,6 +76,17 @@ TEST(WheelJobsFleetTest, AJobReservedOnOneNodeIsFencedOffOnTheOther) {
   // SIGTERM: both exit cleanly (under ASan: no leak, no error at exit).
   EXPECT_EQ(a->stop(), 0);
   EXPECT_EQ(b->stop(), 0);
+}
+
+// As WheelJobsTest.NoDeadlineEndsEarly, on a node of a fleet: Redis's TIME sets the due times of
+// delays, pauses and TTRs (a script's clock in whole milliseconds, truncated), the node's own
+// clock the reserve timeouts; none may end before its time. Few TTR tries: a node finds a lease
+// that ran out at its next scan (a second later), so each takes a second.
+TEST(WheelJobsFleetTest, NoDeadlineEndsEarly) {
+  RedisServer redis;
+  auto node = start_node(redis);
+  const std::vector<std::string> early = wheel_test::early_deadlines(node->port(), 100, "0.005", 3);
+  EXPECT_TRUE(early.empty()) << early.size() << " early, first: " << early.front();
 }
 
 TEST(WheelJobsFleetTest, AWaitingReserveOnOneNodeGetsAPutOnAnotherAndAClosedClientsJobs) {

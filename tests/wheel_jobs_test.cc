@@ -23,6 +23,7 @@
 
 #include "support/beanstalk_client.h"
 #include "support/child_process.h"
+#include "support/never_early.h"
 #include "support/wheel_jobs_process.h"
 
 namespace {
@@ -97,6 +98,16 @@ TEST_F(WheelJobsTest, ADecimalDelayIsHonouredToTheMillisecond) {
   EXPECT_EQ(c->ask("put 0 0.300 60 1\r\nx\r\n"), "INSERTED 1");
   EXPECT_EQ(c->ask("reserve-with-timeout 0\r\n"), "TIMED_OUT");
   EXPECT_EQ(c->ask("reserve-with-timeout 10\r\n"), "RESERVED 1 1");
+}
+
+// A delay, a pause, a reserve timeout and a TTR of 5 ms, 100 times each: none ends before 5 ms
+// have passed on this test's clock (the loop's clock is read in whole milliseconds; a deadline
+// started from a truncated reading ended up to 1 ms early in ~5 % of tries).
+TEST_F(WheelJobsTest, NoDeadlineEndsEarly) {
+  start();
+  const std::vector<std::string> early =
+      wheel_test::early_deadlines(server->port(), 100, "0.005", 100);
+  EXPECT_TRUE(early.empty()) << early.size() << " early, first: " << early.front();
 }
 
 TEST_F(WheelJobsTest, AClientGoneMidBodyOrWhileReservingReleasesEverything) {

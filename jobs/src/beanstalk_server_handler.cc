@@ -53,6 +53,8 @@ BeanstalkServerHandler::BeanstalkServerHandler(JobQueue& queue, JobJournal& jour
     throw std::invalid_argument("BeanstalkServerOptions: max_queued_output must be at least 2");
   }
   queue_.set_listener(this);
+  // The queue's clock is clock_ms(), truncated to the millisecond: up to 1 ms behind.
+  queue_.set_clock_granularity(Millis(1));
 }
 
 BeanstalkServerHandler::~BeanstalkServerHandler() {
@@ -151,8 +153,16 @@ void BeanstalkServerHandler::poll_log() {
   arm_timer();
 }
 
+Millis BeanstalkServerHandler::clock_ms() {
+  // Read afresh, not uv_now(): the loop reads its time once per turn, and a callback of the
+  // turn that waited (a sync of the id lease file, a large reply) would leave it behind by that
+  // much, and deadlines started then would end early by it. uv_hrtime() is uv_now()'s clock at
+  // full resolution (the loop's may be its coarse variant, up to a tick behind).
+  return Millis(static_cast<std::int64_t>(uv_hrtime() / 1'000'000));
+}
+
 void BeanstalkServerHandler::advance_clock() {
-  queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
+  queue_.advance(clock_ms());
   arm_timer();
 }
 
@@ -183,11 +193,7 @@ void BeanstalkServerHandler::on_open(net::Connection& c) {
 void BeanstalkServerHandler::on_data(net::Connection& c, std::string_view bytes) {
   auto* client = static_cast<Client*>(c.context());
   if (client == nullptr || client->quit) return;
-  // uv_now() is read once per loop turn: an earlier callback of this turn that waited (a
-  // sync of the id lease file, a large reply) would leave it behind, and a put's delay would
-  // then end early by that much.
-  uv_update_time(server_->loop());
-  queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
+  queue_.advance(clock_ms());
   if (!client->waiting && (client->parked || client->blocked)) {
     // A change waits for the disk, or the output is over its bound: the client is not read
     // until it may go on (at most this read is held beyond what was held).
@@ -253,6 +259,8 @@ void BeanstalkServerHandler::run(Client* client, std::string_view bytes) {
     }
     bytes.remove_prefix(step.consumed);
     if (!step.request) continue;
+    // Each request on the present: those before it in this read took their time.
+    queue_.advance(clock_ms());
     dispatch(client, std::move(*step.request));
   }
   if ((client->waiting || client->parked || client->blocked) && !bytes.empty()) {
@@ -279,7 +287,7 @@ void BeanstalkServerHandler::on_output_below(net::Connection& c) {
   client->blocked = false;
   std::string held = std::move(client->held);
   client->held.clear();
-  queue_.advance(Millis(static_cast<std::int64_t>(uv_now(server_->loop()))));
+  queue_.advance(clock_ms());
   run(client, held);
   if (c.closing()) return;  // closed meanwhile (quit, a failed write): `client` is gone
   if (!client->blocked) c.resume_input();

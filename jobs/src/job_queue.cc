@@ -86,6 +86,13 @@ void JobQueue::advance(Millis now) {
   deliver();
 }
 
+void JobQueue::set_clock_granularity(Millis granularity) {
+  if (granularity.count() < 0) {
+    throw std::invalid_argument("JobQueue: clock granularity must be at least 0 ms");
+  }
+  granularity_ = granularity;
+}
+
 std::optional<Millis> JobQueue::next_due() const {
   std::optional<LoopWheel::Time> due = deadlines_.next_due();
   if (!due) return std::nullopt;
@@ -276,7 +283,7 @@ void JobQueue::make_ready(Job* job) {
 void JobQueue::make_delayed(Job* job, Millis delay) {
   job->state = JobState::kDelayed;
   job->reserver = 0;
-  job->deadline = now_ + delay;
+  job->deadline = deadline_in(delay);
   job->tube->delayed.push(job);
   if (job->tube->delayed.top() == job) arm_delays(job->tube);
 }

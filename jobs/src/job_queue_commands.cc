@@ -45,7 +45,7 @@ void JobQueue::reserve_for(Session* session, Job* job) {
   job->state = JobState::kReserved;
   job->reserver = session->id;
   job->reserves++;
-  job->deadline = now_ + job->ttr;
+  job->deadline = deadline_in(job->ttr);
   job->tube->reserved++;
   job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
   session->reserved.insert(job->id);
@@ -74,7 +74,7 @@ void JobQueue::start_wait(Session* session, std::optional<Millis> timeout) {
   }
   // One deadline per waiter: its timeout, or the safety margin of its soonest reserved job.
   std::optional<Millis> until;
-  if (timeout) until = now_ + *timeout;
+  if (timeout) until = deadline_in(*timeout);
   for (std::uint64_t job_id : session->reserved) {
     Millis soon = find_job(job_id)->deadline - kSafetyMargin;
     if (!until || soon < *until) until = soon;
@@ -210,7 +210,7 @@ Outcome JobQueue::touch(SessionId id, std::uint64_t job_id) {
   Job* job = reserved_by(id, job_id);
   if (job == nullptr) return Outcome::kNotFound;
   cancel(job->timeout);
-  job->deadline = now_ + job->ttr;
+  job->deadline = deadline_in(job->ttr);
   job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
   metrics_.count(ChangeCounter::kTouch);
   return Outcome::kOk;
@@ -265,7 +265,7 @@ Outcome JobQueue::pause_tube(std::string_view name, Millis delay) {
   cancel(tube->pause_timeout);
   tube->cmd_pause_tube++;
   tube->pause = delay.count() > 0 ? delay : Millis{0};
-  tube->pause_until = now_ + tube->pause;
+  tube->pause_until = tube->pause.count() > 0 ? deadline_in(tube->pause) : now_;
   if (tube->pause.count() > 0) {
     tube->pause_timeout =
         schedule(tube->pause_until, &JobQueue::pause_due,

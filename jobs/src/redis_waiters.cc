@@ -101,6 +101,10 @@ void RedisJobsHandler::start_wait(Client* client, std::optional<Millis> timeout)
   const std::uint64_t conn = client->conn;
   const std::uint64_t seq = client->wait_seq;
   if (timeout && timeout->count() > 0) {
+    // Never early: local_ms() is truncated, but the wheel runs a deadline at D ms only once its
+    // tick [D, D + 1 ms) has passed, so at least `timeout` after this moment. (Redis's TIME
+    // rules the due times of delays, pauses and leases: the scripts start them from it rounded
+    // up, and a claim hands out only what Redis says is due.)
     client->timeout_timer = wheel_.schedule_at(
         [this, conn, seq] {
           wait_timer_fired(conn, seq, &Client::timed_out, bs::Reply::kTimedOut);

@@ -7,7 +7,7 @@ if redis.call('SISMEMBER', P .. 'tubes', tube) == 0 then
   redis.call('SADD', P .. 'tubes', tube)
 end
 local until_ms = 0
-if delay > 0 then until_ms = now + delay end
+if delay > 0 then until_ms = ends_in(delay) end
 redis.call('HSET', tk(tube, 's'), 'pu', S(until_ms), 'pms', S(delay))
 redis.call('HINCRBY', tk(tube, 's'), 'pc', 1)
 publish(tube, delay > 0 and until_ms or now)

@@ -26,10 +26,16 @@ local J, DUE_IX = P .. 'j', P .. 'due'
 -- and writes the records of all its jobs with one HMGET and one HSET.
 local ST, TUBE, PRI, TTR, CT, DL, DUE, RES, TO, REL, BUR, KCK, BODY =
   1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
+-- Redis's clock in ms, truncated: a due time D has passed once D <= now_ms(). A deadline starts
+-- from the time rounded up (ends_in), so it never ends before its time on Redis's clock.
+local NOW_UP  -- set by now_ms(): a script that starts a deadline reads the clock first
 local function now_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  NOW_UP = tonumber(t[2]) % 1000 > 0 and ms + 1 or ms
+  return ms
 end
+local function ends_in(after) return NOW_UP + after end
 local function S(x) return string.format('%d', x) end
 local function tk(tube, kind) return P .. 't:' .. tube .. ':' .. kind end
 -- A delayed zset's member carries the job's priority before its id ('<priority, 10 digits>:<id>'),
@@ -206,7 +212,7 @@ end
 -- lease end, delay due) to out and returns the lease end; the caller writes j and the lease
 local function lease_out(m, j, now, out)
   local delay_due = j[DUE]
-  local lease = now + j[TTR]
+  local lease = ends_in(j[TTR])
   j[ST], j[DUE], j[RES] = 'x', lease, j[RES] + 1
   local o = #out
   out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = tonumber(m), j[RES], j[BODY], lease, delay_due

@@ -12,7 +12,7 @@ for i = 1, n do
   local j = {'r', tube, pri, tonumber(ARGV[a + 4]), now, delay, 0, 0, 0, 0, 0, 0, ARGV[a + 5]}
   local at = now
   if delay > 0 then
-    j[ST], j[DUE] = 'd', now + delay
+    j[ST], j[DUE] = 'd', ends_in(delay)
     at = j[DUE]
     timer(tube, 'd', dmember(m, pri), at)
   else

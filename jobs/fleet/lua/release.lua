@@ -7,7 +7,7 @@ if pri ~= '-1' then j[PRI] = tonumber(pri) end
 take_out(m, j)
 if counted == '1' then j[REL] = j[REL] + 1 end
 if delay > 0 then
-  j[ST], j[DUE], j[DL] = 'd', now + delay, delay
+  j[ST], j[DUE], j[DL] = 'd', ends_in(delay), delay
   timer(j[TUBE], 'd', dmember(m, j[PRI]), j[DUE])
   save(m, j)
   publish(j[TUBE], j[DUE])

@@ -3,7 +3,7 @@
 local tok = ARGV[3]
 local m, now, j = the_job()
 if not holds(j, tok) then return fin({0, now}) end
-j[DUE] = now + j[TTR]
+j[DUE] = ends_in(j[TTR])
 timer(j[TUBE], 'x', m, j[DUE])
 save(m, j)
 return fin({1, j[DUE], now})

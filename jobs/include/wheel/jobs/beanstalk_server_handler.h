@@ -21,8 +21,10 @@
 // its socket is not read, until the client took all but half of it. So one connection holds at
 // most max_queued_output plus one reply (a reply is never cut: one list-tubes may be larger).
 //
-// Time: the queue's clock is the loop's (uv_now, milliseconds); one uv_timer is armed for the
-// queue's next_due(), so delays, TTRs, pauses and reserve timeouts end on the loop.
+// Time: the queue's clock is the loop's monotonic clock read afresh (uv_hrtime) before each
+// request, in whole milliseconds, truncated; the queue pushes every deadline out by that
+// millisecond (JobQueue::set_clock_granularity), so no delay, TTR, pause or reserve timeout
+// ends early. One uv_timer is armed for the queue's next_due(), so they end on the loop.
 //
 // Signals: attach() makes SIGUSR1 turn drain mode on (put answers DRAINING), as in beanstalkd.
 // SIGTERM/SIGINT are the server's (TcpServer::handle_signals); on_shutdown() sets drain mode and
@@ -120,6 +122,7 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   static std::size_t backlog(const Client* client, const net::Connection* c);
   // A blocked client: asks its connection for on_output_below at half the bound.
   void watch_output(Client* client);
+  static Millis clock_ms();  // the queue's clock: see "Time" above
   void advance_clock();
   void arm_timer();
   static void on_timer(uv_timer_t* timer);

@@ -128,6 +128,12 @@ class JobQueue : private JournaledJobs {
   // due by then, in time order.
   void advance(Millis now);
   Millis now() const { return now_; }
+  // The owner's clock may be behind the true time by up to `granularity` (a clock read in whole
+  // milliseconds, truncated: 1 ms). Every deadline a command starts (a delay, a TTR, a pause, a
+  // reserve timeout) is then pushed out by it, so none ends before its time on the true clock:
+  // up to `granularity` late instead of up to that early. 0 (the default): an exact clock, such
+  // as a test's hand-moved one. Throws std::invalid_argument below 0.
+  void set_clock_granularity(Millis granularity);
   // When advance() has work next: no later than the next delay end, TTR expiry, pause end or
   // reserve timeout (earlier when the wheel cascades: advance() then runs nothing, and
   // next_due() moves on); nullopt: none pending.
@@ -241,6 +247,8 @@ class JobQueue : private JournaledJobs {
   void move_journal_ref(std::uint64_t id, std::uint64_t ref) override;
   Millis journal_now() const override { return now_; }
 
+  // When a deadline `after` from now ends: never before `after` has passed on the true clock.
+  Millis deadline_in(Millis after) const { return now_ + after + granularity_; }
   bool keeps_bodies() const { return journal_ != nullptr && journal_->keeps_bodies(); }
   Session* find_session(SessionId id);
   Job* find_job(std::uint64_t id) const;
@@ -280,6 +288,7 @@ class JobQueue : private JournaledJobs {
   JobJournal* journal_;
   ReserveListener* listener_ = nullptr;
   Millis now_;
+  Millis granularity_{0};  // set_clock_granularity
   LoopWheel deadlines_;
   JobTable jobs_;
   Tube* restore_tube_ = nullptr;  // add_restored()'s last tube: neighbours mostly share one

@@ -18,14 +18,14 @@
 
 #include "bucket_bitmap.h"
 #include "bucket_store.h"
-#include "wheel.h"
+#include "wheel_layout.h"
 
 namespace wheel::detail {
 
-class HierarchicalWheel final : public Wheel {
+class HierarchicalLayout final : public WheelLayout {
  public:
   // REQUIRES: buckets_per_level is a power of two >= 2.
-  explicit HierarchicalWheel(std::size_t buckets_per_level, bool unshared = false);
+  explicit HierarchicalLayout(std::size_t buckets_per_level, bool unshared = false);
 
   std::size_t buckets() const override { return std::size_t{1} << bits_; }
   void insert(Timeout* node, std::uint64_t due, std::uint64_t tick) override;
@@ -52,7 +52,7 @@ class HierarchicalWheel final : public Wheel {
   const std::uint64_t mask_;            // W - 1
   BucketStore store_;                   // level k's buckets are ids k*W .. k*W + W-1
   std::vector<BucketBitmap> nonempty_;  // one per level
-  const bool unshared_;                 // see make_wheel()
+  const bool unshared_;                 // see make_layout() (wheel_shape.h)
 };
 
 }  // namespace wheel::detail

@@ -1,24 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal. What the timer's worker needs from a wheel layout (hashed or hierarchical). Ticks
-// are absolute: tick t is processed once start + (t + 1) * tick_duration has passed. Worker
-// thread only (and the stopping thread once the worker has been joined), or the one thread of
-// a LoopWheel.
+// Internal. A wheel layout: where pending timeouts wait and how due ones are found, with no
+// thread and no clock. Two layouts implement it, chosen by TimerLayout:
+//   * HashedLayout (hashed_layout.h, kHashed, Netty's): one wheel of buckets, rounds counted;
+//   * HierarchicalLayout (hierarchical_layout.h, kHierarchical, Kafka's): levels that cascade.
+// Two drivers own a layout and move its ticks forward:
+//   * HashedWheelTimer (TimerCore, timer_worker.cc): a worker thread that sleeps to the next
+//     tick with work; producers on any thread reach it through lock-free queues;
+//   * LoopWheel (loop_wheel.cc): no thread; an event loop calls advance(now) and next_due().
+// Ticks are absolute: tick t is processed once start + (t + 1) * tick_duration has passed.
+// The driver's thread only (HashedWheelTimer's worker, and its stopping thread once the worker
+// has been joined; the one thread of a LoopWheel).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 
 #include "wheel/timeout.h"
-#include "wheel/timer_options.h"
 
 namespace wheel::detail {
 
-class Wheel {
+class WheelLayout {
  public:
-  virtual ~Wheel() = default;
+  virtual ~WheelLayout() = default;
 
   // Buckets per wheel (per level for the hierarchical layout).
   virtual std::size_t buckets() const = 0;
@@ -43,14 +48,21 @@ class Wheel {
   // nullopt when the wheel is empty.
   virtual std::optional<std::uint64_t> ticks_to_next_event(std::uint64_t tick) const = 0;
 
+  // The drivers' skip over ticks that would change nothing: moves `tick` to the first tick
+  // before `end` at which collect_due() has work and returns true, or, when none has, to `end`
+  // and returns false. REQUIRES: tick < end.
+  bool skip_to_next_event(std::uint64_t& tick, std::uint64_t end) const {
+    const auto distance = ticks_to_next_event(tick);
+    if (!distance || *distance >= end - tick) {
+      tick = end;
+      return false;
+    }
+    tick += *distance;
+    return true;
+  }
+
   // Removes every timeout, calling fn(node) for each.
   virtual void drain(const std::function<void(Timeout*)>& fn) = 0;
 };
-
-// The layout `layout` with `buckets` buckets (per level). `unshared`: the owner is one thread
-// and unlinks a cancelled timeout at once (LoopWheel), so the node's state and deadline are
-// written with plain stores instead of compare-and-swap (the HashedWheelTimer's cancel() may
-// race with its worker; a LoopWheel's cannot).
-std::unique_ptr<Wheel> make_wheel(TimerLayout layout, std::size_t buckets, bool unshared);
 
 }  // namespace wheel::detail

@@ -19,14 +19,14 @@
 
 #include "bucket_bitmap.h"
 #include "bucket_store.h"
-#include "wheel.h"
+#include "wheel_layout.h"
 
 namespace wheel::detail {
 
-class TimerWheel final : public Wheel {
+class HashedLayout final : public WheelLayout {
  public:
   // REQUIRES: buckets is a power of two.
-  explicit TimerWheel(std::size_t buckets, bool unshared = false);
+  explicit HashedLayout(std::size_t buckets, bool unshared = false);
 
   std::size_t buckets() const override { return store_.buckets(); }
   void insert(Timeout* node, std::uint64_t due, std::uint64_t tick) override;
@@ -52,7 +52,7 @@ class TimerWheel final : public Wheel {
   std::vector<std::uint64_t> first_due_round_;
   const std::uint64_t mask_;
   const unsigned bits_;  // log2 of the bucket count
-  const bool unshared_;  // see make_wheel()
+  const bool unshared_;  // see make_layout() (wheel_shape.h)
 };
 
 }  // namespace wheel::detail

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "hierarchical_wheel.h"
-
-#include "timer_wheel.h"
+#include "hierarchical_layout.h"
 
 #include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cstdlib>
 
+#include "timeout_list.h"
+
 namespace wheel::detail {
 
-HierarchicalWheel::HierarchicalWheel(std::size_t buckets_per_level, bool unshared)
+HierarchicalLayout::HierarchicalLayout(std::size_t buckets_per_level, bool unshared)
     : bits_(static_cast<unsigned>(std::countr_zero(buckets_per_level))),
       mask_(buckets_per_level - 1),
       store_(buckets_per_level),
@@ -19,7 +19,7 @@ HierarchicalWheel::HierarchicalWheel(std::size_t buckets_per_level, bool unshare
   nonempty_.emplace_back(buckets_per_level);
 }
 
-void HierarchicalWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
+void HierarchicalLayout::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
   const auto deadline = static_cast<std::int64_t>(std::max(due, tick));
   if (unshared_) {
     node->store_deadline_unshared(deadline);
@@ -29,7 +29,7 @@ void HierarchicalWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t t
   place(node, tick);
 }
 
-void HierarchicalWheel::place(Timeout* node, std::uint64_t tick) {
+void HierarchicalLayout::place(Timeout* node, std::uint64_t tick) {
   // A cancelled timeout has no deadline left: any bucket will hold it until its cancellation
   // removes it; the current one does.
   const std::int64_t deadline = node->deadline();
@@ -47,13 +47,13 @@ void HierarchicalWheel::place(Timeout* node, std::uint64_t tick) {
   nonempty_[level].set(digit);
 }
 
-void HierarchicalWheel::unlink(Timeout* node) {
+void HierarchicalLayout::unlink(Timeout* node) {
   const std::uint32_t id = node->slot_.bucket;
   store_.remove(node);
   if (store_.size(id) == 0) nonempty_[id >> bits_].clear(id & mask_);
 }
 
-void HierarchicalWheel::cascade(std::size_t level, std::uint64_t tick) {
+void HierarchicalLayout::cascade(std::size_t level, std::uint64_t tick) {
   const std::uint64_t digit = (tick >> (level * bits_)) & mask_;
   if (!nonempty_[level].test(digit)) return;
   nonempty_[level].clear(digit);
@@ -61,7 +61,7 @@ void HierarchicalWheel::cascade(std::size_t level, std::uint64_t tick) {
   store_.take_each(bucket_id(level, digit), [&](Timeout* node) { place(node, tick); });
 }
 
-Timeout* HierarchicalWheel::collect_due(std::uint64_t tick) {
+Timeout* HierarchicalLayout::collect_due(std::uint64_t tick) {
   // Levels whose current bucket starts at this tick, highest first: tick's lowest k digits are 0.
   std::size_t top = 0;
   while (top + 1 < nonempty_.size() &&
@@ -72,28 +72,25 @@ Timeout* HierarchicalWheel::collect_due(std::uint64_t tick) {
   const auto digit = static_cast<std::uint32_t>(tick & mask_);
   if (!nonempty_[0].test(digit)) return nullptr;
   std::uint32_t size = store_.size(digit);
-  Timeout* ready_head = nullptr;
-  Timeout* ready_tail = nullptr;
+  TimeoutList ready;
   for (std::uint32_t i = 0; i < size;) {
     Timeout* node = BucketStore::node_of(store_.at(digit, i));
     assert(node->deadline() < 0 || static_cast<std::uint64_t>(node->deadline()) == tick);
-    // A cancelled timeout stays until the cancellation queue reaches it (see TimerWheel).
+    // A cancelled timeout stays until the cancellation queue reaches it (see HashedLayout).
     if (!(unshared_ ? node->expire_unshared() : node->try_transition(Timeout::kExpired))) {
       ++i;
       continue;
     }
     store_.remove_at(digit, i);
     --size;
-    node->queue_next_ = nullptr;
-    (ready_tail == nullptr ? ready_head : ready_tail->queue_next_) = node;
-    ready_tail = node;
+    ready.push_back(node);
   }
   store_.shrink(digit);
   if (size == 0) nonempty_[0].clear(digit);
-  return ready_head;
+  return ready.head;
 }
 
-std::optional<std::uint64_t> HierarchicalWheel::ticks_to_next_event(std::uint64_t tick) const {
+std::optional<std::uint64_t> HierarchicalLayout::ticks_to_next_event(std::uint64_t tick) const {
   if (store_.total() == 0) return std::nullopt;
   std::optional<std::uint64_t> best;
   // Level 0 holds timeouts of the current turn only, due at or after `tick`; a level k >= 1
@@ -115,18 +112,11 @@ std::optional<std::uint64_t> HierarchicalWheel::ticks_to_next_event(std::uint64_
   return best;
 }
 
-void HierarchicalWheel::drain(const std::function<void(Timeout*)>& fn) {
+void HierarchicalLayout::drain(const std::function<void(Timeout*)>& fn) {
   for (std::uint32_t id = 0; id < store_.buckets() && store_.total() > 0; ++id) {
     store_.take_each(id, fn);
     nonempty_[id >> bits_].clear(id & mask_);
   }
-}
-
-std::unique_ptr<Wheel> make_wheel(TimerLayout layout, std::size_t buckets, bool unshared) {
-  if (layout == TimerLayout::kHierarchical) {
-    return std::make_unique<HierarchicalWheel>(buckets, unshared);
-  }
-  return std::make_unique<TimerWheel>(buckets, unshared);
 }
 
 }  // namespace wheel::detail

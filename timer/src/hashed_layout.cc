@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "timer_wheel.h"
+#include "hashed_layout.h"
 
 #include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cstdlib>
 
+#include "timeout_list.h"
+
 namespace wheel::detail {
 
-TimerWheel::TimerWheel(std::size_t buckets, bool unshared)
+HashedLayout::HashedLayout(std::size_t buckets, bool unshared)
     : store_(buckets),
       nonempty_(buckets),
       first_due_round_(buckets, kNoRound),
@@ -18,7 +20,7 @@ TimerWheel::TimerWheel(std::size_t buckets, bool unshared)
   assert(std::has_single_bit(buckets));
 }
 
-void TimerWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
+void HashedLayout::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
   const std::uint64_t slot_tick = std::max(due, tick);
   if (unshared_) {
     node->store_deadline_unshared(static_cast<std::int64_t>(slot_tick));
@@ -34,13 +36,13 @@ void TimerWheel::insert(Timeout* node, std::uint64_t due, std::uint64_t tick) {
   first_due_round_[bucket] = std::min(first_due_round_[bucket], slot_tick >> bits_);
 }
 
-void TimerWheel::unlink(Timeout* node) {
+void HashedLayout::unlink(Timeout* node) {
   const std::uint32_t bucket = node->slot_.bucket;
   store_.remove(node);
   if (store_.size(bucket) == 0) nonempty_.clear(bucket);
 }
 
-Timeout* TimerWheel::collect_due(std::uint64_t tick) {
+Timeout* HashedLayout::collect_due(std::uint64_t tick) {
   constexpr std::uint32_t kChunk = BucketStore::kChunkEntries;
   const auto bucket = static_cast<std::uint32_t>(tick & mask_);
   const std::uint64_t round = tick >> bits_;
@@ -63,8 +65,7 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
   const std::uint64_t now_label = round_label(tick);
   // The walk recomputes the bound: rounds ahead of this one, least over what stays.
   std::uint64_t least_ahead = kRoundLabels;
-  Timeout* ready_head = nullptr;
-  Timeout* ready_tail = nullptr;
+  TimeoutList ready;
   for (std::uint32_t i = 0; i < size;) {
     if (i % kChunk == 0) prefetch_chunk(i / kChunk + 2);
     std::uint64_t& entry = chunks[i / kChunk][i % kChunk];
@@ -100,18 +101,16 @@ Timeout* TimerWheel::collect_due(std::uint64_t tick) {
     }
     store_.remove_at(bucket, i);  // the last entry, not yet visited, moves to i
     --size;
-    node->queue_next_ = nullptr;
-    (ready_tail == nullptr ? ready_head : ready_tail->queue_next_) = node;
-    ready_tail = node;
+    ready.push_back(node);
   }
   store_.shrink(bucket);
   if (size == 0) nonempty_.clear(bucket);
   // Entries left with this round's label were cancelled (their cancellation will remove them).
   first_due_round_[bucket] = size == 0 ? kNoRound : round + least_ahead;
-  return ready_head;
+  return ready.head;
 }
 
-std::optional<std::uint64_t> TimerWheel::ticks_to_next_event(std::uint64_t tick) const {
+std::optional<std::uint64_t> HashedLayout::ticks_to_next_event(std::uint64_t tick) const {
   if (store_.total() == 0) return std::nullopt;
   // The first visit, in bucket order from `tick`, of a bucket whose first due round has come;
   // failing that (nothing due this turn), the earliest later visit of any bucket. The scan
@@ -140,7 +139,7 @@ std::optional<std::uint64_t> TimerWheel::ticks_to_next_event(std::uint64_t tick)
   return best;
 }
 
-void TimerWheel::drain(const std::function<void(Timeout*)>& fn) {
+void HashedLayout::drain(const std::function<void(Timeout*)>& fn) {
   for (std::uint32_t b = 0; b < store_.buckets() && store_.total() > 0; ++b) {
     store_.take_each(b, fn);
     nonempty_.clear(b);
