@@ -4,7 +4,7 @@ local tube, delay, known = ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local now = now_ms()
 if redis.call('SISMEMBER', P .. 'tubes', tube) == 0 then
   if known ~= '1' then return {0, now} end
-  redis.call('SADD', P .. 'tubes', tube)
+  add_tube(tube)
 end
 local until_ms = 0
 if delay > 0 then until_ms = ends_in(delay) end

@@ -5,7 +5,8 @@
 -- MAX_PROMOTE is replaced, before loading, by the C++ bound kMaxPromotePerScript
 -- (wheel/jobs/redis_script_limits.h): scripts take no globals.
 -- Keys (P = the prefix, ARGV[1] of every script; docs/jobs-fleet.md describes them):
---   P ids, P bseq             counters: job ids (INCRBY per batch of puts), bury order
+--   P ids, P bseq, P tseq     counters: job ids (INCRBY per batch of puts), bury order, tube
+--                             creation order
 --   P timeouts                counter: leases that ran out
 --   P due                     zset tube -> the tube's first timer: the earliest delay end (its d
 --                             zset's head) or lease end (its x zset's head), Redis time
@@ -17,7 +18,8 @@
 --                             member '<pri, 10 digits>:<id>'), reserved (lease end), buried
 --                             (bury order); a job promoted from d to r keeps state 'd' in its
 --                             record (its due time past) until a command on it settles it
---   P t:<tube>:s              hash: total, del (deletes), pc (pauses), pu (paused until), pms
+--   P t:<tube>:s              hash: total, del (deletes), pc (pauses), pu (paused until), pms,
+--                             seq (creation number: list-tubes' order)
 -- Numbers going back into Redis are formatted with %d: Lua would print large ones as 1e+13.
 local P = ARGV[1]
 local MAXP = MAX_PROMOTE
@@ -38,6 +40,12 @@ end
 local function ends_in(after) return NOW_UP + after end
 local function S(x) return string.format('%d', x) end
 local function tk(tube, kind) return P .. 't:' .. tube .. ':' .. kind end
+-- A tube joins the set of tubes with the next creation number (field seq of its stats hash):
+-- list-tubes gives them in that order, as beanstalkd.
+local function add_tube(tube)
+  redis.call('SADD', P .. 'tubes', tube)
+  redis.call('HSET', tk(tube, 's'), 'seq', redis.call('INCR', P .. 'tseq'))
+end
 -- A delayed zset's member carries the job's priority before its id ('<priority, 10 digits>:<id>'),
 -- so that promotion moves a due job to ready without reading or rewriting its record: the record
 -- of a job promoted so still says 'd', with its due time past, and means ready (settle() writes

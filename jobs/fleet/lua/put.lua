@@ -33,7 +33,7 @@ flush()
 for _, tube in ipairs(order) do
   local t = tubes[tube]
   if redis.call('HINCRBY', tk(tube, 's'), 'total', t[1]) == t[1] then
-    redis.call('SADD', P .. 'tubes', tube)  -- a new tube (a dropped one starts again)
+    add_tube(tube)  -- a new tube (a dropped one starts again)
   end
   publish(tube, t[2])
 end
