@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "fleet_test_lua.h"
 #include "support/beanstalk_session.h"
 #include "support/child_process.h"
 #include "support/never_early.h"
@@ -547,9 +548,7 @@ TEST(WheelJobsFleetTest, RedisKilledAndRestartedUnderLoadLosesNothingAcknowledge
     for (const auto& [id, body] : acknowledged) {
       char member[32];
       std::snprintf(member, sizeof member, "%020llu", static_cast<unsigned long long>(id));
-      redisAppendCommand(rc, "EVAL %s 0 %s",
-                         "local v = redis.call('HGET', 'wj:j', ARGV[1]) "
-                         "if not v then return false end return cmsgpack.unpack(v)[13]",
+      redisAppendCommand(rc, "EVAL %s 0 %s", std::string(wheel_test::lua::kJobBody).c_str(),
                          member);
     }
     for (const auto& [id, body] : acknowledged) {

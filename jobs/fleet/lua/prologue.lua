@@ -1,16 +1,26 @@
-// SPDX-License-Identifier: Apache-2.0
-// The prologue every script of the store starts with (redis_scripts.cc, redis_scripts_fleet.cc):
-// the job records and their write buffer, the index write buffer, promotion and the state
-// changes shared by the commands. Key layout: redis_scripts.cc.
-#include <string>
-
-#include "redis_scripts.h"
-#include "wheel/jobs/redis_script_limits.h"
-
-namespace wheel::jobs::redis_scripts {
-namespace {
-
-constexpr const char* kPrologue = R"LUA(
+-- SPDX-License-Identifier: Apache-2.0
+-- The prologue every script of this folder starts with: each script Redis loads is this text
+-- followed by the script's file (redis_scripts.cc, with_prologue). The job records and their
+-- write buffer, the index write buffer, promotion and the state changes shared by the commands.
+-- MAX_PROMOTE is replaced, before loading, by the C++ bound kMaxPromotePerScript
+-- (wheel/jobs/redis_script_limits.h): scripts take no globals.
+-- Keys (P = the prefix, ARGV[1] of every script; docs/jobs-fleet.md describes them):
+--   P ids, P bseq, P tseq     counters: job ids (INCRBY per batch of puts), bury order, tube
+--                             creation order
+--   P timeouts                counter: leases that ran out
+--   P due                     zset tube -> the tube's first timer: the earliest delay end (its d
+--                             zset's head) or lease end (its x zset's head), Redis time
+--   P tubes                   set of tube names
+--   P ev                      pub/sub channel: "<due ms> <tube>" when a tube gets or will get work
+--   P j                       hash: id (zero-padded to 20 digits, as every zset member) -> the
+--                             job's record, a msgpack array (fields ST..BODY below)
+--   P t:<tube>:r|d|x|b        zsets: ready (score pri; equal scores order by id), delayed (due;
+--                             member '<pri, 10 digits>:<id>'), reserved (lease end), buried
+--                             (bury order); a job promoted from d to r keeps state 'd' in its
+--                             record (its due time past) until a command on it settles it
+--   P t:<tube>:s              hash: total, del (deletes), pc (pauses), pu (paused until), pms,
+--                             seq (creation number: list-tubes' order)
+-- Numbers going back into Redis are formatted with %d: Lua would print large ones as 1e+13.
 local P = ARGV[1]
 local MAXP = MAX_PROMOTE
 local J, DUE_IX = P .. 'j', P .. 'due'
@@ -243,16 +253,3 @@ local function the_job()
   if j then settle(m, j, now) end
   return m, now, j
 end
-)LUA";
-
-}  // namespace
-
-std::string with_prologue(const char* body) {
-  // The promotion bound is the C++ constant, spliced in as text (scripts take no globals).
-  std::string text(kPrologue);
-  const std::string bound = std::to_string(kMaxPromotePerScript);
-  text.replace(text.find("MAX_PROMOTE"), 11, bound);
-  return text + body;
-}
-
-}  // namespace wheel::jobs::redis_scripts
