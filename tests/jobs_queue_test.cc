@@ -262,6 +262,17 @@ TEST_F(JobQueueTest, TubesComeAndGoAsBeanstalkds) {
   EXPECT_NE(queue.find_tube("default"), nullptr);  // never dropped
 }
 
+TEST_F(JobQueueTest, TubeNamesKeepCreationOrder) {
+  for (const char* tube : {"zeta", "alpha", "mid", "beta"}) queue.watch(a, tube);
+  using Names = std::vector<std::string_view>;
+  EXPECT_EQ(queue.tube_names(), (Names{"default", "zeta", "alpha", "mid", "beta"}));
+  queue.ignore(a, "alpha");  // dropped: the others keep their order
+  EXPECT_EQ(queue.tube_names(), (Names{"default", "zeta", "mid", "beta"}));
+  queue.use(b, "alpha");  // new again: last
+  queue.ignore(a, "zeta");
+  EXPECT_EQ(queue.tube_names(), (Names{"default", "mid", "beta", "alpha"}));
+}
+
 TEST_F(JobQueueTest, StatsCountJobsPerStateAndTube) {
   queue.use(a, "t");
   put(a, 1);

@@ -18,7 +18,7 @@
 namespace wheel::jobs {
 namespace {
 
-// Calls of one command so far (INFO commandstats counts each redis.call inside a script too).
+// Calls of one command so far (INFO commandstats counts the commands a script calls too).
 long long calls(int port, const std::string& command) {
   const std::string info = wheel_test::redis_command(port, {"INFO", "commandstats"});
   const std::string key = "cmdstat_" + command + ":calls=";

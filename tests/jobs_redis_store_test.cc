@@ -161,6 +161,19 @@ TEST_F(RedisStoreTest, EveryDeadlineEndsNoEarlierThanRedisTimePlusItsLength) {
   }
 }
 
+// list-tubes: the store's tubes in the order of their first put (each numbered at creation);
+// tubes written before there were numbers (a set member without one) first, by name.
+TEST_F(RedisStoreTest, TubesAreListedInCreationOrderOlderDataFirst) {
+  for (const char* tube : {"c", "b", "a"}) put(tube, 0, milliseconds(0), milliseconds(1000), "x");
+  put("b", 0, milliseconds(0), milliseconds(1000), "again");  // not new: keeps its place
+  redis_command(redis_.port(), {"SADD", "t:tubes", "zz", "yy"});
+  std::optional<TubeList> r;
+  store_->list_tubes([&](TubeList&& v) { r = std::move(v); });
+  const TubeList list = wait(r);
+  ASSERT_EQ(list.status, StoreStatus::kOk);
+  EXPECT_EQ(list.names, (std::vector<std::string>{"yy", "zz", "c", "b", "a"}));
+}
+
 TEST_F(RedisStoreTest, ALeaseThatRanOutIsFencedOffOnceAnotherHolderHasTheJob) {
   const auto p = put("f", 0, milliseconds(0), milliseconds(300), "x");
   const auto first = reserve({"f"});

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "fleet_test_lua.h"
 #include "support/beanstalk_session.h"
 #include "support/redis_server.h"
 #include "support/wheel_jobs_node.h"
@@ -29,32 +30,9 @@ using wheel_test::start_node;
 // due `delay_ms` after Redis's now, with no event published: what a node sees when the put's
 // event was lost.
 std::string plant_without_event(const RedisServer& redis, const std::string& tube, int delay_ms) {
-  static const char* kScript = R"LUA(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local id = redis.call('INCR', 'wj:ids')
-local m = string.format('%020d', id)
-local delay = tonumber(ARGV[2])
-local st, due = 'r', '0'
-if delay > 0 then st, due = 'd', string.format('%d', now + delay) end
--- the record: {state, tube, pri, ttr, created, delay, due, reserves, timeouts, releases,
--- buries, kicks, body}
-redis.call('HSET', 'wj:j', m, cmsgpack.pack({st, ARGV[1], 0, 60000, now, delay,
-                                             tonumber(due), 0, 0, 0, 0, 0, 'lost'}))
-if delay > 0 then
-  redis.call('ZADD', 'wj:t:' .. ARGV[1] .. ':d', due, '0000000000:' .. m)  -- priority 0
-  -- the tube's first timer in the due index, if this one is earlier
-  local first = redis.call('ZSCORE', 'wj:due', ARGV[1])
-  if not first or tonumber(first) > tonumber(due) then redis.call('ZADD', 'wj:due', due, ARGV[1]) end
-else
-  redis.call('ZADD', 'wj:t:' .. ARGV[1] .. ':r', 0, m)
-end
-redis.call('SADD', 'wj:tubes', ARGV[1])
-redis.call('HINCRBY', 'wj:t:' .. ARGV[1] .. ':s', 'total', 1)
-return id
-)LUA";
-  return wheel_test::redis_command(redis.port(),
-                                   {"EVAL", kScript, "0", tube, std::to_string(delay_ms)});
+  return wheel_test::redis_command(
+      redis.port(), {"EVAL", std::string(wheel_test::lua::kPlantWithoutEvent), "0", tube,
+                     std::to_string(delay_ms)});
 }
 
 TEST(WheelJobsFleetScanTest, AnIdleFleetIssuesAlmostNoCommands) {

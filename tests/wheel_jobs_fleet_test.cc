@@ -20,10 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include "fleet_test_lua.h"
 #include "support/beanstalk_session.h"
 #include "support/child_process.h"
 #include "support/never_early.h"
 #include "support/redis_server.h"
+#include "support/tube_order.h"
 #include "support/wait_until.h"
 #include "support/wheel_jobs_node.h"
 
@@ -86,6 +88,23 @@ TEST(WheelJobsFleetTest, NoDeadlineEndsEarly) {
   auto node = start_node(redis);
   const std::vector<std::string> early = wheel_test::early_deadlines(node->port(), 100, "0.005", 3);
   EXPECT_TRUE(early.empty()) << early.size() << " early, first: " << early.front();
+}
+
+// list-tubes in creation order on a node: the same steps as WheelJobsTest's; then the tubes
+// this node's clients name come first, in the order named, and the tubes made by puts on
+// another node after them, in the fleet's creation order (the store numbers them).
+TEST(WheelJobsFleetTest, ListTubesKeepsCreationOrder) {
+  RedisServer redis;
+  auto a = start_node(redis);
+  auto b = start_node(redis);
+  EXPECT_EQ(wheel_test::tube_order_steps(a->port()), wheel_test::kTubeOrderLists);
+  BeanstalkSession pb(b->port()), la(a->port());
+  for (const char* tube : {"c3", "b2", "a1"}) {
+    pb.call(std::string("use ") + tube);
+    ASSERT_EQ(pb.put(0, "0", "60", "x").substr(0, 8), "INSERTED");
+  }
+  la.call("watch local");
+  EXPECT_EQ(wheel_test::tube_list_line(la), "default local aaa c3 b2 a1");
 }
 
 TEST(WheelJobsFleetTest, AWaitingReserveOnOneNodeGetsAPutOnAnotherAndAClosedClientsJobs) {
@@ -529,9 +548,7 @@ TEST(WheelJobsFleetTest, RedisKilledAndRestartedUnderLoadLosesNothingAcknowledge
     for (const auto& [id, body] : acknowledged) {
       char member[32];
       std::snprintf(member, sizeof member, "%020llu", static_cast<unsigned long long>(id));
-      redisAppendCommand(rc, "EVAL %s 0 %s",
-                         "local v = redis.call('HGET', 'wj:j', ARGV[1]) "
-                         "if not v then return false end return cmsgpack.unpack(v)[13]",
+      redisAppendCommand(rc, "EVAL %s 0 %s", std::string(wheel_test::lua::kJobBody).c_str(),
                          member);
     }
     for (const auto& [id, body] : acknowledged) {

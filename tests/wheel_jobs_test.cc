@@ -24,6 +24,7 @@
 #include "support/beanstalk_client.h"
 #include "support/child_process.h"
 #include "support/never_early.h"
+#include "support/tube_order.h"
 #include "support/wheel_jobs_process.h"
 
 namespace {
@@ -108,6 +109,11 @@ TEST_F(WheelJobsTest, NoDeadlineEndsEarly) {
   const std::vector<std::string> early =
       wheel_test::early_deadlines(server->port(), 100, "0.005", 100);
   EXPECT_TRUE(early.empty()) << early.size() << " early, first: " << early.front();
+}
+
+TEST_F(WheelJobsTest, ListTubesKeepsCreationOrder) {
+  start();
+  EXPECT_EQ(wheel_test::tube_order_steps(server->port()), wheel_test::kTubeOrderLists);
 }
 
 TEST_F(WheelJobsTest, AClientGoneMidBodyOrWhileReservingReleasesEverything) {

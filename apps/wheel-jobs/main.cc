@@ -79,6 +79,7 @@ jobs::ServerInfo server_info(std::uint32_t max_job_size) {
 struct ServeOptions {
   std::string host;
   std::uint16_t port = 0;
+  std::uint32_t unix_mode = 0660;
   jobs::JobQueueLimits limits;
   std::uint32_t max_job_size = 0;
   std::uint64_t max_connections = 0;
@@ -92,6 +93,7 @@ wheel::net::TcpServerOptions tcp_options(const ServeOptions& o) {
   wheel::net::TcpServerOptions options;
   options.host = o.host;
   options.port = o.port;
+  options.unix_mode = o.unix_mode;
   options.framing = wheel::net::Framing::kBytes;
   options.max_connections = o.max_connections;
   // The handlers stop running a connection's requests at 1 MiB of replies not yet taken
@@ -330,11 +332,19 @@ int run(int argc, char** argv) {
   std::uint32_t metrics_tubes = 100;
   std::string log_level = "info";
   std::string log_format = "text";
+  std::string unix_mode_text = "660";
 
   CLI::App app{"wheel-jobs: a job queue that speaks beanstalkd's protocol, on a timing wheel"};
   wheel::cli::apply_style(app, "wheel-jobs", wheel::kVersion);
-  app.add_option("--host", host, "IPv4 or IPv6 address or host name to listen on")
+  app.add_option("--host", host,
+                 "IPv4 or IPv6 address or host name to listen on, or unix:PATH for a unix-domain "
+                 "socket (beanstalkd's -l unix:PATH; a stale socket file is replaced, one a "
+                 "server answers on is refused; removed at exit)")
       ->type_name(wheel::cli::kTypeAddress)
+      ->capture_default_str();
+  app.add_option("--unix-mode", unix_mode_text,
+                 "with --host unix:PATH: the socket file's permissions, octal, 0 to 777")
+      ->type_name("MODE")
       ->capture_default_str();
   add_count(app, "--port", &port, "TCP port; 0 picks a free one", 0, 65535);
   app.add_option("--dir", dir,
@@ -468,6 +478,11 @@ int run(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage_error("--host: " + std::string(e.what()));
   }
+  const std::optional<std::uint32_t> unix_mode = wheel::apps::parse_unix_mode(unix_mode_text);
+  if (!unix_mode) {
+    return usage_error("--unix-mode: must be an octal mode from 0 to 777, got '" + unix_mode_text +
+                       "'");
+  }
   if (metrics_port != 0) {
     try {
       wheel::net::resolve_address(metrics_host, metrics_port);
@@ -477,8 +492,9 @@ int run(int argc, char** argv) {
   }
   wheel::apps::install_program_logger("wheel-jobs", log_level, log_format);
 
-  ServeOptions serve_options{
-      host, port, limits, max_job_size, max_connections, metrics_host, metrics_port, metrics_tubes};
+  ServeOptions serve_options{host,         port,         *unix_mode,
+                             limits,       max_job_size, max_connections,
+                             metrics_host, metrics_port, metrics_tubes};
   if (endpoint) {
     client_options.endpoint = *endpoint;
     return serve_redis(serve_options, client_options, max_scan_interval, store_connect_timeout);

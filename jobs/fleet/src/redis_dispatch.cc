@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "redis_handler_client.h"
+#include "redis_tube_order.h"
 #include "wheel/jobs/beanstalk/beanstalk_reply.h"
 #include "wheel/jobs/fleet/redis_jobs_handler.h"
 #include "wheel/overloaded.h"
@@ -55,6 +56,8 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
       Overloaded{
           [&](bs::Put&) {},  // dispatch_pipelined
           [&](bs::Use& use) {
+            tube_order_->name(use.tube);
+            tube_order_->unname(client->used);
             client->used = use.tube;
             bs::append_using(out, client->used);
           },
@@ -63,6 +66,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
             if (std::find(w.begin(), w.end(), watch.tube) == w.end()) {
               if (w.size() >= 1024) return bs::append_reply(out, bs::Reply::kOutOfMemory);
               w.push_back(watch.tube);
+              tube_order_->name(watch.tube);
             }
             bs::append_watching(out, w.size());
           },
@@ -71,6 +75,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
             auto it = std::find(w.begin(), w.end(), ignore.tube);
             if (it != w.end()) {
               if (w.size() == 1) return bs::append_reply(out, bs::Reply::kNotIgnored);
+              tube_order_->unname(*it);
               w.erase(it);
             }
             bs::append_watching(out, w.size());
@@ -222,14 +227,8 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
             store_.list_tubes([this, conn](TubeList&& r) {
               std::string reply;
               if (r.status == StoreStatus::kOk) {
-                for (auto& [id, c] : clients_) {
-                  r.names.push_back(c->used);
-                  r.names.insert(r.names.end(), c->watched.begin(), c->watched.end());
-                }
-                r.names.push_back("default");
-                std::sort(r.names.begin(), r.names.end());
-                r.names.erase(std::unique(r.names.begin(), r.names.end()), r.names.end());
-                std::vector<std::string_view> views(r.names.begin(), r.names.end());
+                const std::vector<std::string> names = tube_order_->merged(std::move(r.names));
+                std::vector<std::string_view> views(names.begin(), names.end());
                 bs::append_ok(reply, bs::tube_list_yaml(views));
               } else {
                 reply = store_failure_reply(r);

@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "redis_handler_client.h"
+#include "redis_tube_order.h"
 #include "wheel/jobs/beanstalk/beanstalk_reply.h"
 #include "wheel/jobs/fleet/store_errors.h"
 #include "wheel/jobs/server/drain_signal.h"
@@ -35,7 +36,8 @@ RedisJobsHandler::RedisJobsHandler(RedisStore& store, RedisClient& events, Redis
     : store_(store),
       events_(events),
       options_(std::move(options)),
-      wheel_(LoopWheelOptions{}, std::chrono::milliseconds(local_ms())) {
+      wheel_(LoopWheelOptions{}, std::chrono::milliseconds(local_ms())),
+      tube_order_(std::make_unique<RedisTubeOrder>()) {
   if (options_.max_queued_output < 2 || options_.max_in_flight_bytes == 0) {
     throw std::invalid_argument(
         "RedisJobsHandler: max_queued_output must be at least 2, max_in_flight_bytes at least 1");
@@ -120,6 +122,8 @@ void RedisJobsHandler::note_internal_error(const StoreResult& r) {
 
 void RedisJobsHandler::on_open(net::Connection& c) {
   clients_.emplace(c.id(), std::make_unique<Client>(c.id(), options_.max_job_size));
+  tube_order_->name("default");  // used
+  tube_order_->name("default");  // watched
   ++counters_.total_connections;
 }
 
@@ -290,6 +294,8 @@ void RedisJobsHandler::on_close(net::Connection& c, net::CloseReason) {
   if (it == clients_.end()) return;
   std::unique_ptr<Client> client = std::move(it->second);
   clients_.erase(it);
+  tube_order_->unname(client->used);
+  for (const std::string& tube : client->watched) tube_order_->unname(tube);
   if (client->waiting) end_wait(client.get());
   // As beanstalkd: the jobs a client held go back to ready at once, with their priority.
   if (!stopping_) {

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal to wheel::jobs. The Lua scripts of the Redis store, one per command, each atomic on
-// the Redis side. ARGV[1] is the key prefix in every script; the rest is listed beside each.
-// The layout of the keys and the state machine are described in docs/jobs-fleet.md.
+// the Redis side. Their text is jobs/fleet/lua/<name>.lua, embedded at build time, each after
+// the shared prologue.lua (the key layout, the records, promotion). ARGV[1] is the key prefix
+// in every script; the rest is listed beside each here and at the top of each file. The layout
+// of the keys and the state machine are described in docs/jobs-fleet.md.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace wheel::jobs::redis_scripts {
 
@@ -31,11 +34,15 @@ std::string stats_tube();  // tube known(0|1) -> {1, urgent, ready, reserved, de
 std::string stats();       // -> {urgent, ready, reserved, delayed, buried, timeouts, total, tubes}
 std::string pause_tube();  // tube delay_ms known(0|1) -> {1|0, now}
 std::string scan();        // limit n tube... -> {now, first_timer|-1, {tube, ready(0|1), next}...}
-// redis_scripts_fleet.cc: the scripts of a fleet's own operations.
+// The scripts of a fleet's own operations:
 std::string give_back();  // n (id token)... -> {released, now}
 
-// redis_scripts_prologue.cc: the shared prologue (records, buffered writes, promotion) followed
-// by `body`.
-std::string with_prologue(const char* body);
+// Every script as Redis loads it, by its file's name (put.lua, ...): each .lua of
+// jobs/fleet/lua but the prologue, on the prologue. For the test that has Redis compile them all.
+struct Script {
+  std::string name;
+  std::string text;
+};
+std::vector<Script> all();
 
 }  // namespace wheel::jobs::redis_scripts

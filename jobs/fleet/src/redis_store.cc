@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <utility>
 
@@ -286,12 +287,22 @@ void RedisStore::totals(Done<StoreTotals> done) {
 }
 
 void RedisStore::list_tubes(Done<TubeList> done) {
-  client_.command({"SMEMBERS", options_.prefix + "tubes"},
+  // Each tube with its creation number (seq of its stats hash); a tube written before there
+  // were numbers has none and comes first, by name.
+  const std::string& p = options_.prefix;
+  client_.command({"SORT", p + "tubes", "BY", "nosort", "GET", "#", "GET", p + "t:*:s->seq"},
                   answer(std::move(done), [](const RedisValue& v, TubeList& r) {
-                    if (check(v, r, 0)) {
-                      for (const auto& e : v.elements) r.names.push_back(e.str);
-                      std::sort(r.names.begin(), r.names.end());
+                    if (!check(v, r, 0)) return;
+                    std::vector<std::pair<long long, std::string>> tubes;
+                    for (std::size_t i = 0; i + 1 < v.elements.size(); i += 2) {
+                      const RedisValue& seq = v.elements[i + 1];
+                      tubes.emplace_back(seq.type == RedisValue::Type::kNil
+                                             ? 0
+                                             : std::strtoll(seq.str.c_str(), nullptr, 10),
+                                         v.elements[i].str);
                     }
+                    std::sort(tubes.begin(), tubes.end());
+                    for (auto& [seq, name] : tubes) r.names.push_back(std::move(name));
                   }));
 }
 

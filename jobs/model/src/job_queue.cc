@@ -239,9 +239,14 @@ Tube* JobQueue::tube_for(std::string_view name) {
   auto it = tubes_.find(name);
   if (it != tubes_.end()) return it->second.get();
   if (tubes_.size() >= limits_.max_tubes) return nullptr;
+  return add_tube(name);
+}
+
+Tube* JobQueue::add_tube(std::string_view name) {
   auto tube = std::make_unique<Tube>(std::string(name));
   Tube* raw = tube.get();
   tubes_.emplace(std::string(name), std::move(tube));
+  raw->created = tubes_created_.insert(tubes_created_.end(), raw);
   return raw;
 }
 
@@ -254,6 +259,7 @@ void JobQueue::maybe_drop(Tube* tube) {
   cancel(tube->delay_timeout);
   tubes_with_waiters_.erase(tube);
   if (tube == restore_tube_) restore_tube_ = nullptr;
+  tubes_created_.erase(tube->created);
   tubes_.erase(tube->name());
 }
 
@@ -265,7 +271,7 @@ const Tube* JobQueue::find_tube(std::string_view name) const {
 std::vector<std::string_view> JobQueue::tube_names() const {
   std::vector<std::string_view> names;
   names.reserve(tubes_.size());
-  for (const auto& [name, tube] : tubes_) names.push_back(name);
+  for (const Tube* tube : tubes_created_) names.push_back(tube->name());
   return names;
 }
 
@@ -493,9 +499,7 @@ void JobQueue::add_restored(std::unique_ptr<Job> job, std::string_view name) {
     tube = tube_for(name);
     if (tube == nullptr) {
       // Replay bypasses the limits: a log written under a larger bound must load.
-      auto made = std::make_unique<Tube>(std::string(name));
-      tube = made.get();
-      tubes_.emplace(std::string(name), std::move(made));
+      tube = add_tube(name);
     }
     restore_tube_ = tube;
   }

@@ -64,6 +64,8 @@
 
 namespace wheel::jobs {
 
+class RedisTubeOrder;
+
 struct RedisHandlerClient;  // internal (redis_handler_client.h)
 struct RedisTubeWaiters;
 
@@ -230,6 +232,8 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   std::int64_t clock_offset_ = 0;  // Redis ms - local ms, from the latest reply
   bool clock_known_ = false;
   std::unordered_map<std::uint64_t, std::unique_ptr<Client>> clients_;
+  // The tubes this node's clients use or watch, in the order first named (list-tubes).
+  std::unique_ptr<RedisTubeOrder> tube_order_;
   std::vector<std::uint64_t> gathered_;  // clients with gathered bytes (send())
   using TubeWaiters = RedisTubeWaiters;
   std::unordered_map<std::string, TubeWaiters> waiters_;  // tube -> clients waiting on it

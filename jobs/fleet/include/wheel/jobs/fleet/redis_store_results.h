@@ -58,7 +58,7 @@ struct TubeInfo : StoreResult {
 };
 struct StoreTotals : StoreResult, JobCounts {};  // the whole fleet's job counts
 struct TubeList : StoreResult {
-  std::vector<std::string> names;  // sorted
+  std::vector<std::string> names;  // in creation order (older data without it first, by name)
 };
 struct ScanResult : StoreResult {
   struct Tube {

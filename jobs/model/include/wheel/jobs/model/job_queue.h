@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -200,7 +201,10 @@ class JobQueue : private JournaledJobs {
   std::optional<JobStats> job_stats(std::uint64_t id) const;  // views into the queue
   std::optional<TubeStats> tube_stats(std::string_view tube) const;
   QueueCounters counters() const;
-  std::vector<std::string_view> tube_names() const;  // sorted
+  // The tubes in the order they were created (list-tubes), as beanstalkd lists them. (A tube
+  // dropped and used again is new, so last. beanstalkd moves its last tube into a dropped one's
+  // place; here the others keep their order.)
+  std::vector<std::string_view> tube_names() const;
   const Tube* find_tube(std::string_view name) const;
   // Changes by kind, lateness and ready waits (queue_metrics.h).
   const QueueMetrics& metrics() const { return metrics_; }
@@ -254,6 +258,7 @@ class JobQueue : private JournaledJobs {
   Job* find_job(std::uint64_t id) const;
   Job* reserved_by(SessionId session, std::uint64_t job_id) const;  // nullptr: not held by it
   Tube* tube_for(std::string_view name);  // creates; nullptr beyond max_tubes
+  Tube* add_tube(std::string_view name);  // a new tube, whatever the limit
   void maybe_drop(Tube* tube);
   void make_ready(Job* job);
   void make_delayed(Job* job, Millis delay);
@@ -293,6 +298,7 @@ class JobQueue : private JournaledJobs {
   JobTable jobs_;
   Tube* restore_tube_ = nullptr;  // add_restored()'s last tube: neighbours mostly share one
   std::map<std::string, std::unique_ptr<Tube>, std::less<>> tubes_;
+  std::list<Tube*> tubes_created_;  // the tubes in creation order
   std::unordered_map<SessionId, std::unique_ptr<Session>> sessions_;
   std::set<Tube*> tubes_with_waiters_;
   struct Ended {  // a blocked reserve that ended, to deliver

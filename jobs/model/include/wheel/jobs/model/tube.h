@@ -69,7 +69,8 @@ class Tube {
   // (delayed.top()) or earlier. When it runs, every job due by then becomes ready and it is
   // armed again for the new soonest. A pending job costs its heap slot, no wheel node.
   LoopWheel::Handle delay_timeout;
-  Millis delay_armed_for{0};  // the deadline delay_timeout was armed for (while armed)
+  Millis delay_armed_for{0};           // the deadline delay_timeout was armed for (while armed)
+  std::list<Tube*>::iterator created;  // its place in the queue's tubes in creation order
 
  private:
   std::string name_;

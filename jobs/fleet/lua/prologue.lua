@@ -1,3 +1,4 @@
+<<<<<<<< HEAD:jobs/fleet/src/redis_scripts_prologue.cc
 // SPDX-License-Identifier: Apache-2.0
 // The prologue every script of the store starts with (redis_scripts.cc, redis_scripts_fleet.cc):
 // the job records and their write buffer, the index write buffer, promotion and the state
@@ -11,6 +12,31 @@ namespace wheel::jobs::redis_scripts {
 namespace {
 
 constexpr const char* kPrologue = R"LUA(
+========
+-- SPDX-License-Identifier: Apache-2.0
+-- The prologue every script of this folder starts with: each script Redis loads is this text
+-- followed by the script's file (redis_scripts.cc, with_prologue). The job records and their
+-- write buffer, the index write buffer, promotion and the state changes shared by the commands.
+-- MAX_PROMOTE is replaced, before loading, by the C++ bound kMaxPromotePerScript
+-- (wheel/jobs/redis_script_limits.h): scripts take no globals.
+-- Keys (P = the prefix, ARGV[1] of every script; docs/jobs-fleet.md describes them):
+--   P ids, P bseq, P tseq     counters: job ids (INCRBY per batch of puts), bury order, tube
+--                             creation order
+--   P timeouts                counter: leases that ran out
+--   P due                     zset tube -> the tube's first timer: the earliest delay end (its d
+--                             zset's head) or lease end (its x zset's head), Redis time
+--   P tubes                   set of tube names
+--   P ev                      pub/sub channel: "<due ms> <tube>" when a tube gets or will get work
+--   P j                       hash: id (zero-padded to 20 digits, as every zset member) -> the
+--                             job's record, a msgpack array (fields ST..BODY below)
+--   P t:<tube>:r|d|x|b        zsets: ready (score pri; equal scores order by id), delayed (due;
+--                             member '<pri, 10 digits>:<id>'), reserved (lease end), buried
+--                             (bury order); a job promoted from d to r keeps state 'd' in its
+--                             record (its due time past) until a command on it settles it
+--   P t:<tube>:s              hash: total, del (deletes), pc (pauses), pu (paused until), pms,
+--                             seq (creation number: list-tubes' order)
+-- Numbers going back into Redis are formatted with %d: Lua would print large ones as 1e+13.
+>>>>>>>> main:jobs/fleet/lua/prologue.lua
 local P = ARGV[1]
 local MAXP = MAX_PROMOTE
 local J, DUE_IX = P .. 'j', P .. 'due'
@@ -30,6 +56,12 @@ end
 local function ends_in(after) return NOW_UP + after end
 local function S(x) return string.format('%d', x) end
 local function tk(tube, kind) return P .. 't:' .. tube .. ':' .. kind end
+-- A tube joins the set of tubes with the next creation number (field seq of its stats hash):
+-- list-tubes gives them in that order, as beanstalkd.
+local function add_tube(tube)
+  redis.call('SADD', P .. 'tubes', tube)
+  redis.call('HSET', tk(tube, 's'), 'seq', redis.call('INCR', P .. 'tseq'))
+end
 -- A delayed zset's member carries the job's priority before its id ('<priority, 10 digits>:<id>'),
 -- so that promotion moves a due job to ready without reading or rewriting its record: the record
 -- of a job promoted so still says 'd', with its due time past, and means ready (settle() writes
@@ -237,16 +269,3 @@ local function the_job()
   if j then settle(m, j, now) end
   return m, now, j
 end
-)LUA";
-
-}  // namespace
-
-std::string with_prologue(const char* body) {
-  // The promotion bound is the C++ constant, spliced in as text (scripts take no globals).
-  std::string text(kPrologue);
-  const std::string bound = std::to_string(kMaxPromotePerScript);
-  text.replace(text.find("MAX_PROMOTE"), 11, bound);
-  return text + body;
-}
-
-}  // namespace wheel::jobs::redis_scripts
