@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "job_log_impl.h"
 #include "record_codec.h"
@@ -342,6 +343,10 @@ std::uint64_t JobLog::next_poll_ms() const {
   if (impl_->disk_full && impl_->next_space_check_ms < next) next = impl_->next_space_check_ms;
   if (impl_->disk_full && impl_->full_progress) next = 0;  // the next step may give more back
   return next;
+}
+
+void JobLog::set_wakeup(std::function<void()> wakeup) {
+  impl_->syncer->set_wakeup(std::move(wakeup));
 }
 
 std::error_code JobLog::sync_now() {

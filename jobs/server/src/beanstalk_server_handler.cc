@@ -41,7 +41,11 @@ struct BeanstalkServerHandler::Client {
 BeanstalkServerHandler::BeanstalkServerHandler(JobQueue& queue, JobJournal& journal,
                                                BeanstalkDispatcher& dispatcher,
                                                BeanstalkServerOptions options)
-    : queue_(queue), journal_(journal), dispatcher_(dispatcher), options_(options) {
+    : housekeeping_(journal.housekeeping()),
+      queue_(queue),
+      journal_(journal),
+      dispatcher_(dispatcher),
+      options_(options) {
   if (options.max_job_size > beanstalk::kMaxMaxJobSize) {
     throw std::invalid_argument("BeanstalkServerOptions: max_job_size over " +
                                 std::to_string(beanstalk::kMaxMaxJobSize));
@@ -60,6 +64,13 @@ BeanstalkServerHandler::BeanstalkServerHandler(JobQueue& queue, JobJournal& jour
 BeanstalkServerHandler::~BeanstalkServerHandler() {
   queue_.set_listener(nullptr);
   for (auto& [session, client] : clients_) delete client;
+  if (wake_ != nullptr) {
+    // Kept open through the shutdown (replies made durable meanwhile are still sent); once
+    // set_wakeup() returns the journal's thread no longer touches it.
+    housekeeping_->set_wakeup({});
+    uv_close(reinterpret_cast<uv_handle_t*>(wake_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
+  }
 }
 
 void BeanstalkServerHandler::attach(net::TcpServer& server) {
@@ -72,17 +83,17 @@ void BeanstalkServerHandler::attach(net::TcpServer& server) {
     static_cast<BeanstalkServerHandler*>(self)->queue_.set_draining(true);
   }>(server.loop(), this);
   advance_clock();
-}
-
-void BeanstalkServerHandler::attach_log(LogJournal& log) {
-  log_ = &log;
+  if (housekeeping_ == nullptr) return;
   log_timer_ = new uv_timer_t;
-  uv_timer_init(server_->loop(), log_timer_);
+  uv_timer_init(server.loop(), log_timer_);
   log_timer_->data = this;
-  poll_log();
-}
-
-void BeanstalkServerHandler::on_log_wakeup() {
+  wake_ = new uv_async_t;
+  uv_async_init(server.loop(), wake_, [](uv_async_t* a) {
+    static_cast<BeanstalkServerHandler*>(a->data)->poll_log();
+  });
+  wake_->data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(wake_));  // never keeps the loop running
+  housekeeping_->set_wakeup([wake = wake_] { uv_async_send(wake); });
   poll_log();
 }
 
@@ -136,12 +147,12 @@ void BeanstalkServerHandler::resume_reading(SessionId session) {
 }
 
 void BeanstalkServerHandler::poll_log() {
-  if (log_ == nullptr) return;
+  if (housekeeping_ == nullptr || server_ == nullptr) return;
   const std::uint64_t now = uv_now(server_->loop());
-  log_->poll(now);  // may send replies now durable, which may run held requests
+  housekeeping_->poll(now);  // may send replies now durable, which may run held requests
   if (!parked_.empty()) resume_parked();
   if (log_timer_ == nullptr) return;
-  const std::uint64_t next = log_->next_poll_ms();
+  const std::uint64_t next = housekeeping_->next_poll_ms();
   if (next == UINT64_MAX) {
     uv_timer_stop(log_timer_);
   } else {

@@ -36,7 +36,7 @@
 
 namespace wheel::jobs {
 
-class LogJournal final : public JobJournal, private LogIndex {
+class LogJournal final : public JobJournal, public JournalHousekeeping, private LogIndex {
  public:
   using WallClock = std::function<std::int64_t()>;  // Unix milliseconds
 
@@ -59,11 +59,16 @@ class LogJournal final : public JobJournal, private LogIndex {
   // Lends the log its index answered from `jobs` (null: none; the log's compaction waits).
   void attach(JournaledJobs* jobs) override;
 
+  // Itself: its owner polls the log (JournalHousekeeping below).
+  JournalHousekeeping* housekeeping() override { return this; }
+
   // The log's housekeeping (finished syncs, interval syncs, compaction, disk space), then the
   // callbacks of when_durable() that are durable now. `now_ms`: any monotonic clock.
-  void poll(std::uint64_t now_ms);
+  void poll(std::uint64_t now_ms) override;
   // When poll() has timed work next (now_ms terms); UINT64_MAX: none.
-  std::uint64_t next_poll_ms() const { return log_.next_poll_ms(); }
+  std::uint64_t next_poll_ms() const override { return log_.next_poll_ms(); }
+  // The log's sync thread calls `wakeup` after each sync (JobLog::set_wakeup).
+  void set_wakeup(std::function<void()> wakeup) override { log_.set_wakeup(std::move(wakeup)); }
   // Callbacks still waiting for a sync.
   std::size_t waiting() const { return waiting_.size(); }
   // The log it writes to (its stats and sync metrics).

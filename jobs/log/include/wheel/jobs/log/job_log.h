@@ -164,6 +164,12 @@ class JobLog {
   // UINT64_MAX when none.
   std::uint64_t next_poll_ms() const;
 
+  // From now on the sync thread calls `wakeup` after each sync instead of
+  // JobLogOptions::wakeup (empty: nothing); the owner set up to be woken once the log is open
+  // (a server's uv_async_t) gives it here. Once this returns the previous one is neither running
+  // nor called again, so what it wakes may be closed. Same rules as JobLogOptions::wakeup.
+  void set_wakeup(std::function<void()> wakeup);
+
   // Makes everything appended so far durable before returning (shutdown, tests).
   std::error_code sync_now();
 
