@@ -209,13 +209,19 @@ std::error_code JobLog::put(const StoredJob& job, Lsn* lsn, LogPosition* positio
   std::uint64_t off = 0;
   if (auto ec = d.append_put(job, lsn, &seg, &off)) return ec;
   const std::uint64_t size = codec::put_record_size(job);
+  const LogPosition at = d.position_of(seg, off);
   if (!d.index_lent) {
     auto [it, inserted] = d.index.try_emplace(job.id);
-    if (!inserted) {
-      d.live_bytes -= it->second.put_size;
-      if (SegmentInfo* was = d.segment_info(it->second.segment)) was->live -= it->second.put_size;
+    PutAt was;
+    if (!inserted && d.put_at(job.id, it->second.put, &was)) {  // put again: the old one is dead
+      d.live_bytes -= was.put_size;
+      if (SegmentInfo* s = d.segment_info(was.segment)) s->live -= was.put_size;
     }
-    it->second = {seg, off, size, job.state, job.priority, job.due_unix_ms};
+    it->second = {{at, static_cast<std::uint32_t>(job.tube.size()),
+                   static_cast<std::uint32_t>(job.body.size())},
+                  job.state,
+                  job.priority,
+                  job.due_unix_ms};
   }
   d.live_bytes += size;
   d.segments.back().live += size;
@@ -224,7 +230,7 @@ std::error_code JobLog::put(const StoredJob& job, Lsn* lsn, LogPosition* positio
   } else {
     d.counters.erase(job.id);
   }
-  if (position != nullptr) *position = d.position_of(seg, off);
+  if (position != nullptr) *position = at;
   return {};
 }
 
@@ -232,15 +238,14 @@ void JobLog::Impl::set_counters(std::uint64_t id, const StoredCounters& c) {
   auto [it, fresh] = counters.insert_or_assign(id, c);
   if (!fresh) return;
   // The job's next put (compaction) carries them: count them live now (compaction recounts).
-  // A lent index's entries count them by this map (locate()).
-  IndexEntry where;
+  // Its put_size counts them from now on, by this map (put_at()).
+  PutAt where;  // segment 0: none
   if (!index_lent) {
     auto entry = index.find(id);
     if (entry == index.end()) return;
-    entry->second.put_size += codec::kCountersSize;
-    where = entry->second;
+    put_at(id, entry->second.put, &where);  // none while recovery replays its segment
   } else {
-    locate(id, &where);  // else segment 0: none
+    locate(id, &where);
   }
   live_bytes += codec::kCountersSize;
   if (SegmentInfo* seg = segment_info(where.segment)) seg->live += codec::kCountersSize;
@@ -248,10 +253,8 @@ void JobLog::Impl::set_counters(std::uint64_t id, const StoredCounters& c) {
 
 std::error_code JobLog::change(const StoredChange& change, Lsn* lsn) {
   Impl& d = *impl_;
-  IndexEntry entry;
-  if (!d.locate(change.id, &entry)) {
-    throw std::invalid_argument("JobLog::change: no such live job");
-  }
+  PutAt at;
+  if (!d.locate(change.id, &at)) throw std::invalid_argument("JobLog::change: no such live job");
   std::uint64_t seg = 0;
   std::uint64_t off = 0;
   if (auto ec = d.append(log::RecordType::kUpdate, codec::encode_change(change), false, lsn, &seg,
@@ -270,7 +273,7 @@ std::error_code JobLog::change(const StoredChange& change, Lsn* lsn) {
 
 std::error_code JobLog::remove(std::uint64_t id, Lsn* lsn) {
   Impl& d = *impl_;
-  IndexEntry entry;
+  PutAt entry;
   if (!d.locate(id, &entry)) throw std::invalid_argument("JobLog::remove: no such live job");
   std::uint64_t seg = 0;
   std::uint64_t off = 0;

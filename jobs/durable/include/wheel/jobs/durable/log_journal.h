@@ -53,9 +53,10 @@ class LogJournal final : public JobJournal, public JournalHousekeeping, private 
   void when_durable_or_now(std::function<void()> done) override;
   bool changes_wait() const override { return log_.changes_wait(); }
   bool calling_back_lost() const override { return calling_back_lost_; }
-  // Bodies stay in the log (JobLog::read_body): the queue keeps none in memory.
+  // Bodies stay in the log (JobLog::read_body): the queue keeps none in memory. Read from the
+  // job's put record at its journal_ref: no lookup by id.
   bool keeps_bodies() const override { return true; }
-  bool read_body(std::uint64_t id, std::string* body) override;
+  bool read_body(const Job& job, std::string* body) override;
   // Lends the log its index answered from `jobs` (null: none; the log's compaction waits).
   void attach(JournaledJobs* jobs) override;
 
@@ -86,6 +87,8 @@ class LogJournal final : public JobJournal, public JournalHousekeeping, private 
   void restore_deferred(JobQueue& queue, const Recovered& recovered, std::int64_t wall_now_ms);
 
  private:
+  // Where `job`'s put record is (its journal_ref) and the sizes its length follows from.
+  static PutPlace put_place(const Job& job);
   // LogIndex, from the attached queue's jobs.
   bool find(std::uint64_t id, Entry* entry) const override;
   void placed(std::uint64_t id, LogPosition position) override;

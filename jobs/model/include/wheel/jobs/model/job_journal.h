@@ -143,10 +143,11 @@ class JobJournal {
   // The journal's own work, which its owner must run (see JournalHousekeeping), or null
   // when it has none (the default).
   virtual JournalHousekeeping* housekeeping() { return nullptr; }
-  // Reads the body of live job `id` into *body. False when it cannot be read (an I/O error, a
-  // damaged record): the command that needed it fails with INTERNAL_ERROR.
-  virtual bool read_body(std::uint64_t id, std::string* body) {
-    (void)id;
+  // Reads the body of live job `job` into *body, from where its journal_ref says (no lookup by
+  // id). False when it cannot be read (an I/O error, a damaged record): the command that
+  // needed it fails with INTERNAL_ERROR.
+  virtual bool read_body(const Job& job, std::string* body) {
+    (void)job;
     (void)body;
     return false;
   }
