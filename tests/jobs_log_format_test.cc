@@ -122,8 +122,8 @@ TEST(RecordCodecTest, PutRoundTripsAndRejectsWrongShapes) {
 // Version 2 carries a job's counters (stats-job after a restart); a new job's put leaves them
 // out (they follow from its due and created times), and version-1 records still read.
 TEST(RecordCodecTest, CountersRideWithChangesAndWithPutsThatNeedThem) {
-  StoredJob fresh{{7, StoredState::kDelayed, 1, 1'700'000'030'000, {}}, 1000, 1'700'000'000'000,
-                  "t", "b"};
+  StoredJob fresh{
+      {7, StoredState::kDelayed, 1, 1'700'000'030'000, {}}, 1000, 1'700'000'000'000, "t", "b"};
   fresh.counters.delay_ms = 30'000;  // what the put's due time says: nothing to add
   EXPECT_FALSE(codec::put_needs_counters(fresh));
   StoredJob back;

@@ -16,8 +16,7 @@
 
 namespace wheel::jobs {
 
-std::error_code JobLog::Impl::read_body(std::uint64_t id, const PutPlace& put,
-                                        std::string* body) {
+std::error_code JobLog::Impl::read_body(std::uint64_t id, const PutPlace& put, std::string* body) {
   PutAt e;
   if (!put_at(id, put, &e)) {
     throw std::invalid_argument("JobLog::read_body: no put record at that position");

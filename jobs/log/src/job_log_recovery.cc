@@ -75,11 +75,11 @@ struct Replay {
         auto [it, inserted] = d->index.try_emplace(job.id);
         if (!inserted) d->live_bytes -= d->put_size(job.id, it->second.put);
         // The segment being replayed starts where the ones before it end.
-        it->second = {{d->next_base() + r.offset, static_cast<std::uint32_t>(job.tube.size()),
-                       job.body_size},
-                      job.state,
-                      job.priority,
-                      job.due_unix_ms};
+        it->second = {
+            {d->next_base() + r.offset, static_cast<std::uint32_t>(job.tube.size()), job.body_size},
+            job.state,
+            job.priority,
+            job.due_unix_ms};
         d->live_bytes += size;
         if (codec::put_needs_counters(job)) {
           d->counters[job.id] = job.counters;

@@ -88,9 +88,8 @@ void BeanstalkServerHandler::attach(net::TcpServer& server) {
   uv_timer_init(server.loop(), log_timer_);
   log_timer_->data = this;
   wake_ = new uv_async_t;
-  uv_async_init(server.loop(), wake_, [](uv_async_t* a) {
-    static_cast<BeanstalkServerHandler*>(a->data)->poll_log();
-  });
+  uv_async_init(server.loop(), wake_,
+                [](uv_async_t* a) { static_cast<BeanstalkServerHandler*>(a->data)->poll_log(); });
   wake_->data = this;
   uv_unref(reinterpret_cast<uv_handle_t*>(wake_));  // never keeps the loop running
   housekeeping_->set_wakeup([wake = wake_] { uv_async_send(wake); });

@@ -48,7 +48,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wheel/jobs/durable/log_journal.h"
 #include "wheel/jobs/model/job_journal.h"
 #include "wheel/jobs/model/job_queue.h"
 #include "wheel/jobs/server/beanstalk_dispatcher.h"
@@ -70,9 +69,9 @@ struct BeanstalkServerOptions {
 class BeanstalkServerHandler final : public net::ConnectionHandler, public ReserveListener {
  public:
   // `queue`, `journal` and `dispatcher` must outlive the handler (and the dispatcher must be on
-  // `queue`, and `journal` be the queue's). The handler becomes the queue's ReserveListener. Throws std::invalid_argument for
-  // a max_job_size beyond beanstalk::kMaxMaxJobSize, a max_held_input of 0 or a
-  // max_queued_output below 2.
+  // `queue`, and `journal` be the queue's). The handler becomes the queue's ReserveListener. Throws
+  // std::invalid_argument for a max_job_size beyond beanstalk::kMaxMaxJobSize, a max_held_input of
+  // 0 or a max_queued_output below 2.
   BeanstalkServerHandler(JobQueue& queue, JobJournal& journal, BeanstalkDispatcher& dispatcher,
                          BeanstalkServerOptions options = {});
   // Frees the per-connection state left (the server closes connections before; see below) and
@@ -130,8 +129,8 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   void poll_log();
 
   JournalHousekeeping* housekeeping_ = nullptr;  // the journal's, or null
-  uv_timer_t* log_timer_ = nullptr;  // next_poll_ms; freed by its close callback
-  uv_async_t* wake_ = nullptr;       // the journal's wakeup; freed by its close callback
+  uv_timer_t* log_timer_ = nullptr;              // next_poll_ms; freed by its close callback
+  uv_async_t* wake_ = nullptr;  // the journal's wakeup; freed by its close callback
 
   JobQueue& queue_;
   JobJournal& journal_;
