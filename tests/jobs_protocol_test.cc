@@ -23,6 +23,7 @@
 #include "support/child_process.h"
 #include "support/never_early.h"
 #include "support/tube_order.h"
+#include "support/wheel_jobs_process.h"
 #ifdef WHEEL_JOBS_TEST_REDIS
 #include "support/redis_server.h"
 #endif
@@ -49,7 +50,8 @@ std::string backend_name(const ::testing::TestParamInfo<Backend>& info) {
   return "Unknown";
 }
 
-class BeanstalkProtocolTest : public ::testing::TestWithParam<Backend> {
+class BeanstalkProtocolTest
+    : public wheel_test::WheelJobsProcessFixture<::testing::TestWithParam<Backend>> {
  protected:
   ~BeanstalkProtocolTest() override {
     server.reset();  // before the directory and the redis-server it serves from
@@ -59,7 +61,7 @@ class BeanstalkProtocolTest : public ::testing::TestWithParam<Backend> {
 
   // Starts wheel-jobs on this test's backend with `--port 0 --log-level warn` and `extra`.
   void start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{WHEEL_JOBS_PATH, "--port", "0", "--log-level", "warn"};
+    std::vector<std::string> args;
     if (GetParam() == Backend::kLog) {
       char tmpl[] = "/tmp/wheel-jobs-protocol-XXXXXX";
       ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -74,21 +76,13 @@ class BeanstalkProtocolTest : public ::testing::TestWithParam<Backend> {
     }
 #endif
     args.insert(args.end(), extra.begin(), extra.end());
-    server = std::make_unique<ServerProcess>(args);
-    ASSERT_GT(server->port(), 0) << "wheel-jobs did not start";
-  }
-
-  std::unique_ptr<Client> client() {
-    auto c = std::make_unique<Client>(server->port());
-    EXPECT_TRUE(c->connected());
-    return c;
+    WheelJobsProcessFixture::start(std::move(args));
   }
 
 #ifdef WHEEL_JOBS_TEST_REDIS
   std::unique_ptr<wheel_test::RedisServer> redis_;  // kRedis
 #endif
   std::string dir_;  // kLog
-  std::unique_ptr<ServerProcess> server;
 };
 
 // Sends each request in turn on `c` and expects its reply line.

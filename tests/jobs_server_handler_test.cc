@@ -165,9 +165,10 @@ TEST_F(ServerHandlerTest, ADiskFullAnswersOutOfMemoryReadsAndDeletesGoOnPutsResu
   EXPECT_NE(stats.find("current-jobs-ready: " + std::to_string(last - 2) + "\n"), std::string::npos)
       << stats;
   // Space returns: the log notices on its next check, a second on the handler's clock after the
-  // last (a ManualClock here: the test moves it, nothing waits). Until then puts are refused.
+  // last (a ManualClock here: the test moves it, nothing waits). A put between may already be
+  // taken: the deletes above may have let a compaction step give space back, and then the log
+  // looks again at its next poll (JobLog::poll), so no reply is asserted for it.
   fs.set_capacity(UINT64_MAX);
-  EXPECT_EQ(c.ask(put), "OUT_OF_MEMORY");
   server.advance(1001ms);  // past the check's time and its tick: the poll timeout checks
   reply = c.ask(put);
   EXPECT_TRUE(reply.starts_with("INSERTED ")) << reply;
