@@ -68,7 +68,9 @@ TEST_F(RedisBatchTest, PutsIssuedTogetherRideOneScriptPerRoundTripWithIdsInIssue
   const long long batches = 2;
   static_assert(kMaxBatchesInFlight == 1, "with more in flight the rest need not wait");
   EXPECT_EQ(scripts() - scripts_before, batches);
-  EXPECT_EQ(calls(redis_.port(), "hset") - hsets_before, batches);  // one HSET per batch
+  // One HSET per batch, and one per tube made by it (its creation number, list-tubes' order):
+  // "a" and "b" are new.
+  EXPECT_EQ(calls(redis_.port(), "hset") - hsets_before, batches + 2);
   // per batch at most: a ready and a delayed zset per tube, and each tube's due time
   EXPECT_LE(calls(redis_.port(), "zadd") - zadds_before, batches * 6);
   for (std::size_t i = 0; i < n; ++i) {

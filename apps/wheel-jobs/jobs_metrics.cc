@@ -10,6 +10,7 @@
 
 #include "wheel/jobs/log/log_metrics.h"
 #include "wheel/jobs/model/queue_metrics.h"
+#include "wheel/server/process_metrics.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {
@@ -130,7 +131,13 @@ std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jo
   render_internal_errors(text, kLocal, [&](jobs::InternalErrorCause cause) {
     return dispatcher.internal_errors(cause);
   });
-  return text.take();
+  return text.take() + render_process_and_build();
+}
+
+std::string render_process_and_build() {
+  return server::render_build_info() +
+         server::render_process_metrics(
+             server::read_process_sample(0).value_or(server::ProcessSample{}));
 }
 
 }  // namespace wheel::jobs_app

@@ -74,6 +74,11 @@ void render_internal_errors(server::PrometheusText& text,
   }
 }
 
+// The program's own series, as wheel-server serves them (server/process_metrics.h):
+// wheel_build_info and the process_* families of this process, read from /proc now. Safe from
+// any thread.
+std::string render_process_and_build();
+
 // Loop thread only: /metrics of a node with its jobs in memory (or in `log`, may be null): jobs
 // per state (and per tube for the `tube_series` tubes holding the most jobs), commands, clients,
 // changes by kind, lateness histograms; with a log its live and dead bytes and group commits.

@@ -71,7 +71,7 @@ std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
       jobs::InternalErrorCause::kNotReplicated, jobs::InternalErrorCause::kBadReply};
   render_internal_errors(
       text, kFleet, [&](jobs::InternalErrorCause cause) { return handler.internal_errors(cause); });
-  return text.take();
+  return text.take() + render_process_and_build();
 }
 
 }  // namespace wheel::jobs_app

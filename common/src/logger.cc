@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "wheel/logger.h"
 
-#include <atomic>
 #include <mutex>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -10,23 +9,26 @@
 namespace wheel {
 namespace {
 
-// Never destroyed: a timer worker may still log while static objects are being torn down.
-std::atomic<std::shared_ptr<spdlog::logger>>& current() {
-  static auto* slot = new std::atomic<std::shared_ptr<spdlog::logger>>();
-  return *slot;
-}
+// A mutex, not std::atomic<std::shared_ptr>: libstdc++ 12 implements the latter with a lock bit
+// that ThreadSanitizer cannot see, so every first log from a second thread read as a race.
+// Uncontended, the lock costs about as much as the atomic's own spin.
+struct Slot {
+  std::mutex mutex;
+  std::shared_ptr<spdlog::logger> logger;
+};
 
-std::mutex& creation_mutex() {
-  static auto* mutex = new std::mutex();
-  return *mutex;
+// Never destroyed: a timer worker may still log while static objects are being torn down.
+Slot& slot() {
+  static auto* made = new Slot();
+  return *made;
 }
 
 }  // namespace
 
 std::shared_ptr<spdlog::logger> logger() {
-  if (auto found = current().load(std::memory_order_acquire)) return found;
-  std::lock_guard lock(creation_mutex());
-  if (auto found = current().load(std::memory_order_acquire)) return found;
+  Slot& s = slot();
+  std::lock_guard lock(s.mutex);
+  if (s.logger) return s.logger;
   std::shared_ptr<spdlog::logger> made = spdlog::get(kLoggerName);
   if (!made) {
     try {
@@ -35,13 +37,14 @@ std::shared_ptr<spdlog::logger> logger() {
       made = spdlog::get(kLoggerName);
     }
   }
-  current().store(made, std::memory_order_release);
+  s.logger = made;
   return made;
 }
 
 void set_logger(std::shared_ptr<spdlog::logger> logger) {
-  std::lock_guard lock(creation_mutex());
-  current().store(std::move(logger), std::memory_order_release);
+  Slot& s = slot();
+  std::lock_guard lock(s.mutex);
+  s.logger = std::move(logger);
 }
 
 }  // namespace wheel

@@ -1,18 +1,3 @@
-<<<<<<<< HEAD:jobs/fleet/src/redis_scripts_prologue.cc
-// SPDX-License-Identifier: Apache-2.0
-// The prologue every script of the store starts with (redis_scripts.cc, redis_scripts_fleet.cc):
-// the job records and their write buffer, the index write buffer, promotion and the state
-// changes shared by the commands. Key layout: redis_scripts.cc.
-#include <string>
-
-#include "redis_scripts.h"
-#include "wheel/jobs/fleet/redis_script_limits.h"
-
-namespace wheel::jobs::redis_scripts {
-namespace {
-
-constexpr const char* kPrologue = R"LUA(
-========
 -- SPDX-License-Identifier: Apache-2.0
 -- The prologue every script of this folder starts with: each script Redis loads is this text
 -- followed by the script's file (redis_scripts.cc, with_prologue). The job records and their
@@ -36,7 +21,6 @@ constexpr const char* kPrologue = R"LUA(
 --   P t:<tube>:s              hash: total, del (deletes), pc (pauses), pu (paused until), pms,
 --                             seq (creation number: list-tubes' order)
 -- Numbers going back into Redis are formatted with %d: Lua would print large ones as 1e+13.
->>>>>>>> main:jobs/fleet/lua/prologue.lua
 local P = ARGV[1]
 local MAXP = MAX_PROMOTE
 local J, DUE_IX = P .. 'j', P .. 'due'

@@ -15,6 +15,14 @@ namespace wheel::jobs {
 
 namespace bs = beanstalk;
 
+namespace {
+// As the in-process queue's default (JobQueueLimits::max_watched_per_session).
+constexpr std::uint64_t kMaxWatchedPerConnection = JobQueueLimits{}.max_watched_per_session;
+const std::string& same_name(const std::string& tube) {
+  return tube;
+}
+}  // namespace
+
 void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::string& out) {
   bs::count_command(commands_, request);
   if (pipelined(request)) {
@@ -62,23 +70,24 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
             bs::append_using(out, client->used);
           },
           [&](bs::Watch& watch) {
-            auto& w = client->watched;
-            if (std::find(w.begin(), w.end(), watch.tube) == w.end()) {
-              if (w.size() >= 1024) return bs::append_reply(out, bs::Reply::kOutOfMemory);
-              w.push_back(watch.tube);
-              tube_order_->name(watch.tube);
+            const WatchListStep step =
+                watch_tube(client->watched, watch.tube, kMaxWatchedPerConnection, same_name, [&] {
+                  tube_order_->name(watch.tube);
+                  return std::optional<std::string>(watch.tube);
+                });
+            if (step.result == WatchListStep::Result::kFull) {
+              return bs::append_reply(out, bs::Reply::kOutOfMemory);
             }
-            bs::append_watching(out, w.size());
+            bs::append_watching(out, step.watching);
           },
           [&](bs::Ignore& ignore) {
-            auto& w = client->watched;
-            auto it = std::find(w.begin(), w.end(), ignore.tube);
-            if (it != w.end()) {
-              if (w.size() == 1) return bs::append_reply(out, bs::Reply::kNotIgnored);
-              tube_order_->unname(*it);
-              w.erase(it);
+            const WatchListStep step =
+                ignore_tube(client->watched, ignore.tube, same_name,
+                            [&](const std::string& tube) { tube_order_->unname(tube); });
+            if (step.result == WatchListStep::Result::kLast) {
+              return bs::append_reply(out, bs::Reply::kNotIgnored);
             }
-            bs::append_watching(out, w.size());
+            bs::append_watching(out, step.watching);
           },
           [&](bs::Reserve&) { reserve(client, std::nullopt, out); },
           [&](bs::ReserveWithTimeout& r) { reserve(client, r.timeout, out); },

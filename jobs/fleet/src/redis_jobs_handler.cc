@@ -20,14 +20,9 @@ namespace bs = beanstalk;
 
 namespace {
 
-void close_handle(uv_handle_t* h) {
-  uv_close(h, [](uv_handle_t* handle) {
-    if (handle->type == UV_TIMER) {
-      delete reinterpret_cast<uv_timer_t*>(handle);
-    } else {
-      delete reinterpret_cast<uv_signal_t*>(handle);
-    }
-  });
+void close_handle(uv_signal_t* h) {
+  uv_close(reinterpret_cast<uv_handle_t*>(h),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_signal_t*>(handle); });
 }
 
 }  // namespace
@@ -36,7 +31,6 @@ RedisJobsHandler::RedisJobsHandler(RedisStore& store, RedisClient& events, Redis
     : store_(store),
       events_(events),
       options_(std::move(options)),
-      wheel_(LoopWheelOptions{}, std::chrono::milliseconds(local_ms())),
       tube_order_(std::make_unique<RedisTubeOrder>()) {
   if (options_.max_queued_output < 2 || options_.max_in_flight_bytes == 0) {
     throw std::invalid_argument(
@@ -51,9 +45,12 @@ RedisJobsHandler::RedisJobsHandler(RedisStore& store, RedisClient& events, Redis
 
 RedisJobsHandler::~RedisJobsHandler() {
   if (server_ != nullptr) store_.client().set_after_read(nullptr);
+  cancel_timeouts();
 }
 
 std::int64_t RedisJobsHandler::local_ms() const {
+  // The timer's clock (the steady clock read afresh, or a test's ManualClock), in ms.
+  if (timer_ != nullptr) return std::chrono::duration_cast<Millis>(timer_->clock_now()).count();
   return static_cast<std::int64_t>(uv_hrtime() / 1'000'000);
 }
 std::int64_t RedisJobsHandler::to_local(std::int64_t redis_ms) const {
@@ -65,15 +62,16 @@ void RedisJobsHandler::learn_clock(std::int64_t redis_now) {
   clock_known_ = true;
 }
 
-void RedisJobsHandler::attach(net::TcpServer& server) {
+void RedisJobsHandler::attach(net::TcpServer& server, net::LoopTimer* timer) {
   server_ = &server;
+  if (timer == nullptr) {
+    TimerOptions tick;
+    tick.tick_duration = std::chrono::milliseconds(1);  // due times are Redis's milliseconds
+    own_timer_ = std::make_unique<net::LoopTimer>(server.loop(), tick);
+    timer = own_timer_.get();
+  }
+  timer_ = timer;
   started_ms_ = local_ms();
-  wheel_timer_ = new uv_timer_t;
-  uv_timer_init(server.loop(), wheel_timer_);
-  wheel_timer_->data = this;
-  scan_timer_ = new uv_timer_t;
-  uv_timer_init(server.loop(), scan_timer_);
-  scan_timer_->data = this;
   schedule_scan(0);
   drain_ = watch_drain_signal<[](void* self) {
     logger()->info("wheel-jobs: SIGUSR1: drain mode, puts are refused with DRAINING");
@@ -312,16 +310,41 @@ void RedisJobsHandler::on_shutdown() {
   stopping_ = true;
   draining_ = true;
   leave();
-  for (uv_timer_t** t : {&wheel_timer_, &scan_timer_}) {
-    if (*t != nullptr) {
-      close_handle(reinterpret_cast<uv_handle_t*>(*t));
-      *t = nullptr;
-    }
-  }
+  cancel_timeouts();
+  if (own_timer_) own_timer_->close();
+  timer_ = nullptr;  // no new timeout: what comes back from Redis now schedules nothing
   if (drain_ != nullptr) {
-    close_handle(reinterpret_cast<uv_handle_t*>(drain_));
+    close_handle(drain_);
     drain_ = nullptr;
   }
+}
+
+net::LoopTimer::Handle RedisJobsHandler::at_local(std::int64_t at, std::function<void()> task) {
+  if (timer_ == nullptr) return {};
+  // On the timer's own clock, in ns: at `at` ms exactly, not from local_ms()'s truncated now.
+  const std::chrono::nanoseconds wait = Millis(at) - timer_->clock_now();
+  return timer_->new_timeout(std::move(task), std::max(wait, std::chrono::nanoseconds(0)));
+}
+
+net::LoopTimer::Handle RedisJobsHandler::after(Millis delay, std::function<void()> task) {
+  if (timer_ == nullptr) return {};
+  return timer_->new_timeout(std::move(task), delay);
+}
+
+void RedisJobsHandler::cancel(net::LoopTimer::Handle& handle) {
+  if (handle && timer_ != nullptr) timer_->cancel(handle);
+  handle.reset();
+}
+
+void RedisJobsHandler::cancel_timeouts() {
+  if (timer_ == nullptr) return;
+  cancel(scan_timer_);
+  for (auto& [conn, client] : clients_) {
+    cancel(client->timeout_timer);
+    cancel(client->soon_timer);
+  }
+  for (auto& [tube, w] : waiters_) cancel(w.timer);
+  for (auto& [at, group] : retry_groups_) cancel(group.timer);
 }
 
 }  // namespace wheel::jobs

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // RedisJobsHandler's waiting reserves: when to run the claim script again for a connection
-// whose reserve found nothing. Three sources, one LoopWheel: the script's own answer (when the
+// whose reserve found nothing. Three sources, one net::LoopTimer: the script's own answer (when the
 // next job of these tubes comes due), events other processes publish, and the periodic scan.
 #include <spdlog/spdlog.h>
 
@@ -100,18 +100,14 @@ void RedisJobsHandler::start_wait(Client* client, std::optional<Millis> timeout)
   const std::uint64_t conn = client->conn;
   const std::uint64_t seq = client->wait_seq;
   if (timeout && timeout->count() > 0) {
-    // Never early: local_ms() is truncated, but the wheel runs a deadline at D ms only once its
-    // tick [D, D + 1 ms) has passed, so at least `timeout` after this moment. (Redis's TIME
-    // rules the due times of delays, pauses and leases: the scripts start them from it rounded
+    // Never early: the timer measures `timeout` from this moment on its own clock, in ns. (Redis's
+    // TIME rules the due times of delays, pauses and leases: the scripts start them from it rounded
     // up, and a claim hands out only what Redis says is due.)
-    client->timeout_timer = wheel_.schedule_at(
-        [this, conn, seq] {
-          wait_timer_fired(conn, seq, &Client::timed_out, bs::Reply::kTimedOut);
-        },
-        Millis(local_ms() + timeout->count()));
+    client->timeout_timer = after(*timeout, [this, conn, seq] {
+      wait_timer_fired(conn, seq, &Client::timed_out, bs::Reply::kTimedOut);
+    });
   }
   deadline_check(client);
-  arm();
 }
 
 void RedisJobsHandler::deadline_check(Client* client) {
@@ -122,11 +118,9 @@ void RedisJobsHandler::deadline_check(Client* client) {
   if (soonest < 0) return;
   const std::uint64_t conn = client->conn;
   const std::uint64_t seq = client->wait_seq;
-  client->soon_timer = wheel_.schedule_at(
-      [this, conn, seq] {
-        wait_timer_fired(conn, seq, &Client::deadline_soon, bs::Reply::kDeadlineSoon);
-      },
-      Millis(soonest - kSafetyMarginMs));
+  client->soon_timer = at_local(soonest - kSafetyMarginMs, [this, conn, seq] {
+    wait_timer_fired(conn, seq, &Client::deadline_soon, bs::Reply::kDeadlineSoon);
+  });
 }
 
 void RedisJobsHandler::wait_timer_fired(std::uint64_t conn, std::uint64_t seq, bool Client::*flag,
@@ -147,17 +141,15 @@ void RedisJobsHandler::end_wait(Client* client, bs::Reply reply) {
 void RedisJobsHandler::end_wait(Client* client) {
   if (!client->waiting) return;
   client->waiting = false;
-  for (LoopWheel::Handle* h : {&client->timeout_timer, &client->soon_timer}) {
-    if (*h) wheel_.cancel(*h);
-    h->reset();
-  }
+  cancel(client->timeout_timer);
+  cancel(client->soon_timer);
   client->retry_at = -1;  // out of its retry group (lazily)
   for (const std::string& tube : client->watched) {
     auto it = waiters_.find(tube);
     if (it == waiters_.end()) continue;
     if (it->second.live > 0) --it->second.live;
     if (it->second.live == 0) {
-      if (it->second.timer) wheel_.cancel(it->second.timer);
+      cancel(it->second.timer);
       waiters_.erase(it);
     }
   }
@@ -298,8 +290,7 @@ void RedisJobsHandler::schedule_retry(Client* client, std::int64_t redis_due) {
   client->retry_at = at;  // a later group it was in skips it when it fires
   RetryGroup& g = retry_groups_[at];
   g.members.emplace_back(client->conn, client->wait_seq);
-  if (!g.timer) g.timer = wheel_.schedule_at([this, at] { fire_retry(at); }, Millis(at));
-  arm();
+  if (!g.timer) g.timer = at_local(at, [this, at] { fire_retry(at); });
 }
 
 void RedisJobsHandler::wake(const std::string& tube, std::uint64_t count) {
@@ -332,18 +323,15 @@ void RedisJobsHandler::wake_tube_at(const std::string& tube, std::int64_t at) {
   if (it == waiters_.end() || it->second.live == 0) return;
   TubeWaiters& w = it->second;
   if (w.timer && w.timer_at <= at) return;  // an earlier wake-up is set; its attempt learns more
-  if (w.timer) wheel_.cancel(w.timer);
+  cancel(w.timer);
   w.timer_at = at;
-  w.timer = wheel_.schedule_at(
-      [this, tube] {
-        auto t = waiters_.find(tube);
-        if (t == waiters_.end()) return;
-        t->second.timer.reset();
-        t->second.timer_at = -1;
-        wake(tube, 1);
-      },
-      Millis(at));
-  arm();
+  w.timer = at_local(at, [this, tube] {
+    auto t = waiters_.find(tube);
+    if (t == waiters_.end()) return;
+    t->second.timer.reset();
+    t->second.timer_at = -1;
+    wake(tube, 1);
+  });
 }
 
 void RedisJobsHandler::on_event(std::string_view message) {
@@ -400,29 +388,11 @@ void RedisJobsHandler::scan() {
 }
 
 void RedisJobsHandler::schedule_scan(std::int64_t after_ms) {
-  if (scan_timer_ == nullptr) return;
-  uv_timer_start(
-      scan_timer_, [](uv_timer_t* t) { static_cast<RedisJobsHandler*>(t->data)->scan(); },
-      static_cast<std::uint64_t>(std::max<std::int64_t>(after_ms, 0)), 0);
-}
-
-void RedisJobsHandler::tick() {
-  wheel_.advance(Millis(local_ms()));
-  arm();
-}
-
-void RedisJobsHandler::arm() {
-  if (wheel_timer_ == nullptr) return;
-  const std::optional<LoopWheel::Time> due = wheel_.next_due();
-  if (!due) {
-    uv_timer_stop(wheel_timer_);
-    return;
-  }
-  const std::int64_t at = std::chrono::duration_cast<Millis>(*due).count();
-  const std::int64_t wait = at - local_ms();
-  uv_timer_start(
-      wheel_timer_, [](uv_timer_t* t) { static_cast<RedisJobsHandler*>(t->data)->tick(); },
-      wait > 0 ? static_cast<std::uint64_t>(wait) : 0, 0);
+  cancel(scan_timer_);
+  scan_timer_ = after(Millis(std::max<std::int64_t>(after_ms, 0)), [this] {
+    scan_timer_.reset();
+    scan();
+  });
 }
 
 }  // namespace wheel::jobs

@@ -204,33 +204,43 @@ Outcome JobQueue::use(SessionId id, std::string_view name) {
   return Outcome::kOk;
 }
 
+namespace {
+
+const std::string& tube_name_of(const Tube* tube) {
+  return tube->name();
+}
+
+WatchResult watch_result(WatchListStep step) {
+  switch (step.result) {
+    case WatchListStep::Result::kOk:
+      return {Outcome::kOk, step.watching};
+    case WatchListStep::Result::kFull:
+      return {Outcome::kOutOfMemory, step.watching};
+    case WatchListStep::Result::kLast:
+      return {Outcome::kNotIgnored, step.watching};
+  }
+  return {Outcome::kOk, step.watching};
+}
+
+}  // namespace
+
 WatchResult JobQueue::watch(SessionId id, std::string_view name) {
   Session* session = find_session(id);
-  for (Tube* tube : session->watched) {
-    if (tube->name() == name) return {Outcome::kOk, session->watched.size()};
-  }
-  if (session->watched.size() >= limits_.max_watched_per_session) {
-    return {Outcome::kOutOfMemory, session->watched.size()};
-  }
-  Tube* tube = tube_for(name);
-  if (tube == nullptr) return {Outcome::kOutOfMemory, session->watched.size()};
-  session->watched.push_back(tube);
-  tube->watching++;
-  return {Outcome::kOk, session->watched.size()};
+  return watch_result(watch_tube(session->watched, name, limits_.max_watched_per_session,
+                                 tube_name_of, [&]() -> std::optional<Tube*> {
+                                   Tube* tube = tube_for(name);
+                                   if (tube == nullptr) return std::nullopt;
+                                   tube->watching++;
+                                   return tube;
+                                 }));
 }
 
 WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
   Session* session = find_session(id);
-  for (auto it = session->watched.begin(); it != session->watched.end(); ++it) {
-    if ((*it)->name() != name) continue;
-    if (session->watched.size() == 1) return {Outcome::kNotIgnored, 1};
-    Tube* tube = *it;
-    session->watched.erase(it);
+  return watch_result(ignore_tube(session->watched, name, tube_name_of, [&](Tube* tube) {
     tube->watching--;
     maybe_drop(tube);
-    return {Outcome::kOk, session->watched.size()};
-  }
-  return {Outcome::kOk, session->watched.size()};
+  }));
 }
 
 }  // namespace wheel::jobs

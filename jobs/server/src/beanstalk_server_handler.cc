@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <csignal>
 #include <optional>
 #include <stdexcept>
@@ -71,22 +72,27 @@ BeanstalkServerHandler::~BeanstalkServerHandler() {
     uv_close(reinterpret_cast<uv_handle_t*>(wake_),
              [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
   }
+  if (timer_ != nullptr) {  // no shutdown: a given timer must not run our timeouts later
+    if (due_) timer_->cancel(due_);
+    if (poll_) timer_->cancel(poll_);
+  }
 }
 
-void BeanstalkServerHandler::attach(net::TcpServer& server) {
+void BeanstalkServerHandler::attach(net::TcpServer& server, net::LoopTimer* timer) {
   server_ = &server;
-  timer_ = new uv_timer_t;
-  uv_timer_init(server.loop(), timer_);
-  timer_->data = this;
+  if (timer == nullptr) {
+    TimerOptions tick;
+    tick.tick_duration = std::chrono::milliseconds(1);  // the queue's deadlines are in ms
+    own_timer_ = std::make_unique<net::LoopTimer>(server.loop(), tick);
+    timer = own_timer_.get();
+  }
+  timer_ = timer;
   drain_ = watch_drain_signal<[](void* self) {
     logger()->info("beanstalk server: SIGUSR1: drain mode, puts are refused with DRAINING");
     static_cast<BeanstalkServerHandler*>(self)->queue_.set_draining(true);
   }>(server.loop(), this);
   advance_clock();
   if (housekeeping_ == nullptr) return;
-  log_timer_ = new uv_timer_t;
-  uv_timer_init(server.loop(), log_timer_);
-  log_timer_->data = this;
   wake_ = new uv_async_t;
   uv_async_init(server.loop(), wake_,
                 [](uv_async_t* a) { static_cast<BeanstalkServerHandler*>(a->data)->poll_log(); });
@@ -146,51 +152,62 @@ void BeanstalkServerHandler::resume_reading(SessionId session) {
 }
 
 void BeanstalkServerHandler::poll_log() {
-  if (housekeeping_ == nullptr || server_ == nullptr) return;
-  const std::uint64_t now = uv_now(server_->loop());
-  housekeeping_->poll(now);  // may send replies now durable, which may run held requests
+  if (housekeeping_ == nullptr || timer_ == nullptr) return;
+  const auto now_ms = static_cast<std::uint64_t>(clock_ms().count());
+  housekeeping_->poll(now_ms);  // may send replies now durable, which may run held requests
   if (!parked_.empty()) resume_parked();
-  if (log_timer_ == nullptr) return;
-  const std::uint64_t next = housekeeping_->next_poll_ms();
-  if (next == UINT64_MAX) {
-    uv_timer_stop(log_timer_);
-  } else {
-    uv_timer_start(
-        log_timer_,
-        [](uv_timer_t* t) { static_cast<BeanstalkServerHandler*>(t->data)->poll_log(); },
-        next > now ? next - now : 0, 0);
-  }
+  arm_poll(now_ms);
   arm_timer();
 }
 
-Millis BeanstalkServerHandler::clock_ms() {
+void BeanstalkServerHandler::arm_poll(std::uint64_t now_ms) {
+  if (timer_ == nullptr) return;
+  const std::uint64_t next = housekeeping_->next_poll_ms();
+  if (next == poll_at_ && (poll_ || next == UINT64_MAX)) return;
+  if (poll_) timer_->cancel(poll_);
+  poll_.reset();
+  poll_at_ = next;
+  if (next == UINT64_MAX) return;
+  poll_ = timer_->new_timeout(
+      [this] {
+        poll_.reset();
+        poll_at_ = UINT64_MAX;
+        poll_log();
+      },
+      std::chrono::milliseconds(next > now_ms ? next - now_ms : 0));
+}
+
+Millis BeanstalkServerHandler::clock_ms() const {
   // Read afresh, not uv_now(): the loop reads its time once per turn, and a callback of the
   // turn that waited (a sync of the id lease file, a large reply) would leave it behind by that
-  // much, and deadlines started then would end early by it. uv_hrtime() is uv_now()'s clock at
-  // full resolution (the loop's may be its coarse variant, up to a tick behind).
-  return Millis(static_cast<std::int64_t>(uv_hrtime() / 1'000'000));
+  // much, and deadlines started then would end early by it. The timer's clock is the steady
+  // clock at full resolution (the loop's may be its coarse variant, up to a tick behind).
+  return std::chrono::duration_cast<Millis>(timer_->clock_now());
 }
 
 void BeanstalkServerHandler::advance_clock() {
+  if (timer_ == nullptr) return;
   queue_.advance(clock_ms());
   arm_timer();
 }
 
 void BeanstalkServerHandler::arm_timer() {
   if (timer_ == nullptr) return;
-  std::optional<Millis> due = queue_.next_due();
-  if (!due) {
-    uv_timer_stop(timer_);
-    return;
-  }
-  std::int64_t now = static_cast<std::int64_t>(uv_now(server_->loop()));
-  std::int64_t wait = due->count() - now;
-  uv_timer_start(timer_, &BeanstalkServerHandler::on_timer,
-                 wait > 0 ? static_cast<std::uint64_t>(wait) : 0, 0);
-}
-
-void BeanstalkServerHandler::on_timer(uv_timer_t* timer) {
-  static_cast<BeanstalkServerHandler*>(timer->data)->advance_clock();
+  const std::optional<Millis> due = queue_.next_due();
+  if (due == due_at_ && (due_ || !due)) return;
+  if (due_) timer_->cancel(due_);
+  due_.reset();
+  due_at_ = due;
+  if (!due) return;
+  // Measured on the timer's own clock: it runs the task no sooner than `due` on that clock.
+  const std::chrono::nanoseconds wait = *due - timer_->clock_now();
+  due_ = timer_->new_timeout(
+      [this] {
+        due_.reset();
+        due_at_.reset();
+        advance_clock();
+      },
+      wait.count() > 0 ? wait : std::chrono::nanoseconds(0));
 }
 
 void BeanstalkServerHandler::on_open(net::Connection& c) {
@@ -203,7 +220,7 @@ void BeanstalkServerHandler::on_open(net::Connection& c) {
 void BeanstalkServerHandler::on_data(net::Connection& c, std::string_view bytes) {
   auto* client = static_cast<Client*>(c.context());
   if (client == nullptr || client->quit) return;
-  queue_.advance(clock_ms());
+  if (timer_ != nullptr) queue_.advance(clock_ms());
   if (!client->waiting && (client->parked || client->blocked)) {
     // A change waits for the disk, or the output is over its bound: the client is not read
     // until it may go on (at most this read is held beyond what was held).
@@ -270,7 +287,7 @@ void BeanstalkServerHandler::run(Client* client, std::string_view bytes) {
     bytes.remove_prefix(step.consumed);
     if (!step.request) continue;
     // Each request on the present: those before it in this read took their time.
-    queue_.advance(clock_ms());
+    if (timer_ != nullptr) queue_.advance(clock_ms());
     dispatch(client, std::move(*step.request));
   }
   if ((client->waiting || client->parked || client->blocked) && !bytes.empty()) {
@@ -297,7 +314,7 @@ void BeanstalkServerHandler::on_output_below(net::Connection& c) {
   client->blocked = false;
   std::string held = std::move(client->held);
   client->held.clear();
-  queue_.advance(clock_ms());
+  if (timer_ != nullptr) queue_.advance(clock_ms());
   run(client, held);
   if (c.closing()) return;  // closed meanwhile (quit, a failed write): `client` is gone
   if (!client->blocked) c.resume_input();
@@ -379,14 +396,13 @@ void BeanstalkServerHandler::on_shutdown() {
   queue_.set_draining(true);
   if (shutdown_also_) shutdown_also_();
   if (timer_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(timer_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+    // A given timer outlives the handler: nothing of ours may stay on it.
+    for (net::LoopTimer::Handle* h : {&due_, &poll_}) {
+      if (*h) timer_->cancel(*h);
+      h->reset();
+    }
+    if (own_timer_) own_timer_->close();
     timer_ = nullptr;
-  }
-  if (log_timer_ != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(log_timer_),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
-    log_timer_ = nullptr;
   }
   if (drain_ != nullptr) {
     uv_close(reinterpret_cast<uv_handle_t*>(drain_),

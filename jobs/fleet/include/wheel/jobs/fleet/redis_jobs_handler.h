@@ -27,14 +27,14 @@
 // them. A shutdown (SIGTERM) is a graceful leave: the jobs the clients hold go back to ready at
 // once (one script per 1,000, guarded by their fencing tokens), then on_shutdown_also runs.
 //
-// Waiting reserves. A reserve that finds nothing waits: the process keeps, in its own
-// LoopWheel, the moment its tubes' next job comes due (from the script's reply, from the
-// events other processes publish on every put/release/kick, and from a scan that also promotes
-// what every process missed), and runs the claim script then: millisecond precision without
-// polling Redis. The scan sleeps until the fleet's first timer (when reserves wait here), at
-// most max_scan_interval: a job no event announced is found within that bound. When a connection
-// closes, its leases are released at once (as beanstalkd does); a process that dies leaves them to
-// run out.
+// Waiting reserves. A reserve that finds nothing waits: the process keeps, on a
+// net::LoopTimer (its own, or one given to attach()), the moment its tubes' next job comes due
+// (from the script's reply, from the events other processes publish on every put/release/kick, and
+// from a scan that also promotes what every process missed), and runs the claim script then:
+// millisecond precision without polling Redis. The scan sleeps until the fleet's first timer (when
+// reserves wait here), at most max_scan_interval: a job no event announced is found within that
+// bound. When a connection closes, its leases are released at once (as beanstalkd does); a process
+// that dies leaves them to run out.
 //
 // Threads: loop thread only.
 #pragma once
@@ -56,8 +56,8 @@
 #include "wheel/jobs/model/queue_metrics.h"
 #include "wheel/jobs/server/beanstalk_dispatcher.h"
 #include "wheel/jobs/server/internal_errors.h"
-#include "wheel/loop_wheel.h"
 #include "wheel/net/connection_handler.h"
+#include "wheel/net/loop_timer.h"
 #include "wheel/net/tcp_server.h"
 #include "wheel/reason_log.h"
 #include "wheel/redis/redis_client.h"
@@ -110,9 +110,12 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   RedisJobsHandler(const RedisJobsHandler&) = delete;
   RedisJobsHandler& operator=(const RedisJobsHandler&) = delete;
 
-  // Binds to `server` (for find()), starts the wheel, the scan and the subscription; SIGUSR1
-  // turns drain mode on (puts answer DRAINING). Call after listen(), before the loop runs.
-  void attach(net::TcpServer& server);
+  // Binds to `server` (for find()), starts the scan and the subscription; SIGUSR1 turns drain
+  // mode on (puts answer DRAINING). The waiters' timeouts and the scan run on `timer` (on the
+  // server's loop, outliving the handler; its clock_now() is this node's clock), or, when null,
+  // on a LoopTimer of the handler's own (1 ms tick) closed at shutdown. Call after listen(),
+  // before the loop runs.
+  void attach(net::TcpServer& server, net::LoopTimer* timer = nullptr);
   // Runs `also` when a shutdown has given back the held jobs and no Redis command is in flight
   // (close the loop's other handles there: the Redis clients, a metrics endpoint).
   void on_shutdown_also(std::function<void()> also) { shutdown_also_ = std::move(also); }
@@ -176,8 +179,12 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   void maybe_close(Client* client);
   void reserve(Client* client, std::optional<std::chrono::milliseconds> timeout, std::string& out);
   void stats(Client* client);
-  void tick();  // drives the wheel
-  void arm();
+  // A timeout at local ms `at`, or `delay` from now (never before either), on the timer; an
+  // empty handle once the shutdown began.
+  net::LoopTimer::Handle at_local(std::int64_t at, std::function<void()> task);
+  net::LoopTimer::Handle after(Millis delay, std::function<void()> task);
+  void cancel(net::LoopTimer::Handle& handle);
+  void cancel_timeouts();  // every timeout of this handler's (a given timer outlives it)
   void scan();
   void schedule_scan(std::int64_t after_ms);
   void on_event(std::string_view message);
@@ -222,9 +229,9 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   RedisClient& events_;
   RedisJobsOptions options_;
   net::TcpServer* server_ = nullptr;
-  LoopWheel wheel_;
-  uv_timer_t* wheel_timer_ = nullptr;  // freed by its close callback
-  uv_timer_t* scan_timer_ = nullptr;
+  net::LoopTimer* timer_ = nullptr;  // null before attach() and after the shutdown began
+  std::unique_ptr<net::LoopTimer> own_timer_;
+  net::LoopTimer::Handle scan_timer_;
   uv_signal_t* drain_ = nullptr;
   bool draining_ = false;
   bool stopping_ = false;
@@ -240,7 +247,7 @@ class RedisJobsHandler final : public net::ConnectionHandler {
   // Waiters told by their script when the next job comes due, by that local ms: one timer
   // and one claim at a time per due time, not one per waiter (members are lazy).
   struct RetryGroup {
-    LoopWheel::Handle timer;
+    net::LoopTimer::Handle timer;
     std::vector<Waiter> members;
   };
   std::unordered_map<std::int64_t, RetryGroup> retry_groups_;

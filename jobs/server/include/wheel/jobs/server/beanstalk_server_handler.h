@@ -21,10 +21,12 @@
 // its socket is not read, until the client took all but half of it. So one connection holds at
 // most max_queued_output plus one reply (a reply is never cut: one list-tubes may be larger).
 //
-// Time: the queue's clock is the loop's monotonic clock read afresh (uv_hrtime) before each
-// request, in whole milliseconds, truncated; the queue pushes every deadline out by that
-// millisecond (JobQueue::set_clock_granularity), so no delay, TTR, pause or reserve timeout
-// ends early. One uv_timer is armed for the queue's next_due(), so they end on the loop.
+// Time: the queue's clock is a net::LoopTimer's (the steady clock read afresh before each
+// request, or a test's ManualClock), in whole milliseconds, truncated; the queue pushes every
+// deadline out by that millisecond (JobQueue::set_clock_granularity), so no delay, TTR, pause or
+// reserve timeout ends early. One timeout on that timer is kept at the queue's next_due() and,
+// with a log, one at its next_poll_ms(), so they and the log's housekeeping run on the loop. The
+// timer is the handler's own (1 ms tick) unless attach() is given one.
 //
 // A journal with housekeeping of its own (JobJournal::housekeeping(): a LogJournal) is run by
 // the handler on the server's loop: polled after each read, when its next_poll_ms() says, and
@@ -44,6 +46,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +56,7 @@
 #include "wheel/jobs/model/job_queue.h"
 #include "wheel/jobs/server/beanstalk_dispatcher.h"
 #include "wheel/net/connection_handler.h"
+#include "wheel/net/loop_timer.h"
 #include "wheel/net/tcp_server.h"
 
 namespace wheel::jobs {
@@ -82,10 +87,14 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   BeanstalkServerHandler& operator=(const BeanstalkServerHandler&) = delete;
 
   // Binds the handler to `server` (which must use this handler and outlive it): starts the
-  // queue's timer on the server's loop (advancing the queue to uv_now), SIGUSR1's drain mode
-  // and, for a journal with housekeeping, its wake-up and its timer (and polls it once). Call
-  // once, on the loop thread, before the loop runs.
-  void attach(net::TcpServer& server);
+  // Binds the handler to `server` (which must use this handler and outlive it): starts the
+  // queue's timeouts on `timer` (advancing the queue to its clock), SIGUSR1's drain mode and,
+  // for a journal with housekeeping, its wake-up (a uv_async_t the handler owns) and its polls
+  // (and polls it once). `timer`: on the server's loop, outliving the handler; the queue's clock
+  // is its clock_now() in ms, so the queue must have been made at that time (a test gives one on
+  // a ManualClock). Null: the handler makes its own on the server's loop (1 ms tick) and closes
+  // it at shutdown. Call once, on the loop thread, before the loop runs.
+  void attach(net::TcpServer& server, net::LoopTimer* timer = nullptr);
   // Also runs `also` when a shutdown begins (e.g. close a metrics server on the same loop).
   void on_shutdown_also(std::function<void()> also) { shutdown_also_ = std::move(also); }
 
@@ -122,14 +131,15 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   static std::size_t backlog(const Client* client, const net::Connection* c);
   // A blocked client: asks its connection for on_output_below at half the bound.
   void watch_output(Client* client);
-  static Millis clock_ms();  // the queue's clock: see "Time" above
+  Millis clock_ms() const;  // the queue's clock: see "Time" above
   void advance_clock();
+  // Keep the timeout for the queue's next_due() (`due_`) and, with a log, the one for its
+  // next_poll_ms() (`poll_`) where they belong now.
   void arm_timer();
-  static void on_timer(uv_timer_t* timer);
+  void arm_poll(std::uint64_t now_ms);
   void poll_log();
 
   JournalHousekeeping* housekeeping_ = nullptr;  // the journal's, or null
-  uv_timer_t* log_timer_ = nullptr;              // next_poll_ms; freed by its close callback
   uv_async_t* wake_ = nullptr;  // the journal's wakeup; freed by its close callback
 
   JobQueue& queue_;
@@ -137,8 +147,12 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   BeanstalkDispatcher& dispatcher_;
   BeanstalkServerOptions options_;
   net::TcpServer* server_ = nullptr;
-  uv_timer_t* timer_ = nullptr;   // freed by its close callback
-  uv_signal_t* drain_ = nullptr;  // SIGUSR1; freed by its close callback
+  net::LoopTimer* timer_ = nullptr;  // null before attach() and after the shutdown began
+  std::unique_ptr<net::LoopTimer> own_timer_;
+  net::LoopTimer::Handle due_, poll_;
+  std::optional<Millis> due_at_;        // what due_ is set for
+  std::uint64_t poll_at_ = UINT64_MAX;  // what poll_ is set for
+  uv_signal_t* drain_ = nullptr;        // SIGUSR1; freed by its close callback
   std::unordered_map<SessionId, Client*> clients_;
   std::vector<SessionId> parked_;  // clients with a parked change, oldest first
   std::function<void()> shutdown_also_;
