@@ -118,6 +118,10 @@ void listen_metrics(wheel::server::MetricsHttpServer& metrics, const ServeOption
 // 0, or 1 when it cannot start.
 int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::JobJournal& journal,
              jobs::LogJournal* log_journal, jobs::Recovered* recovered) {
+  // uv_now() is the loop's time when it was made, before the log was read: without this, the
+  // queue's clock would start behind the wall clock the restore reads below by the recovery's
+  // length, and every restored delayed job would come due early by that much.
+  uv_update_time(loop);
   jobs::JobQueue queue(o.limits, &journal, jobs::Millis(static_cast<std::int64_t>(uv_now(loop))));
   if (recovered != nullptr) {
     log_journal->restore_deferred(queue, *recovered,
