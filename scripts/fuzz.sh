@@ -15,7 +15,7 @@ seconds=${1:-60}
 [[ $seconds =~ ^[0-9]+$ && $seconds -ge 1 ]] || { echo "fuzz: seconds must be a whole number >= 1" >&2; exit 2; }
 scripts/install-deps.sh clang libclang-rt-14-dev  # libFuzzer's runtime comes with clang's
 CXX=${CXX:-clang++} cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEEL_FUZZ=ON \
-  -DWHEEL_BUILD_TESTS=OFF -DWHEEL_BUILD_EXAMPLES=OFF >/dev/null
+  -DWHEEL_BUILD_TESTS=OFF -DWHEEL_BUILD_EXAMPLES=OFF "${wheel_launcher[@]}" >/dev/null
 mapfile -t names < <(for f in tests/fuzz/*_fuzz.cc; do basename "$f" _fuzz.cc; done)
 ((${#names[@]})) || { echo "fuzz: no targets in tests/fuzz" >&2; exit 1; }
 cmake --build build/fuzz -j "$(nproc)" --target "${names[@]/#/fuzz_}"

@@ -45,7 +45,7 @@ for cfg in "${configs[@]}"; do
   start=$SECONDS cpu=$(child_cpu)
   echo "=== $cfg: configure and build" >&2
   cmake -S . -B "build/$cfg" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEEL_SANITIZE="$sanitize" \
-        "${flags[@]}" >/dev/null
+        "${wheel_launcher[@]}" "${flags[@]}" >/dev/null
   targets=()
   [[ $cfg == tsan ]] && targets=(--target "${tsan_tests[@]}")
   cmake --build "build/$cfg" -j "$jobs" "${targets[@]}"
