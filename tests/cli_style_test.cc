@@ -93,6 +93,80 @@ TEST_F(CliStyle, MissingValueAndStrayArgumentsAreSaidInPlainWords) {
   EXPECT_EQ(parse({"extra"}).message, "unexpected argument(s): extra");
 }
 
+TEST_F(CliStyle, StrayWordsAreListedInTheOrderGiven) {
+  EXPECT_EQ(parse({"one", "two", "three"}).message, "unexpected argument(s): one two three");
+}
+
+TEST_F(CliStyle, MistypedOptionSuggestsTheClosestOne) {
+  const Parsed p = parse({"--prot", "11300"});
+  EXPECT_EQ(p.exit_status, 2);
+  EXPECT_EQ(p.message, "unexpected argument(s): --prot 11300; did you mean --port?");
+  EXPECT_EQ(parse({"--prot=11300"}).message,
+            "unexpected argument(s): --prot=11300; did you mean --port?");
+  EXPECT_EQ(parse({"--port", "1", "--verbsoe"}).message,
+            "unexpected argument(s): --verbsoe; did you mean --verbose?");
+  EXPECT_EQ(parse({"--prot", "1", "--nmae", "x"}).message,
+            "unexpected argument(s): --prot 1 --nmae x; did you mean --port for --prot, --name for "
+            "--nmae?");
+}
+
+TEST_F(CliStyle, NothingCloseMeansNoSuggestion) {
+  EXPECT_EQ(parse({"--frobnicate", "3"}).message, "unexpected argument(s): --frobnicate 3");
+  EXPECT_EQ(parse({"-q"}).message, "unexpected argument(s): -q");
+}
+
+TEST(CliStyleSuggest, ClosestNameCountsSlipsAndRefusesFarOnes) {
+  const std::vector<std::string> names = {"--port", "--ports", "--log-level", "--log-format", "-p"};
+  EXPECT_EQ(wheel::cli::closest_name("--prot", names), "--port");
+  EXPECT_EQ(wheel::cli::closest_name("--por", names), "--port");
+  EXPECT_EQ(wheel::cli::closest_name("--log-levle", names), "--log-level");
+  EXPECT_EQ(wheel::cli::closest_name("--log-formt", names), "--log-format");
+  EXPECT_EQ(wheel::cli::closest_name("--port", names), "--ports");  // itself is no suggestion
+  EXPECT_EQ(wheel::cli::closest_name("--x", names), "");
+  EXPECT_EQ(wheel::cli::closest_name("--listen", names), "");
+  EXPECT_EQ(wheel::cli::closest_name("--prot", {}), "");
+}
+
+TEST(CliStyleSuggest, SubcommandOptionsAreSuggestedAfterTheSubcommand) {
+  CLI::App app{"t"};
+  wheel::cli::apply_style(app);
+  app.require_subcommand(1);
+  int rate = 0, port = 0;
+  app.add_subcommand("run", "run")->add_option("--rate", rate, "rate");
+  app.add_subcommand("compare", "compare")->add_option("--port", port, "port");
+  EXPECT_EQ(parse_args(app, {"run", "--rtae", "5"}).message,
+            "unexpected argument(s): --rtae 5; did you mean --rate?");
+  // No subcommand given: the missing one is a mistyped word, and the message says so.
+  EXPECT_EQ(parse_args(app, {"rnu", "--rate", "5"}).message,
+            "unexpected argument(s): rnu --rate 5; did you mean run?");
+}
+
+TEST(CliStyleSuggest, AMistypedRequiredOptionIsNamedNotCalledMissing) {
+  CLI::App app{"t"};
+  wheel::cli::apply_style(app);
+  std::string path;
+  wheel::cli::add_existing_file(app, "--server", path, "the server program");
+  const Parsed p = parse_args(app, {"--sever", "/bin/sh"});
+  EXPECT_EQ(p.exit_status, 2);
+  EXPECT_EQ(p.message, "unexpected argument(s): --sever /bin/sh; did you mean --server?");
+  EXPECT_NE(parse_args(app, {}).message.find("--server"), std::string::npos);  // still required
+}
+
+TEST(CliStyleSuggest, TheProgramExitsTwoWithTheSuggestion) {
+  CLI::App app{"t"};
+  wheel::cli::apply_style(app);
+  int port = 0;
+  app.add_option("--port", port, "port");
+  std::vector<std::string> args = {"prog", "--prot", "11300"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(wheel::cli::parse_command_line(app, 3, argv.data(), "prog"), 2);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "prog: unexpected argument(s): --prot 11300; did you mean --port?\n"
+            "Run with --help for more information.\n");
+}
+
 TEST_F(CliStyle, HelpShowsPlainTypeNamesAndDefaults) {
   const std::string help = app_.help();
   EXPECT_NE(help.find("--port N "), std::string::npos) << help;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli_style.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -34,7 +35,84 @@ class PlainFormatter : public CLI::Formatter {
   }
 };
 
+// Edit distance with adjacent transpositions (optimal string alignment): "--prot" is one step
+// from "--port", as a typist sees it.
+std::size_t typo_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// Every name a user could have meant: the options of `app` and of the subcommands it parsed
+// ("--port", "-p") into `options`, and while none was given, its subcommands' names.
+void collect_names(const CLI::App& app, std::vector<std::string>& options,
+                   std::vector<std::string>& subcommands) {
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& l : opt->get_lnames()) options.push_back("--" + l);
+    for (const std::string& s : opt->get_snames()) options.push_back("-" + s);
+  }
+  const bool none_given = app.get_subcommands().empty();
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name().empty() || sub->parsed()) collect_names(*sub, options, subcommands);
+    if (!sub->get_name().empty() && none_given) subcommands.push_back(sub->get_name());
+  }
+}
+
+// "unexpected argument(s): --prot 11300; did you mean --port?": the stray words in the order
+// given (CLI11's own message lists them backwards), and the closest name for each mistyped one.
+std::string unexpected_message(const CLI::App& app, const std::string& what) {
+  std::vector<std::string> words = app.remaining(true);
+  if (words.empty()) {  // not left in the app: CLI11's message holds them, last first
+    std::istringstream in(what.substr(what.rfind(':') + 1));
+    for (std::string w; in >> w;) words.insert(words.begin(), w);
+  }
+  std::vector<std::string> options, subcommands;
+  collect_names(app, options, subcommands);
+  std::string message = "unexpected argument(s):";
+  std::vector<std::pair<std::string, std::string>> guesses;  // word, suggestion
+  for (const std::string& w : words) {
+    message += " " + w;
+    const bool option = w.size() > 1 && w[0] == '-';
+    // A bare word is a value, or a mistyped subcommand if it comes first.
+    if (!option && (w != words.front() || subcommands.empty())) continue;
+    const std::string name = option ? w.substr(0, w.find('=')) : w;
+    if (std::string guess = closest_name(name, option ? options : subcommands); !guess.empty()) {
+      guesses.emplace_back(name, std::move(guess));
+    }
+  }
+  if (guesses.size() == 1) return message + "; did you mean " + guesses[0].second + "?";
+  for (std::size_t i = 0; i < guesses.size(); ++i) {
+    message += (i == 0 ? "; did you mean " : ", ") + guesses[i].second + " for " + guesses[i].first;
+  }
+  return guesses.empty() ? message : message + "?";
+}
+
 }  // namespace
+
+std::string closest_name(std::string_view word, const std::vector<std::string>& names) {
+  const std::size_t letters = word.size() - std::min(word.find_first_not_of('-'), word.size());
+  std::string best;
+  std::size_t best_distance = 0;
+  for (const std::string& n : names) {
+    const std::size_t d = typo_distance(word, n);
+    if (d == 0 || (!best.empty() && d >= best_distance)) continue;
+    best = n;
+    best_distance = d;
+  }
+  // At most two slips, and fewer than a third of the letters: "--x" is no typo of "--n".
+  if (best.empty() || best_distance > 2 || 3 * best_distance > letters + 1) return {};
+  return best;
+}
 
 void apply_style(CLI::App& app) {
   app.formatter(std::make_shared<PlainFormatter>());
@@ -107,8 +185,11 @@ std::string plain_message(const CLI::App& app, const CLI::ParseError& error) {
     }
     if (what.ends_with(" missing")) return name + ": needs a value";
   }
-  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
-    return "unexpected argument(s):" + what.substr(what.rfind(':') + 1);
+  // A stray word explains a missing one ("--sever x" leaves --server missing): it comes first.
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr ||
+      (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr &&
+       !app.remaining(true).empty())) {
+    return unexpected_message(app, what);
   }
   return what;
 }

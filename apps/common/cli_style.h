@@ -52,9 +52,16 @@ CLI::Option* add_existing_file(CLI::App& app, const std::string& name, std::stri
 // the same text and checks in every program; their defaults are the strings' values.
 void add_logging_options(CLI::App& app, std::string& level, std::string& format);
 
-// The message a user sees for `error`, in plain words, naming the option ("--port: ...").
+// The message a user sees for `error`, in plain words, naming the option ("--port: ..."); stray
+// words in the order given, with the closest option for a mistyped one ("unexpected
+// argument(s): --prot 11300; did you mean --port?").
 // `app` is the parsed app (to find which option was repeated).
 std::string plain_message(const CLI::App& app, const CLI::ParseError& error);
+
+// The name in `names` closest to the mistyped `word` ("--prot" -> "--port"), counting a swap of
+// two neighbouring letters as one slip; empty when none is within two slips and a third of the
+// word's letters, or `word` is itself one of `names`. Safe from any thread.
+std::string closest_name(std::string_view word, const std::vector<std::string>& names);
 
 // Parses argv into `app`. Returns std::nullopt when the program should go on; otherwise the
 // exit status: 0 after printing --help, 2 after printing "<program>: <plain message>" and a
