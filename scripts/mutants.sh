@@ -68,8 +68,13 @@ mutants=(
   'K1-no-fsync@jobs/src/syncer.cc@s/if \(\(ec = f->sync\(\)\)\) break;/(void)f;  \/\/ fdatasync skipped/@jobs_power_loss_test'
   'K2-ack-before-sync@jobs/src/syncer.cc@s/(note_written\(.*?)written_lsn_ = lsn;/${1}written_lsn_ = lsn;\n  durable_lsn_ = lsn;/s@jobs_group_commit_test'
   'K3-crc-unchecked@jobs/src/log_reader.cc@s/if \(crc32c::value\(p \+ 4, 5 \+ std::size_t\{len\}\) != stored\)/if (false \&\& crc32c::value(p + 4, 5 + std::size_t{len}) != stored)/@jobs_log_format_test'
-  'K4-id-lease-ignored@jobs/src/job_log_recovery.cc@s/d->next_id = std::max\(replay\.id_limit, replay\.max_id \+ 1\);/d->next_id = replay.max_id + 1;/@jobs_job_log_test'
+  'K4-id-lease-ignored@jobs/src/job_log_recovery.cc@s/d->next_id = std::max\(\{leased, replay\.id_limit, replay\.max_id \+ 1\}\);/d->next_id = replay.max_id + 1;/@jobs_job_log_test'
   'K5-compaction-drops-live@jobs/src/job_log_compaction.cc@s/it->second\.offset != rec\.offset\) \{/it->second.offset == rec.offset) {/@jobs_compaction_test'
+  # issue 36: the directory's lock, damage told from a torn tail, the id lease file
+  'I1-no-dir-lock@jobs/src/job_log_recovery.cc@s/if \(!d->lock_dir\(&problem\)\) return fail\(problem\);//@jobs_log_dir_test'
+  'I2-start-record-torn@jobs/src/job_log_recovery.cc@s/first \? data\.size\(\) > log::kHeaderSize \+ codec::kSegmentStartSize/first ? false/@jobs_log_damage_test'
+  'I3-segment-gap-ignored@jobs/src/job_log_recovery.cc@s/if \(numbers\[i\] == numbers\[i - 1\] \+ 1\) continue;/continue;/@jobs_log_damage_test'
+  'I4-lease-file-ignored@jobs/src/job_log_recovery.cc@s/std::max\(\{leased, /std::max({/@jobs_log_damage_test'
 )
 
 if [[ ${1:-} == --list || ${1:-} == -l ]]; then

@@ -82,6 +82,43 @@ TEST_F(PosixLoadFileTest, AnEmptyFileIsEmptyAndAMissingOneIsAnError) {
   EXPECT_FALSE(none);
 }
 
+// flock's rules, on the real file system and the fault-injecting one alike: readers share, a
+// writer is alone, two holders in one process conflict, and letting go frees it at once.
+void check_lock_rules(FileSystem& fs, const std::string& path) {
+  std::unique_ptr<FileObject> writer;
+  std::unique_ptr<FileObject> other;
+  std::string holder;
+  ASSERT_FALSE(fs.lock_file(path, LockMode::kExclusive, "pid 42", &writer, &holder));
+  EXPECT_EQ(fs.lock_file(path, LockMode::kExclusive, "pid 43", &other, &holder),
+            std::errc::resource_unavailable_try_again);
+  EXPECT_EQ(holder, "pid 42");
+  EXPECT_EQ(fs.lock_file(path, LockMode::kShared, "", &other, nullptr),
+            std::errc::resource_unavailable_try_again);
+  EXPECT_FALSE(other);
+  writer.reset();
+  std::unique_ptr<FileObject> reader1;
+  std::unique_ptr<FileObject> reader2;
+  ASSERT_FALSE(fs.lock_file(path, LockMode::kShared, "", &reader1, nullptr));
+  ASSERT_FALSE(fs.lock_file(path, LockMode::kShared, "", &reader2, nullptr));
+  holder = "unchanged";
+  EXPECT_EQ(fs.lock_file(path, LockMode::kExclusive, "pid 44", &writer, &holder),
+            std::errc::resource_unavailable_try_again);
+  EXPECT_EQ(holder, "") << "readers write nothing, and the last writer wiped its pid";
+  reader1.reset();
+  reader2.reset();
+  EXPECT_FALSE(fs.lock_file(path, LockMode::kExclusive, "pid 44", &writer, &holder));
+}
+
+TEST_F(PosixLoadFileTest, LocksFollowFlocksRules) {
+  check_lock_rules(fs_, dir_ + "/lock");
+}
+
+TEST(FaultInjectionLockTest, LocksFollowFlocksRules) {
+  testing::FaultInjectionFs fs;
+  ASSERT_FALSE(fs.create_dir("/d"));
+  check_lock_rules(fs, "/d/lock");
+}
+
 TEST(DefaultLoadFileTest, IsWhatReadFileReads) {
   testing::FaultInjectionFs fs;
   ASSERT_FALSE(fs.create_dir("/d"));

@@ -69,10 +69,10 @@ TEST(GroupCommitTest, ChangesDuringOneSyncShareTheNext) {
 // Not a test but the figure for docs/jobs.md: N submitter threads, each with one change in
 // flight, against one owner thread on the real file system. Run with
 // --gtest_also_run_disabled_tests --gtest_filter=*Measure*.
-TEST(GroupCommitTest, IdLeasesRideTheGroupCommitInsteadOfSyncsOfTheirOwn) {
-  // 20,000 ids in batches of 100, each batch committed (one fdatasync): the id-limit records
-  // that renew the lease ride those syncs; only the very first lease (no ids at all yet) waits
-  // for a sync of its own. The ids keep growing across a reopen.
+TEST(GroupCommitTest, IdsCostOneLeaseWriteNotSyncsOfTheirOwn) {
+  // 20,000 ids in batches of 100, each batch committed (one fdatasync): one id lease (the
+  // file, synced once) covers them all; no id waits for a sync of its own. The ids keep
+  // growing across a reopen.
   logger()->set_level(spdlog::level::off);
   FaultInjectionFs fs;
   JobLogOptions o = testing::log_options(fs, JobLogOptions{}.segment_bytes);
@@ -96,7 +96,7 @@ TEST(GroupCommitTest, IdLeasesRideTheGroupCommitInsteadOfSyncsOfTheirOwn) {
       ++commits;
     }
     EXPECT_EQ(fs.file_syncs() - syncs_at_open, static_cast<std::uint64_t>(commits) + 1)
-        << "one sync per commit, plus the first lease";
+        << "one sync per commit, plus the lease file's";
   }
   Recovered r;
   auto log = testing::open_log(o, &r);

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -289,6 +290,24 @@ TEST_F(LoopTimerTest, OnAManualClockTimeoutsRunWhenTheClockPassesTheirTick) {
   ASSERT_EQ(ran_at.size(), 2u);
   EXPECT_EQ(timer.pending_timeouts(), 0u);
   EXPECT_EQ(timer.fresh_now_ms(), 5000u + 3'600'011u);
+  timer.close();
+}
+
+// The hooks bracket each turn's tasks: a task sees `before` done and `after` not yet.
+TEST_F(LoopTimerTest, TurnHooksRunAroundEachTurnsTasks) {
+  ManualClock clock;
+  LoopTimer timer(&loop_, clock, fine_tick());
+  std::vector<std::string> events;
+  timer.set_turn_hooks({[&] { events.push_back("before"); }, [&] { events.push_back("after"); }});
+  timer.new_timeout([&] { events.push_back("a"); }, 2ms);
+  timer.new_timeout([&] { events.push_back("b"); }, 2ms);
+  timer.new_timeout([&] { events.push_back("c"); }, 5ms);
+  clock.advance(3ms);
+  EXPECT_EQ(events, (std::vector<std::string>{"before", "a", "b", "after"}));
+  events.clear();
+  timer.set_turn_hooks({});  // empty hooks are allowed
+  clock.advance(3ms);
+  EXPECT_EQ(events, (std::vector<std::string>{"c"}));
   timer.close();
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <uv.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -177,6 +178,51 @@ TEST(TcpServer, RepliesToOneReadGoOutInOneWriteAndAreCounted) {
   EXPECT_EQ(c.bytes_in, 14u);
   EXPECT_EQ(c.bytes_out, 29u);
   EXPECT_EQ(c.writes, 2u);
+}
+
+// "later N" schedules a timeout that sends N lines: what the tasks of one turn send goes out in
+// one send(2) per connection, in order.
+class LaterHandler : public ConnectionHandler {
+ public:
+  TcpServer* server = nullptr;
+  void on_line(Connection& c, std::string_view line) override {
+    const int n = std::stoi(std::string(line.substr(6)));
+    server->timer().new_timeout(
+        [this, id = c.id(), n] {
+          Connection* conn = server->find(id);
+          if (conn == nullptr) return;
+          for (int i = 0; i < n; ++i) conn->send("T" + std::to_string(i) + "\n");
+        },
+        50ms);
+    c.send("OK\n");
+  }
+  void on_close(Connection&, CloseReason) override { closed = true; }
+  std::atomic<bool> closed{false};
+};
+
+TEST(TcpServer, WhatOneTimerTurnSendsGoesOutInOneWritePerConnection) {
+  LaterHandler handler;
+  uv_loop_t loop;
+  ASSERT_EQ(uv_loop_init(&loop), 0);
+  {
+    TcpServer server(&loop, {}, handler);
+    handler.server = &server;
+    const std::uint16_t port = server.listen();
+    std::thread thread([&] { uv_run(&loop, UV_RUN_DEFAULT); });
+    Client a(port);
+    a.send("later 5\n");
+    EXPECT_EQ(a.read_line(), "OK");
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(a.read_line(), "T" + std::to_string(i));
+    a.close();
+    const auto deadline = Clock::now() + 10s;
+    while (!handler.closed && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    server.shutdown();
+    thread.join();
+    // The OK; then the five lines of the timer's turn.
+    EXPECT_EQ(server.counters().writes, 2u);
+    EXPECT_EQ(server.counters().bytes_out, 3u + 5u * 3u);
+  }
+  EXPECT_EQ(uv_loop_close(&loop), 0);
 }
 
 TEST(TcpServer, BytesFramingHandsOverWhatWasRead) {

@@ -252,6 +252,28 @@ TEST_F(WheelJobsTest, WithFsyncAlwaysAnAcknowledgedPutSurvivesKillMinus9) {
   EXPECT_GT(std::stoul(reply.substr(9)), 20u);
 }
 
+TEST_F(WheelJobsTest, ASecondServerOnTheSameDirExitsNamingTheHolderWhileTheFirstServes) {
+  TempDir dir;
+  start({"--dir", dir.path(), "--fsync", "always"});
+  auto c = client();
+  ASSERT_EQ(c->ask("put 0 0 60 5\r\nfirst\r\n"), "INSERTED 1");
+  // `timeout`: a second server that does start (no lock) would otherwise serve forever.
+  const auto [status, out] =
+      wheel_test::run_to_exit("timeout 60 " + std::string(WHEEL_JOBS_PATH),
+                              "--port 0 --log-level warn --dir " + dir.path());
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(status, 124) << "the second server kept running: " << out;
+  EXPECT_NE(out.find(dir.path() + " is in use by another job log (pid " +
+                     std::to_string(server->pid()) + ")"),
+            std::string::npos)
+      << out;
+  // The first one goes on serving, its job whole.
+  EXPECT_EQ(c->ask("put 0 0 60 6\r\nsecond\r\n"), "INSERTED 2");
+  EXPECT_EQ(c->ask("peek 1\r\n"), "FOUND 1 5");
+  EXPECT_EQ(c->bytes(7), "first\r\n");
+  EXPECT_EQ(server->stop(), 0);
+}
+
 int run_options(const std::string& options, std::string* err) {
   std::string command = std::string(WHEEL_JOBS_PATH) + " " + options + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");

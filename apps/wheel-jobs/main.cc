@@ -321,7 +321,8 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   add_count(app, "--port", &port, "TCP port; 0 picks a free one", 0, 65535);
   app.add_option("--dir", dir,
-                 "data directory of the durable job log (created if absent); none: memory only")
+                 "data directory of the durable job log (created if absent; locked: one server per "
+                 "directory); none: memory only")
       ->type_name("DIR");
   app.add_option("--store", store_url,
                  "keep every job in Redis at redis://[[USER]:PASSWORD@]HOST:PORT[/DB] (PORT 1 "

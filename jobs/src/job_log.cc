@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// JobLog: group commit, the id lease and the disk-full state. Writing records (gathered, one
-// write per batch) is in job_log_write.cc, open and replay in job_log_recovery.cc, compaction
-// in job_log_compaction.cc, the index (own or lent) in job_log_index.cc.
+// JobLog: group commit and the disk-full state. Writing records (gathered, one write per
+// batch) is in job_log_write.cc, open and replay in job_log_recovery.cc, the directory's lock
+// and id lease in job_log_dir.cc, compaction in job_log_compaction.cc, the index (own or lent)
+// in job_log_index.cc.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -80,8 +81,9 @@ std::error_code JobLog::Impl::start_segment(std::uint64_t number) {
   std::string rec;
   std::random_device random;
   const std::uint64_t nonce = (std::uint64_t{random()} << 32) ^ random();
-  // The start record, synced below, also covers a limit still waiting for its sync.
-  const std::uint64_t limit = std::max({id_limit, next_id, pending_limit});
+  // The id lease file is what counts; the start record repeats its limit (a log of an older
+  // version, without the file, read its limits from the segments).
+  const std::uint64_t limit = std::max(id_limit, next_id);
   log::append_record(&rec, log::RecordType::kSegmentStart,
                      codec::encode_segment_start({number, limit, nonce}));
   auto ec = file->append(std::as_bytes(std::span(rec.data(), rec.size())));
@@ -99,8 +101,6 @@ std::error_code JobLog::Impl::start_segment(std::uint64_t number) {
   reserved_end = 0;
   segments.push_back({number, rec.size(), next_base()});
   total_bytes += rec.size();
-  id_limit = limit;
-  pending_limit_lsn = 0;
   return {};
 }
 
@@ -168,41 +168,6 @@ void JobLog::Impl::check_space(std::uint64_t now_ms) {
   if (create_reserve()) return;
   disk_full = false;
   logger()->info("job log in {}: space is back; accepting changes again", opt.dir);
-}
-
-std::error_code JobLog::Impl::ensure_id_lease() {
-  // Ids below a limit are handed out only once a sync covered its record: a put lost with an
-  // unsynced tail can then never give its id to another job. The next limit is written while
-  // half of the current lease is left, so it rides with a sync that happens anyway (the next
-  // group commit, or one asked of the sync thread) and the owner waits for a sync of its own
-  // only when the ids run out first.
-  if (pending_limit_lsn != 0 && syncer->durable_lsn() >= pending_limit_lsn) {
-    id_limit = std::max(id_limit, pending_limit);
-    pending_limit_lsn = 0;
-  }
-  if (next_id + kIdLease / 2 < id_limit) return {};
-  if (pending_limit_lsn == 0) {
-    JobLog::Lsn lsn = 0;
-    std::uint64_t seg = 0;
-    std::uint64_t off = 0;
-    const std::uint64_t limit = next_id + kIdLease;
-    if (auto ec =
-            append(log::RecordType::kIdLimit, codec::encode_u64(limit), false, &lsn, &seg, &off)) {
-      return ec;
-    }
-    pending_limit = limit;
-    pending_limit_lsn = lsn;
-    if (opt.sync_thread && opt.sync != SyncPolicy::kAlways) {
-      // Written out first, so that the sync asked for covers it.
-      if (auto ec = write_out()) return ec;
-      syncer->request();
-    }
-  }
-  if (next_id < id_limit) return {};
-  if (auto ec = sync_inline()) return ec;
-  id_limit = std::max(id_limit, pending_limit);
-  pending_limit_lsn = 0;
-  return {};
 }
 
 JobLog::JobLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

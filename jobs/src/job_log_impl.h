@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal. The state behind JobLog, shared by job_log.cc (appends, syncs, disk full),
-// job_log_recovery.cc (open and replay) and job_log_compaction.cc.
+// job_log_recovery.cc (open and replay), job_log_dir.cc (the directory's lock and id lease)
+// and job_log_compaction.cc.
 #pragma once
 
 #include <cstdint>
@@ -37,10 +38,14 @@ struct SegmentInfo {
   LogPosition base = 0;  // the LogPosition of its byte 0 (the earlier segments' bytes)
 };
 
-// Ids a synced id-limit record covers ahead of the next id (the next record is written when
-// half of them are left).
-inline constexpr std::uint64_t kIdLease = 16384;
+// Ids the id lease file covers ahead of the next id when it is written (when the ids it
+// covered ran out): one write of the file (two fsyncs) per this many ids.
+inline constexpr std::uint64_t kIdLease = 65536;
 inline constexpr const char* kReserveFile = "reserve.space";
+// Held (FileSystem::lock_file) while a log is open: one log per directory.
+inline constexpr const char* kLockFile = "lock";
+// The id lease: one id-limit record, replaced whole (written beside it, synced, renamed).
+inline constexpr const char* kIdLeaseFile = "id.lease";
 // Records up to this size are gathered for one write per batch; the batch is written once it
 // reaches it. Space is set aside in steps of kReserveStep.
 inline constexpr std::size_t kMaxPending = 256 * 1024;
@@ -85,6 +90,17 @@ class JobLogImpl {
   void check_space(std::uint64_t now_ms);
   std::error_code create_reserve();
   void note_failure(const char* what, std::error_code ec);
+
+  // The directory (job_log_dir.cc). Locks it for this log (dir_lock); false and *error when
+  // another log holds it or the lock cannot be taken.
+  bool lock_dir(std::string* error);
+  // The id lease file's limit (0: no file, a directory of an older version); false and
+  // *error when it cannot be read or is damaged (with skip_corrupt: logged, 0).
+  bool read_id_lease(std::uint64_t* limit, std::string* error);
+  // Replaces the id lease file with one saying `limit`, durably (written beside it, synced,
+  // renamed, directory synced); on error the old file still holds.
+  std::error_code write_id_lease(std::uint64_t limit);
+  // Makes sure next_id is below a durable lease (writing the file when the lease ran out).
   std::error_code ensure_id_lease();
 
   // Positional readers of the segments bodies were read from (job_log_read.cc); a segment's
@@ -99,6 +115,9 @@ class JobLogImpl {
 
   JobLogOptions opt;
   FileSystem* fs;
+  // The directory's lock (kLockFile), first so that it is let go last, after the sync thread
+  // stopped and the files closed.
+  std::unique_ptr<FileObject> dir_lock;
   std::deque<SegmentInfo> segments;  // oldest first; back() is the head
   std::shared_ptr<WritableFile> head;
   std::string framed;              // the record being appended (reused: no allocation)
@@ -146,9 +165,8 @@ class JobLogImpl {
   std::uint64_t live_bytes = 0;
   std::uint64_t total_bytes = 0;
   std::uint64_t next_id = 1;
-  std::uint64_t id_limit = 1;       // ids below this may have been handed out (durably recorded)
-  std::uint64_t pending_limit = 0;  // the latest id-limit record, maybe not synced yet
-  Lsn pending_limit_lsn = 0;        // its LSN; 0: none waiting for a sync
+  std::uint64_t id_limit = 1;  // the id lease file says ids below this may have been handed out
+  bool lease_failing = false;  // the last write of the lease file failed (logged once)
   Lsn last_lsn = 0;
   std::unique_ptr<Syncer> syncer;
   bool disk_full = false;

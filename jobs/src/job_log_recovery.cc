@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// JobLog::open(): replays the segments oldest first. Only the last segment can hold unsynced
-// bytes (every segment is synced whole before the next one starts), and its kSynced records say
-// how far it was synced: damage past that is a torn tail and is cut off; damage anywhere else
-// stops the start naming file and byte offset, or is skipped with skip_corrupt.
+// JobLog::open(): locks the directory, then replays the segments oldest first. Only the end of
+// the last segment can be unsynced: every segment is synced whole before the next one starts,
+// its start record is synced before anything follows it, and its kSynced records say how far
+// it was synced. Damage in that unsynced end is a torn tail and is cut off; damage in anything
+// synced, or a missing segment, stops the start naming file and byte offset, or is skipped with
+// skip_corrupt.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -215,6 +217,10 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
   if (auto ec = fs->create_dir(options.dir)) {
     return fail("cannot create " + options.dir + ": " + ec.message());
   }
+  std::string problem;
+  if (!d->lock_dir(&problem)) return fail(problem);  // before anything is read, cut or written
+  std::uint64_t leased = 0;
+  if (!d->read_id_lease(&leased, &problem)) return fail(problem);
   std::vector<std::string> names;
   if (auto ec = fs->list(options.dir, &names)) {
     return fail("cannot list " + options.dir + ": " + ec.message());
@@ -225,6 +231,17 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
     if (Impl::parse_segment_name(name, &n)) numbers.push_back(n);
   }
   std::sort(numbers.begin(), numbers.end());
+  // Compaction removes the oldest segments only: a gap is a segment lost, with its jobs.
+  for (std::size_t i = 1; i < numbers.size(); ++i) {
+    if (numbers[i] == numbers[i - 1] + 1) continue;
+    const std::string what = "segment " + d->segment_path(numbers[i - 1] + 1) +
+                             " is missing (segments " + std::to_string(numbers[i - 1]) + " and " +
+                             std::to_string(numbers[i]) + " are there)";
+    if (!options.skip_corrupt) {
+      return fail(what + " (the skip-corrupt option starts without it)");
+    }
+    logger()->error("job log: {}; started without it", what);
+  }
 
   // About one live job per 192 bytes of log (a 100-byte body's put is 152): most of the
   // index's rehashing is skipped, at the cost of idle buckets when bodies are much larger.
@@ -273,11 +290,13 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
       const std::uint64_t next = log::Reader::find_valid(data, bad + 1);
       // Damage past everything a sync covered is a torn tail: unsynced pages may reach the disk
       // in any order, so valid records after the damage do not make it corruption. Damage
-      // before a synced offset does (only the last segment has an unsynced part at all).
-      const bool synced_before =
-          !first &&
-          std::max(replay.synced_end, synced_mark_after(data, bad + 1, replay.nonce)) > bad;
-      if (last && !synced_before && status == log::Reader::Status::kCorrupt) {
+      // before a synced offset does (only the last segment has an unsynced part at all). The
+      // start record is synced before anything is appended after it: a damaged one is a
+      // segment torn at birth only when the file holds nothing past it.
+      const bool synced =
+          first ? data.size() > log::kHeaderSize + codec::kSegmentStartSize
+                : std::max(replay.synced_end, synced_mark_after(data, bad + 1, replay.nonce)) > bad;
+      if (last && !synced && status == log::Reader::Status::kCorrupt) {
         logger()->warn("job log: torn tail in {} at byte offset {} ({}): {} bytes cut off", path,
                        bad, why, data.size() - bad);
         out->torn_bytes += data.size() - bad;
@@ -292,6 +311,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
                       path, bad, why, next - bad);
       out->skipped_bytes += next - bad;
       reader.skip_to(next);
+      first = false;  // past a damaged start record, the segment's other records still count
     }
     if (end < data.size()) {
       std::unique_ptr<WritableFile> file;
@@ -310,7 +330,9 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
     d->recovered_segments.emplace(number, std::move(contents));
   }
   out->segments = d->segments.size();
-  d->next_id = std::max(replay.id_limit, replay.max_id + 1);
+  // The lease file covers every id handed out; the segments' limits and ids cover a log of an
+  // older version (and a lease file skipped as damaged).
+  d->next_id = std::max({leased, replay.id_limit, replay.max_id + 1});
   d->id_limit = d->next_id;
   out->next_id = d->next_id;
   out->live_jobs = d->index.size();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -120,8 +121,51 @@ class PosixWritableFile final : public WritableFile {
   int fd_;
 };
 
+// A flock(2) held on an open lock file; an exclusive holder empties the file (its pid) first.
+class PosixFileLock final : public FileObject {
+ public:
+  PosixFileLock(int fd, bool exclusive) : fd_(fd), exclusive_(exclusive) {}
+  ~PosixFileLock() override {
+    // A failure leaves a stale "pid N" behind, which the next holder overwrites.
+    if (exclusive_) {
+      const int cut = ::ftruncate(fd_, 0);
+      (void)cut;
+    }
+    ::close(fd_);  // lets go of the lock
+  }
+
+ private:
+  int fd_;
+  bool exclusive_;
+};
+
 class PosixFileSystem final : public FileSystem {
  public:
+  std::error_code lock_file(const std::string& path, LockMode mode, std::string_view owner,
+                            std::unique_ptr<FileObject>* lock, std::string* holder) override {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return last_error();
+    const bool exclusive = mode == LockMode::kExclusive;
+    while (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+      if (errno == EINTR) continue;
+      std::error_code ec = last_error();
+      if (errno == EWOULDBLOCK) {
+        ec = std::make_error_code(std::errc::resource_unavailable_try_again);
+        std::string text;
+        if (holder != nullptr && !pread_all(fd, 0, 256, &text)) *holder = text;
+      }
+      ::close(fd);
+      return ec;
+    }
+    // Who holds it, for the message of the next one (the lock is what counts, not this).
+    if (exclusive && ::ftruncate(fd, 0) == 0) {
+      const ssize_t written = ::pwrite(fd, owner.data(), owner.size(), 0);
+      (void)written;
+    }
+    *lock = std::make_unique<PosixFileLock>(fd, exclusive);
+    return {};
+  }
+
   std::error_code create_dir(const std::string& dir) override {
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return last_error();
     return {};

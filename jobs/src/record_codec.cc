@@ -187,7 +187,7 @@ std::string encode_segment_start(const SegmentStart& s) {
 }
 
 bool decode_segment_start(std::string_view p, SegmentStart* s) {
-  if (p.size() != 32 || std::memcmp(p.data(), kMagic, 4) != 0) return false;
+  if (p.size() != kSegmentStartSize || std::memcmp(p.data(), kMagic, 4) != 0) return false;
   const std::uint32_t version = get_u32(p.data() + 4);
   if (version < kOldestFormatVersion || version > kFormatVersion) return false;
   s->number = get_u64(p.data() + 8);

@@ -19,6 +19,8 @@ inline constexpr std::uint32_t kOldestFormatVersion = 1;
 // The counters as a put or change record carries them: u64 delay ms, u32 x 5.
 inline constexpr std::size_t kCountersSize = 8 + 5 * 4;
 
+// A segment-start record's payload: magic, u32 version, u64 number, id limit and nonce.
+inline constexpr std::size_t kSegmentStartSize = 4 + 4 + 3 * 8;
 struct SegmentStart {
   std::uint64_t number = 0;
   std::uint64_t id_limit = 0;

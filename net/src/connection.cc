@@ -108,7 +108,10 @@ void Connection::on_input_end() {
 void Connection::send(std::string_view bytes) {
   if (closing() || bytes.empty()) return;
   if (std::string* batch = host_->batch_of(*this)) {
-    batch->append(bytes);  // written once the read is handled
+    // Written once the read is handled, or at the end of the timer's turn; it counts as output
+    // now, for an all-idle check later in the same turn.
+    idle_.record_write(host_->now_ms());
+    batch->append(bytes);
     return;
   }
   write_now(bytes);

@@ -104,7 +104,9 @@ void LoopTimer::turn() {
   inbox_->take_all();
   const LoopWheel::Time t = now();
   if (tick_observer_ && armed_for_ && *armed_for_ <= t) tick_observer_(t - *armed_for_);
+  if (turn_hooks_.before) turn_hooks_.before();
   const std::size_t ran = wheel_.advance(t, max_tasks_per_turn_);
+  if (turn_hooks_.after) turn_hooks_.after();
   in_turn_ = false;
   if (ran == max_tasks_per_turn_ && wheel_.next_due() == wheel_.now()) ++budget_cuts_;
   arm();

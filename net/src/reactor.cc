@@ -40,6 +40,7 @@ Reactor::Reactor(uv_loop_t* given_loop, TcpServerOptions options, ConnectionHand
       read_buffer_(new char[kReadBufferSize]) {
   try {
     timer_ = std::make_unique<LoopTimer>(loop_, options_.timer);
+    timer_->set_turn_hooks({[this] { in_timer_turn_ = true; }, [this] { flush_turn_batches(); }});
     detector_ = std::make_unique<IdleDetector>(*timer_, static_cast<IdleDetector::Owner&>(*this),
                                                IdleDetector::Options{options_.observe_output});
     watch_idle_ = options_.idle.reader.count() > 0 || options_.idle.writer.count() > 0 ||
@@ -171,6 +172,29 @@ void Reactor::dispatch(Connection& c, std::string_view bytes) {
   }
 }
 
+std::string* Reactor::batch_of(const Connection& c) {
+  if (dispatching_ == &c) return &batch_;
+  if (!in_timer_turn_) return nullptr;
+  const auto [it, added] = turn_batch_index_.try_emplace(&c, turn_batches_.size());
+  if (added) turn_batches_.emplace_back(const_cast<Connection*>(&c), std::string());
+  return &turn_batches_[it->second].second;
+}
+
+void Reactor::flush_turn_batches() {
+  // Still batching while writing: a write that fails closes its connection, and what the
+  // handler's on_close sends to another connection queues behind that one's batch. A batch
+  // leaves the index before its write, so what comes later gets an entry of its own, later.
+  for (std::size_t i = 0; i < turn_batches_.size(); ++i) {
+    Connection* c = turn_batches_[i].first;
+    const std::string bytes = std::move(turn_batches_[i].second);
+    turn_batch_index_.erase(c);
+    if (!bytes.empty() && !c->closing()) c->write_now(bytes);
+  }
+  turn_batches_.clear();
+  turn_batch_index_.clear();
+  in_timer_turn_ = false;
+}
+
 void Reactor::on_input_end(Connection& c) {
   handler_.on_input_end(c);
 }
@@ -179,6 +203,9 @@ void Reactor::on_closing(Connection& c, CloseReason reason) {
   assert_in_loop_thread();
   detector_->unwatch(c.idle_);
   if (dispatching_ == &c) batch_.clear();
+  if (const auto it = turn_batch_index_.find(&c); it != turn_batch_index_.end()) {
+    turn_batches_[it->second].second.clear();  // a closing connection sends nothing more
+  }
   assert(counts_.connections > 0);
   --counts_.connections;
   if (reason == CloseReason::kSlowConsumer) ++counts_.slow_consumers;

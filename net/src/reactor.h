@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -60,9 +61,7 @@ class Reactor final : private ConnectionHost, private Acceptor::Sink, private Id
   std::size_t max_output() const override { return options_.max_output; }
   TcpServerCounters& counts() override { return counts_; }
   void dispatch(Connection& c, std::string_view bytes) override;
-  std::string* batch_of(const Connection& c) override {
-    return dispatching_ == &c ? &batch_ : nullptr;
-  }
+  std::string* batch_of(const Connection& c) override;
   void on_input_end(Connection& c) override;
   void on_closing(Connection& c, CloseReason reason) override;
   void on_draining(Connection& c) override;
@@ -86,6 +85,8 @@ class Reactor final : private ConnectionHost, private Acceptor::Sink, private Id
   void assert_in_loop_thread() const {
     assert(loop_thread_ == std::thread::id() || loop_thread_ == std::this_thread::get_id());
   }
+  // Writes what the timer's tasks sent in this turn, one send(2) per connection.
+  void flush_turn_batches();
   void begin_shutdown();
   void force_close_all();
   void finish_shutdown();
@@ -126,6 +127,13 @@ class Reactor final : private ConnectionHost, private Acceptor::Sink, private Id
   std::unique_ptr<char[]> read_buffer_;
   Connection* dispatching_ = nullptr;
   std::string batch_;
+  // While the timer runs a turn's tasks: what they send, per connection, in order of first send
+  // (a burst of due DELAYs was one send(2) per line, most of the loop's time). Written at the
+  // turn's end by flush_turn_batches(); a connection that closes meanwhile loses its batch, as a
+  // read's replies are lost when it closes.
+  bool in_timer_turn_ = false;
+  std::vector<std::pair<Connection*, std::string>> turn_batches_;
+  std::unordered_map<const Connection*, std::size_t> turn_batch_index_;
 };
 
 }  // namespace wheel::net

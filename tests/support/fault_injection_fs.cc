@@ -41,7 +41,53 @@ class FaultReadFile final : public RandomAccessFile {
   std::shared_ptr<FaultInjectionFs::Inode> inode_;
 };
 
+class FaultLock final : public FileObject {
+ public:
+  FaultLock(FaultInjectionFs* fs, std::string path, bool exclusive)
+      : fs_(fs), path_(std::move(path)), exclusive_(exclusive) {}
+  ~FaultLock() override { fs_->unlock(path_, exclusive_); }
+
+ private:
+  FaultInjectionFs* fs_;
+  std::string path_;
+  bool exclusive_;
+};
+
 }  // namespace
+
+std::error_code FaultInjectionFs::lock_file(const std::string& path, LockMode mode,
+                                            std::string_view owner,
+                                            std::unique_ptr<FileObject>* lock,
+                                            std::string* holder) {
+  std::lock_guard guard(mu_);
+  if (crashed_) return err(EIO);
+  if (!dirs_.count(parent(path))) return err(ENOENT);
+  LockState& state = locks_[path];
+  const bool exclusive = mode == LockMode::kExclusive;
+  if (state.exclusive || (exclusive && state.shared > 0)) {
+    if (holder != nullptr) *holder = state.owner;
+    return std::make_error_code(std::errc::resource_unavailable_try_again);
+  }
+  if (exclusive) {
+    state.exclusive = true;
+    state.owner = owner;
+  } else {
+    ++state.shared;
+  }
+  *lock = std::make_unique<FaultLock>(this, path, exclusive);
+  return {};
+}
+
+void FaultInjectionFs::unlock(const std::string& path, bool exclusive) {
+  std::lock_guard guard(mu_);
+  LockState& state = locks_[path];
+  if (exclusive) {
+    state.exclusive = false;
+    state.owner.clear();
+  } else {
+    --state.shared;
+  }
+}
 
 std::string FaultInjectionFs::parent(const std::string& path) {
   const auto slash = path.rfind('/');

@@ -13,6 +13,8 @@
 // Reads: open_read() files read what was appended, synced or not (the page cache), also past
 // the cut point (a write error does not unwrite the page cache); set_read_failure(true) makes
 // every positional read fail with EIO (a bad sector).
+// Locks: lock_file() keeps its locks in memory (process state: a power loss keeps them), with
+// flock's rules, so two logs on one directory of one FaultInjectionFs conflict.
 // Planted bug: set_ignore_sync(true) makes sync() and sync_dir() succeed without syncing.
 // Thread-safe (one mutex): the log syncs from its own thread.
 #pragma once
@@ -51,6 +53,10 @@ class FaultInjectionFs final : public FileSystem {
   std::error_code remove(const std::string& path) override;
   std::error_code sync_dir(const std::string& dir) override;
   std::error_code free_bytes(const std::string& dir, std::uint64_t* bytes) override;
+  std::error_code lock_file(const std::string& path, LockMode mode, std::string_view owner,
+                            std::unique_ptr<FileObject>* lock, std::string* holder) override;
+  // Called by a lock when it is destroyed.
+  void unlock(const std::string& path, bool exclusive);
 
   // Mutating operations so far (appends, syncs, truncates, renames, removes, creations).
   std::uint64_t ops() const;
@@ -94,6 +100,12 @@ class FaultInjectionFs final : public FileSystem {
   std::map<std::string, std::shared_ptr<Inode>> live_;
   std::map<std::string, std::shared_ptr<Inode>> durable_;  // directory entries as last synced
   std::set<std::string> dirs_;
+  struct LockState {
+    int shared = 0;
+    bool exclusive = false;
+    std::string owner;
+  };
+  std::map<std::string, LockState> locks_;
   std::uint64_t ops_ = 0;
   std::uint64_t crash_at_ = 0;
   bool crashed_ = false;

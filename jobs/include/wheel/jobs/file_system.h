@@ -75,9 +75,22 @@ class FileContents : public FileObject {
   virtual std::string_view data() const = 0;
 };
 
+// How FileSystem::lock_file() locks a file: one exclusive holder (the job log that writes a
+// directory), or any number of shared ones (tools that only read it).
+enum class LockMode { kShared, kExclusive };
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
+
+  // Locks `path` (created if absent) without waiting, until *lock is destroyed. Advisory
+  // (flock(2)): every holder of one lock file must ask for it, and two holders conflict even in
+  // one process. When another holder has it: std::errc::resource_unavailable_try_again, and
+  // *holder (may be null) is what that holder wrote into the file, if anything. An exclusive
+  // holder writes `owner` (e.g. "pid 1234") into the file for that message, and empties it when
+  // it lets go; a failure to write it is not an error (the lock is what counts).
+  virtual std::error_code lock_file(const std::string& path, LockMode mode, std::string_view owner,
+                                    std::unique_ptr<FileObject>* lock, std::string* holder) = 0;
 
   // Creates `dir` if it does not exist (not its parents).
   virtual std::error_code create_dir(const std::string& dir) = 0;

@@ -80,10 +80,13 @@ class JobLog {
  public:
   using Lsn = std::uint64_t;
 
-  // Opens the log in options.dir (creating it), replays it into *recovered and starts a new
-  // head segment. Returns null and a message naming the file and byte offset in *error when
-  // the log is damaged in the middle (unless skip_corrupt) or cannot be read or written.
-  // Throws std::invalid_argument for options out of range. Owner thread: the calling thread.
+  // Opens the log in options.dir (creating it), locks the directory for as long as the log
+  // lives (the file "lock", through options.fs), replays it into *recovered and starts a new
+  // head segment. Returns null and a message in *error when another log (in this process or
+  // another) holds the directory (naming it and the holder's pid), when anything that was
+  // synced is damaged or a segment is missing (naming the file and byte offset; unless
+  // skip_corrupt), or when the log cannot be read or written. Throws std::invalid_argument for
+  // options out of range. Owner thread: the calling thread.
   static std::unique_ptr<JobLog> open(const JobLogOptions& options, Recovered* recovered,
                                       std::string* error);
   // With JobLogOptions::defer_jobs: calls `each` once per live job open() found, by id, as
@@ -96,8 +99,10 @@ class JobLog {
   JobLog(const JobLog&) = delete;
   JobLog& operator=(const JobLog&) = delete;
 
-  // Hands out the next job id (never one handed out before, even before a crash). May write
-  // and sync an id-limit record; fails with kDiskFull or kFailed.
+  // Hands out the next job id (never one handed out before, even before a crash or a start
+  // that cut or skipped records). When the id lease ran out, first replaces the id lease file
+  // (waiting for its syncs); fails with kDiskFull or kFailed when that fails (the log itself
+  // goes on; the next call tries again).
   std::error_code allocate_id(std::uint64_t* id);
 
   // Append one change. On success *lsn is its LSN; on error nothing was appended (the caller

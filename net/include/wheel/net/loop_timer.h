@@ -40,6 +40,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -58,6 +59,15 @@ namespace wheel::net {
 class LoopInbox;
 
 // What a LoopTimer adds to the wheel's options.
+// What runs around the due tasks of each turn, on the loop thread: `before` just before the
+// wheel advances, `after` just after (tasks that throw are caught and logged by the wheel, so
+// `after` always follows). A TcpServer uses them to write each connection's output of a turn in
+// one send(2). Either may be empty.
+struct LoopTimerTurnHooks {
+  std::function<void()> before;
+  std::function<void()> after;
+};
+
 struct LoopTimerOptions {
   // Due tasks run per loop turn, at most; the rest wait for the next turns, each after the loop
   // has polled for I/O. >= 1.
@@ -144,6 +154,10 @@ class LoopTimer : private wheel::detail::ClockDriven {
   // Safe from any thread.
   void cancel_posted(PostedTimeout timeout);
 
+  // Replaces the hooks run around each turn's tasks (LoopTimerTurnHooks). Loop thread only, not
+  // from a task.
+  void set_turn_hooks(LoopTimerTurnHooks hooks) { turn_hooks_ = std::move(hooks); }
+
   // Stops the timer and closes its handles (see the top of this file). Idempotent.
   // REQUIRES: not called from one of this timer's tasks. Loop thread only.
   void close();
@@ -192,6 +206,7 @@ class LoopTimer : private wheel::detail::ClockDriven {
   ManualClock* const manual_;  // null: the steady clock
   const std::size_t max_tasks_per_turn_;
   const TickObserver tick_observer_;
+  LoopTimerTurnHooks turn_hooks_;
   LoopWheel wheel_;
   LoopInbox* inbox_;                          // frees itself once its handles have closed
   std::optional<LoopWheel::Time> armed_for_;  // when the uv timer fires; nullopt: stopped
