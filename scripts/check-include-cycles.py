@@ -4,6 +4,9 @@
 # "..." includes (resolved by file name within the given folders) form a cycle, e.g.
 # connection.cc -> server_core.h and server_core.h -> tcp_server.h while tcp_server.cc ->
 # server_core.h. Usage: check-include-cycles.py [folder ...] (default: every C++ folder).
+# It also checks the layer order of the libraries (LAYERS below, drawn in docs/architecture.md):
+# a file of one layer may include the public headers of the layers it is allowed only, so that
+# dependencies point one way (jobs/log imports nothing else from jobs, the model no protocol, ...).
 import os
 import re
 import subprocess
@@ -57,4 +60,44 @@ for u in sorted(edges):
 for c in cycles:
     print("include cycle: " + " -> ".join(c), file=sys.stderr)
 print(f"include cycles: {len(cycles)} among {len(edges)} units", file=sys.stderr)
-sys.exit(1 if cycles else 0)
+
+# The layers: folder -> the layers its files may include (besides their own).
+LAYERS = {
+    "common": set(),
+    "timer": {"common"},
+    "net": {"common", "timer"},
+    "redis": {"common", "timer", "net"},
+    "jobs/log": {"common"},
+    "jobs/model": {"common", "timer"},
+    "jobs/beanstalk": {"common", "timer", "jobs/model"},
+    "jobs/durable": {"common", "timer", "jobs/model", "jobs/log"},
+    "jobs/server": {"common", "timer", "net", "jobs/log", "jobs/model", "jobs/beanstalk",
+                    "jobs/durable"},
+    "jobs/fleet": {"common", "timer", "net", "redis", "jobs/log", "jobs/model",
+                   "jobs/beanstalk", "jobs/durable", "jobs/server"},
+}
+# The public header of a layer -> its layer: where git has it, under <layer>/include/.
+header_layer = {}
+all_files = subprocess.run(["git", "-C", root, "ls-files", "--", *LAYERS], check=True,
+                           capture_output=True, text=True).stdout.split()
+for f in all_files:
+    for layer in LAYERS:
+        prefix = layer + "/include/"
+        if f.startswith(prefix):
+            header_layer[f[len(prefix):]] = layer
+wrong = []
+for f in all_files:
+    own = next((layer for layer in sorted(LAYERS, key=len, reverse=True)
+                if f.startswith(layer + "/")), None)
+    if own is None or not f.endswith((".h", ".cc")):
+        continue
+    text = open(os.path.join(root, f), encoding="utf-8").read()
+    for name in include.findall(text):
+        layer = header_layer.get(name)
+        if layer is not None and layer != own and layer not in LAYERS[own]:
+            wrong.append(f"{f} includes {name} ({layer}): {own} may include only "
+                         f"{', '.join(sorted(LAYERS[own])) or 'nothing of the project'}")
+for w in wrong:
+    print("layer order: " + w, file=sys.stderr)
+print(f"layer order: {len(wrong)} includes against it in {len(LAYERS)} layers", file=sys.stderr)
+sys.exit(1 if cycles or wrong else 0)

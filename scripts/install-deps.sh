@@ -13,6 +13,11 @@ command -v npm >/dev/null || packages+=(npm)
 # Installing and packaging: manual pages from --help (help2man), the .deb's dependencies
 # (dpkg-shlibdeps, in dpkg-dev). The build goes on without them.
 packages+=(help2man dpkg-dev)
+# Lint: luac5.1 -p checks the Lua scripts (Redis runs Lua 5.1) in scripts/lint.sh.
+packages+=(lua5.1)
+# Docs: scripts/bench-charts.py draws docs/img/*.svg from docs/bench with matplotlib; a ctest
+# test runs it, so CI needs it too.
+packages+=(python3-matplotlib)
 # Bench only: Boost.Asio for wheel-idle-bench's asio implementation (the build goes on without).
 packages+=(libboost-dev)
 missing=()

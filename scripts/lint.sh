@@ -9,7 +9,7 @@ clang-format --dry-run -Werror "${files[@]}"
 echo "lint: clang-format clean (${#files[@]} files)" >&2
 # Every source, script and build file carries the project's SPDX license line.
 mapfile -t unlicensed < <(git ls-files '*.h' '*.cc' '*.java' '*.js' '*.sh' '*.py' 'CMakeLists.txt' \
-  '*.cmake' | xargs grep -L 'SPDX-License-Identifier: Apache-2.0' || true)
+  '*.cmake' '*.lua' | xargs grep -L 'SPDX-License-Identifier: Apache-2.0' || true)
 if ((${#unlicensed[@]})); then
   echo "lint: no SPDX-License-Identifier line in: ${unlicensed[*]}" >&2
   exit 1
@@ -24,10 +24,30 @@ if git grep -nE 'spdlog::(trace|debug|info|warn|error|critical)\(' -- '*.h' '*.c
   echo "lint: spdlog's default logger used above; log through wheel::logger()" >&2
   exit 1
 fi
+# Lua lives in .lua files (issue 31), embedded at build time (cmake/WheelEmbedLua.cmake), never
+# in C++ strings: each file parses as Lua 5.1 (Redis's Lua), and each script of a folder with a
+# prologue.lua parses as Redis loads it, after the prologue (jobs/fleet/src/redis_scripts.cc).
+if git grep -nF 'redis.call' -- '*.h' '*.cc' >&2; then
+  echo "lint: Lua in C++ above; put it in a .lua file (cmake/WheelEmbedLua.cmake)" >&2
+  exit 1
+fi
+command -v luac5.1 >/dev/null || { echo "lint: luac5.1 missing (scripts/install-deps.sh)" >&2; exit 2; }
+mapfile -t lua < <(git ls-files '*.lua')
+for f in "${lua[@]}"; do
+  luac5.1 -p "$f"
+  prologue="$(dirname "$f")/prologue.lua"
+  if [[ -f $prologue && $f != "$prologue" ]]; then
+    if ! out=$(cat "$prologue" "$f" | luac5.1 -p - 2>&1); then
+      echo "lint: $f after $prologue: $out" >&2
+      exit 1
+    fi
+  fi
+done
+echo "lint: luac5.1 -p clean (${#lua[@]} .lua files)" >&2
 # No two files include each other, in every C++ folder (issue 18).
-python3 scripts/check-include-cycles.py timer net server jobs load apps examples bench tests
+python3 scripts/check-include-cycles.py common timer net redis server jobs load apps examples bench tests
 if [[ ${1:-} == --tidy ]]; then
   [[ -f build/plain/compile_commands.json ]] || { echo "lint: build plain first" >&2; exit 2; }
-  mapfile -t sources < <(git ls-files 'timer/src/*.cc' 'net/src/*.cc' 'load/src/*.cc')
+  mapfile -t sources < <(git ls-files 'common/src/*.cc' 'timer/src/*.cc' 'net/src/*.cc' 'load/src/*.cc')
   clang-tidy -p build/plain --quiet "${sources[@]}"
 fi

@@ -24,7 +24,7 @@ jobs=${JOBS:-2}
 # Every substitution must change its file: one that no longer matches stops the script.
 mutants=(
   # The twelve classic mutants (issue 12's list and the five its suite already caught).
-  "M1@timer/src/timer_wheel.cc@s/rounds < kRoundLabels \? round_label\(slot_tick\) : kFar/rounds < kRoundLabels ? round_label(rounds >= 1 ? slot_tick - mask_ - 1 : slot_tick) : kFar/@timer_layout_test"
+  "M1@timer/src/hashed_layout.cc@s/rounds < kRoundLabels \? round_label\(slot_tick\) : kFar/rounds < kRoundLabels ? round_label(rounds >= 1 ? slot_tick - mask_ - 1 : slot_tick) : kFar/@timer_layout_test"
   'M2-cancel-after-expiry@timer/src/timeout.cc@s/if \(!is_periodic\(\)\) return false;/if (!is_periodic()) return true;/@timeout_test'
   'M3-pending-twice@timer/src/timer_core.cc@s/(if \(max_pending_ <= 0\) \{\n\s+pending_\.fetch_add\()1,/${1}2,/@timer_cancel_test'
   "M4@timer/src/timer_core.cc@s/\} while \(!pending_\.compare_exchange_weak\(count, count \+ 1, std::memory_order_relaxed\)\);/} while (false);\n  pending_.fetch_add(1, std::memory_order_relaxed);/@timer_threads_test"
@@ -46,35 +46,40 @@ mutants=(
   "D6-connection-bytes@server/src/line_protocol_handler.cc@s/pending->bytes \+ text\.size\(\) > delay_limits_\.bytes_per_connection \|\|//@net_server_hardening_test"
   "G7-emfile@net/src/acceptor.cc@s/if \(error == EMFILE \|\| error == ENFILE\) return self->reject_for_descriptors\(\);//@net_server_hardening_test"
   # issue 19: beanstalkd's protocol parser and replies (jobs/)
-  "J1-line-limit@jobs/src/beanstalk_protocol.cc@s/if \\(line_size_ == kMaxLineBytes - 1\\)/if (line_size_ == kMaxLineBytes)/@jobs_beanstalk_protocol_test"
-  "J2-number-overflow@jobs/src/beanstalk_command_line.cc@s/if \\(value > \\(max - digit\\) \\/ 10\\) return false;//@jobs_beanstalk_protocol_test"
-  "J3-tube-length@jobs/src/beanstalk_command_line.cc@s/name\\.size\\(\\) > kMaxTubeNameBytes/name.size() > kMaxTubeNameBytes + 1/@jobs_beanstalk_protocol_test"
-  "J4-tube-hyphen@jobs/src/beanstalk_command_line.cc@s/ \\|\\| name\\.front\\(\\) == '-'//@jobs_beanstalk_protocol_test"
-  "J5-job-too-big-limit@jobs/src/beanstalk_protocol.cc@s/if \\(announced > max_job_size_\\)/if (announced >= max_job_size_)/@jobs_beanstalk_protocol_test"
-  "J6-discard-crlf@jobs/src/beanstalk_protocol.cc@s/discard_left_ = std::uint64_t\\{announced\\} \\+ 2;/discard_left_ = std::uint64_t{announced};/@jobs_beanstalk_protocol_test"
-  "J7-trailer-cr@jobs/src/beanstalk_protocol.cc@s/trailer_\\[0\\] == '\\\\r' && //@jobs_beanstalk_protocol_test"
-  "J8-decimals@jobs/src/beanstalk_command_line.cc@s/if \\(\\+\\+decimals > 3\\)/if (++decimals > 4)/@jobs_beanstalk_protocol_test"
-  "J9-split-crlf@jobs/src/beanstalk_protocol.cc@s/(RequestParser::feed_discard_line.*?)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = (c == '\\\\r') && i + 1 < bytes.size();/s@jobs_beanstalk_protocol_test"
-  "J9b-split-crlf-line@jobs/src/beanstalk_protocol.cc@s/(line_\\[line_size_\\+\\+\\] = c;\\n\\s+)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = (c == '\\\\r') && i + 1 < bytes.size();/@jobs_beanstalk_protocol_test"
-  "J9c-split-crlf-overflow@jobs/src/beanstalk_protocol.cc@s/(line_size_ = 0;\\n\\s+)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = false;/@jobs_beanstalk_protocol_test"
-  "J10-body-reserve@jobs/src/beanstalk_protocol.cc@s/body\\.reserve\\(std::min<std::size_t>\\(body_needed_, std::max\\(want, 2 \\* body\\.capacity\\(\\)\\)\\)\\);/body.reserve(body_needed_);/@jobs_beanstalk_protocol_test"
-  "J11-one-request-per-feed@jobs/src/beanstalk_protocol.cc@s/while \\(step\\.consumed < bytes\\.size\\(\\) && !step\\.request\\)/while (step.consumed < bytes.size())/@jobs_beanstalk_protocol_test"
-  "J12-stats-key@jobs/src/beanstalk_stats.cc@s/  y\\.number\\(\"cmd-touch\", c\\.touch\\);\\n//@jobs_beanstalk_reply_test"
-  "J13-ok-length@jobs/src/beanstalk_reply.cc@s/append_word_and_number\\(out, \"OK\", yaml\\.size\\(\\)\\);/append_word_and_number(out, \"OK\", yaml.size() + 2);/@jobs_beanstalk_reply_test"
-  "J14-version-quotes@jobs/src/beanstalk_stats.cc@s/y\\.quoted\\(\"version\", s\\.version\\);/y.raw(\"version\", s.version);/@jobs_beanstalk_yaml_conformance_test"
-  "J15-tube-quotes@jobs/src/beanstalk_stats.cc@s/y\\.raw\\(\"tube\", s\\.tube\\);/y.quoted(\"tube\", s.tube);/@jobs_beanstalk_yaml_conformance_test"
-  "J16-stats-order@jobs/src/beanstalk_stats.cc@s/(  y\\.number\\(\"cmd-reserve\", c\\.reserve\\);\\n)(  y\\.number\\(\"cmd-reserve-with-timeout\", c\\.reserve_with_timeout\\);\\n)/\$2\$1/@jobs_beanstalk_yaml_conformance_test"
+  "J1-line-limit@jobs/beanstalk/src/beanstalk_protocol.cc@s/if \\(line_size_ == kMaxLineBytes - 1\\)/if (line_size_ == kMaxLineBytes)/@jobs_beanstalk_protocol_test"
+  "J2-number-overflow@jobs/beanstalk/src/beanstalk_command_line.cc@s/if \\(value > \\(max - digit\\) \\/ 10\\) return false;//@jobs_beanstalk_protocol_test"
+  "J3-tube-length@jobs/model/src/tube_name.cc@s/name\\.size\\(\\) > kMaxTubeNameBytes/name.size() > kMaxTubeNameBytes + 1/@jobs_beanstalk_protocol_test"
+  "J4-tube-hyphen@jobs/model/src/tube_name.cc@s/ \\|\\| name\\.front\\(\\) == '-'//@jobs_beanstalk_protocol_test"
+  "J5-job-too-big-limit@jobs/beanstalk/src/beanstalk_protocol.cc@s/if \\(announced > max_job_size_\\)/if (announced >= max_job_size_)/@jobs_beanstalk_protocol_test"
+  "J6-discard-crlf@jobs/beanstalk/src/beanstalk_protocol.cc@s/discard_left_ = std::uint64_t\\{announced\\} \\+ 2;/discard_left_ = std::uint64_t{announced};/@jobs_beanstalk_protocol_test"
+  "J7-trailer-cr@jobs/beanstalk/src/beanstalk_protocol.cc@s/trailer_\\[0\\] == '\\\\r' && //@jobs_beanstalk_protocol_test"
+  "J8-decimals@jobs/beanstalk/src/beanstalk_command_line.cc@s/if \\(\\+\\+decimals > 3\\)/if (++decimals > 4)/@jobs_beanstalk_protocol_test"
+  "J9-split-crlf@jobs/beanstalk/src/beanstalk_protocol.cc@s/(RequestParser::feed_discard_line.*?)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = (c == '\\\\r') && i + 1 < bytes.size();/s@jobs_beanstalk_protocol_test"
+  "J9b-split-crlf-line@jobs/beanstalk/src/beanstalk_protocol.cc@s/(line_\\[line_size_\\+\\+\\] = c;\\n\\s+)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = (c == '\\\\r') && i + 1 < bytes.size();/@jobs_beanstalk_protocol_test"
+  "J9c-split-crlf-overflow@jobs/beanstalk/src/beanstalk_protocol.cc@s/(line_size_ = 0;\\n\\s+)line_ends_in_cr_ = \\(c == '\\\\r'\\);/\$1line_ends_in_cr_ = false;/@jobs_beanstalk_protocol_test"
+  "J10-body-reserve@jobs/beanstalk/src/beanstalk_protocol.cc@s/body\\.reserve\\(std::min<std::size_t>\\(body_needed_, std::max\\(want, 2 \\* body\\.capacity\\(\\)\\)\\)\\);/body.reserve(body_needed_);/@jobs_beanstalk_protocol_test"
+  "J11-one-request-per-feed@jobs/beanstalk/src/beanstalk_protocol.cc@s/while \\(step\\.consumed < bytes\\.size\\(\\) && !step\\.request\\)/while (step.consumed < bytes.size())/@jobs_beanstalk_protocol_test"
+  "J12-stats-key@jobs/beanstalk/src/beanstalk_stats.cc@s/  y\\.number\\(\"cmd-touch\", c\\.touch\\);\\n//@jobs_beanstalk_reply_test"
+  "J13-ok-length@jobs/beanstalk/src/beanstalk_reply.cc@s/append_word_and_number\\(out, \"OK\", yaml\\.size\\(\\)\\);/append_word_and_number(out, \"OK\", yaml.size() + 2);/@jobs_beanstalk_reply_test"
+  "J14-version-quotes@jobs/beanstalk/src/beanstalk_stats.cc@s/y\\.quoted\\(\"version\", s\\.version\\);/y.raw(\"version\", s.version);/@jobs_beanstalk_yaml_conformance_test"
+  "J15-tube-quotes@jobs/beanstalk/src/beanstalk_stats.cc@s/y\\.raw\\(\"tube\", s\\.tube\\);/y.quoted(\"tube\", s.tube);/@jobs_beanstalk_yaml_conformance_test"
+  "J16-stats-order@jobs/beanstalk/src/beanstalk_stats.cc@s/(  y\\.number\\(\"cmd-reserve\", c\\.reserve\\);\\n)(  y\\.number\\(\"cmd-reserve-with-timeout\", c\\.reserve_with_timeout\\);\\n)/\$2\$1/@jobs_beanstalk_yaml_conformance_test"
   # issue 19: one per durability guarantee of the jobs log
-  'K1-no-fsync@jobs/src/syncer.cc@s/if \(\(ec = f->sync\(\)\)\) break;/(void)f;  \/\/ fdatasync skipped/@jobs_power_loss_test'
-  'K2-ack-before-sync@jobs/src/syncer.cc@s/(note_written\(.*?)written_lsn_ = lsn;/${1}written_lsn_ = lsn;\n  durable_lsn_ = lsn;/s@jobs_group_commit_test'
-  'K3-crc-unchecked@jobs/src/log_reader.cc@s/if \(crc32c::value\(p \+ 4, 5 \+ std::size_t\{len\}\) != stored\)/if (false \&\& crc32c::value(p + 4, 5 + std::size_t{len}) != stored)/@jobs_log_format_test'
-  'K4-id-lease-ignored@jobs/src/job_log_recovery.cc@s/d->next_id = std::max\(\{leased, replay\.id_limit, replay\.max_id \+ 1\}\);/d->next_id = replay.max_id + 1;/@jobs_job_log_test'
-  'K5-compaction-drops-live@jobs/src/job_log_compaction.cc@s/it->second\.offset != rec\.offset\) \{/it->second.offset == rec.offset) {/@jobs_compaction_test'
+  'K1-no-fsync@jobs/log/src/syncer.cc@s/if \(\(ec = f->sync\(\)\)\) break;/(void)f;  \/\/ fdatasync skipped/@jobs_power_loss_test'
+  'K2-ack-before-sync@jobs/log/src/syncer.cc@s/(note_written\(.*?)written_lsn_ = lsn;/${1}written_lsn_ = lsn;\n  durable_lsn_ = lsn;/s@jobs_group_commit_test'
+  'K3-crc-unchecked@jobs/log/src/log_reader.cc@s/if \(crc32c::value\(p \+ 4, 5 \+ std::size_t\{len\}\) != stored\)/if (false \&\& crc32c::value(p + 4, 5 + std::size_t{len}) != stored)/@jobs_log_format_test'
+  'K4-id-lease-ignored@jobs/log/src/job_log_recovery.cc@s/d->next_id = std::max\(\{leased, replay\.id_limit, replay\.max_id \+ 1\}\);/d->next_id = replay.max_id + 1;/@jobs_job_log_test'
+  'K5-compaction-drops-live@jobs/log/src/job_log_compaction.cc@s/it->second\.offset != rec\.offset\) \{/it->second.offset == rec.offset) {/@jobs_compaction_test'
   # issue 36: the directory's lock, damage told from a torn tail, the id lease file
-  'I1-no-dir-lock@jobs/src/job_log_recovery.cc@s/if \(!d->lock_dir\(&problem\)\) return fail\(problem\);//@jobs_log_dir_test'
-  'I2-start-record-torn@jobs/src/job_log_recovery.cc@s/first \? data\.size\(\) > log::kHeaderSize \+ codec::kSegmentStartSize/first ? false/@jobs_log_damage_test'
-  'I3-segment-gap-ignored@jobs/src/job_log_recovery.cc@s/if \(numbers\[i\] == numbers\[i - 1\] \+ 1\) continue;/continue;/@jobs_log_damage_test'
-  'I4-lease-file-ignored@jobs/src/job_log_recovery.cc@s/std::max\(\{leased, /std::max({/@jobs_log_damage_test'
+  'I1-no-dir-lock@jobs/log/src/job_log_recovery.cc@s/if \(!d->lock_dir\(&problem\)\) return fail\(problem\);//@jobs_log_dir_test'
+  'I2-start-record-torn@jobs/log/src/job_log_recovery.cc@s/first \? data\.size\(\) > log::kHeaderSize \+ codec::kSegmentStartSize/first ? false/@jobs_log_damage_test'
+  'I3-segment-gap-ignored@jobs/log/src/job_log_recovery.cc@s/if \(numbers\[i\] == numbers\[i - 1\] \+ 1\) continue;/continue;/@jobs_log_damage_test'
+  'I4-lease-file-ignored@jobs/log/src/job_log_recovery.cc@s/std::max\(\{leased, /std::max({/@jobs_log_damage_test'
+  # issue 36: the output bound (a client that pipelines read-only commands and reads nothing)
+  'O1-output-bound@jobs/server/src/beanstalk_server_handler.cc@s/if \(c != nullptr && backlog\(client, c\) >= options_\.max_queued_output\) \{/if (false) {/@jobs_output_bound_test'
+  'O2-redis-output-bound@jobs/fleet/src/redis_jobs_handler.cc@s/if \(client->blocked \|\| out\.size\(\) \+ backlog\(client\) >= options_\.max_queued_output\) \{/if (false) {/@jobs_output_bound_test'
+  'O3-line-output-bound@server/src/line_protocol_handler.cc@s/if \(c\.queued_output\(\) >= max_output \/ 2\) \{/if (false) {/@net_server_in_process_test'
+  'O4-lines-read-on-when-paused@net/src/reactor.cc@s/return !c\.closing\(\) && !c\.input_paused\(\);/return !c.closing();/@net_backpressure_test'
 )
 
 if [[ ${1:-} == --list || ${1:-} == -l ]]; then

@@ -24,10 +24,10 @@ child_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f", ($16 + $17) / hz}'
 tsan_tests=(timer_options_test timeout_test node_pool_test cycle_clock_test timer_worker_test
             timer_threads_test periodic_threads_test timer_drain_test timer_layout_test logger_test
             heap_timer_test
-            net_loop_timer_test net_idle_detector_test net_tcp_server_test
+            net_loop_timer_test net_idle_detector_test net_tcp_server_test net_unix_socket_test
             net_server_in_process_test chat_server_test timer_tick_observer_test
             net_metrics_test net_metrics_http_test jobs_job_log_test jobs_group_commit_test
-            jobs_power_loss_test jobs_server_handler_test wheel_jobs_fleet_test
+            jobs_power_loss_test jobs_server_handler_test jobs_log_thread_test wheel_jobs_fleet_test
             jobs_log_metrics_test jobs_restore_test jobs_log_dir_test jobs_log_damage_test)
 tsan_labels="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
 for cfg in "${configs[@]}"; do

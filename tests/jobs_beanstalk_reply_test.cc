@@ -10,12 +10,13 @@
 #include <variant>
 #include <vector>
 
-#include "wheel/jobs/beanstalk_dispatcher.h"
-#include "wheel/jobs/beanstalk_reply.h"
-#include "wheel/jobs/beanstalk_stats.h"
+#include "wheel/jobs/beanstalk/beanstalk_reply.h"
+#include "wheel/jobs/beanstalk/beanstalk_stats.h"
+#include "wheel/jobs/server/beanstalk_dispatcher.h"
 
 namespace {
 
+using namespace wheel::jobs;
 using namespace wheel::jobs::beanstalk;
 using std::chrono::milliseconds;
 

@@ -17,7 +17,7 @@
 #include <type_traits>
 
 #include "support/fault_injection_fs.h"
-#include "wheel/jobs/file_system.h"
+#include "wheel/jobs/log/file_system.h"
 
 namespace wheel::jobs {
 namespace {

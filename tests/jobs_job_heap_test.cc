@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "wheel/jobs/tube.h"
+#include "wheel/jobs/model/tube.h"
 
 namespace wheel::jobs {
 namespace {

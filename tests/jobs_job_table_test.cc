@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // JobTable (wheel/jobs/job_table.h) against std::map under random inserts and erases, with
 // ids as a queue makes them (growing, most erased soon, some kept long) and clustered ones.
-#include "wheel/jobs/job_table.h"
+#include "wheel/jobs/model/job_table.h"
 
 #include <gtest/gtest.h>
 

@@ -16,9 +16,9 @@
 #include "record_codec.h"
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
-#include "wheel/jobs/job_log.h"
-#include "wheel/jobs/job_queue.h"
-#include "wheel/jobs/log_journal.h"
+#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/log/job_log.h"
+#include "wheel/jobs/model/job_queue.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {

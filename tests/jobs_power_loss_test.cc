@@ -15,7 +15,7 @@
 
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
-#include "wheel/jobs/job_log.h"
+#include "wheel/jobs/log/job_log.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "wheel/jobs/job_queue.h"
+#include "wheel/jobs/model/job_queue.h"
 
 namespace wheel::jobs {
 namespace {

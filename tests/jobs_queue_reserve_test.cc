@@ -3,10 +3,11 @@
 // pause-tube, the journal hook and restore. Time is moved by hand.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "wheel/jobs/job_queue.h"
+#include "wheel/jobs/model/job_queue.h"
 
 namespace wheel::jobs {
 namespace {
@@ -128,6 +129,38 @@ TEST_F(JobQueueReserveTest, PauseTubeHoldsReservesBackUntilItEnds) {
   EXPECT_EQ(events.ended, (std::vector<Ended>{{w1, Outcome::kOk, id}}));
   EXPECT_EQ(queue.tube_stats("default")->cmd_pause_tube, 1u);
   EXPECT_EQ(queue.pause_tube("no-such-tube", 1s), Outcome::kNotFound);
+}
+
+// A clock read in whole milliseconds, truncated, is up to 1 ms behind: with that granularity
+// every deadline a command starts (delay, pause, reserve timeout, TTR) ends 1 ms later on the
+// hand-moved clock, so none ends before its time on the true one.
+TEST_F(JobQueueReserveTest, ClockGranularityPushesEveryDeadlineOutByIt) {
+  queue.set_clock_granularity(1ms);
+  queue.advance(1000ms);
+  const std::uint64_t delayed = put(producer, 0, 50ms, 1s);
+  queue.advance(1050ms);
+  EXPECT_EQ(queue.peek(delayed)->state, JobState::kDelayed);
+  queue.advance(1051ms);
+  EXPECT_EQ(queue.peek(delayed)->state, JobState::kReady);
+
+  EXPECT_EQ(queue.pause_tube("default", 50ms), Outcome::kOk);  // paused until 1102
+  EXPECT_EQ(queue.reserve(w1, std::nullopt).outcome, Outcome::kWaiting);
+  EXPECT_EQ(queue.reserve(w2, 30ms).outcome, Outcome::kWaiting);  // times out at 1082
+  queue.advance(1081ms);
+  EXPECT_TRUE(events.ended.empty());
+  queue.advance(1082ms);
+  EXPECT_EQ(events.ended, (std::vector<Ended>{{w2, Outcome::kTimedOut, 0}}));
+  queue.advance(1101ms);
+  EXPECT_EQ(events.ended.size(), 1u);
+  queue.advance(1102ms);  // w1 reserves the job: its TTR of 1 s ends at 2103
+  EXPECT_EQ(events.ended.back(), (Ended{w1, Outcome::kOk, delayed}));
+
+  EXPECT_EQ(queue.reserve(w2, std::nullopt).outcome, Outcome::kWaiting);
+  queue.advance(2102ms);
+  EXPECT_EQ(queue.peek(delayed)->state, JobState::kReserved);
+  queue.advance(2103ms);
+  EXPECT_EQ(events.ended.back(), (Ended{w2, Outcome::kOk, delayed}));
+  EXPECT_THROW(queue.set_clock_granularity(-1ms), std::invalid_argument);
 }
 
 TEST_F(JobQueueReserveTest, ClosingAWaiterDropsItsWaitAndReleasesItsJobs) {

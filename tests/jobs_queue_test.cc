@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "wheel/jobs/job_queue.h"
+#include "wheel/jobs/model/job_queue.h"
 
 namespace wheel::jobs {
 namespace {
@@ -260,6 +260,17 @@ TEST_F(JobQueueTest, TubesComeAndGoAsBeanstalkds) {
   EXPECT_EQ(queue.ignore(b, "default").outcome, Outcome::kNotIgnored);
   EXPECT_EQ(queue.ignore(b, "never-watched").watching, 1u);
   EXPECT_NE(queue.find_tube("default"), nullptr);  // never dropped
+}
+
+TEST_F(JobQueueTest, TubeNamesKeepCreationOrder) {
+  for (const char* tube : {"zeta", "alpha", "mid", "beta"}) queue.watch(a, tube);
+  using Names = std::vector<std::string_view>;
+  EXPECT_EQ(queue.tube_names(), (Names{"default", "zeta", "alpha", "mid", "beta"}));
+  queue.ignore(a, "alpha");  // dropped: the others keep their order
+  EXPECT_EQ(queue.tube_names(), (Names{"default", "zeta", "mid", "beta"}));
+  queue.use(b, "alpha");  // new again: last
+  queue.ignore(a, "zeta");
+  EXPECT_EQ(queue.tube_names(), (Names{"default", "mid", "beta", "alpha"}));
 }
 
 TEST_F(JobQueueTest, StatsCountJobsPerStateAndTube) {

@@ -9,7 +9,8 @@
 #include <string>
 
 #include "support/redis_store_fixture.h"
-#include "wheel/jobs/redis_endpoint.h"
+#include "support/timer_test_support.h"
+#include "wheel/redis/redis_endpoint.h"
 
 namespace wheel::jobs {
 namespace {
@@ -134,6 +135,31 @@ TEST_F(RedisAuthTest, NoPasswordForARedisThatWantsOneFailsWithItsReason) {
   const InsertResult refused = put("q", 0, milliseconds(0), milliseconds(60'000), "body");
   EXPECT_EQ(refused.status, StoreStatus::kError);
   EXPECT_NE(refused.error.find("NOAUTH"), std::string::npos) << refused.error;
+}
+
+// The operator sees why: Redis's refusal is logged once with its own words, not at every retry
+// (the client retries about 7 times in that second), and counted each time.
+TEST_F(RedisAuthTest, ARefusedLoginIsLoggedOnceAndCountedAtEveryTry) {
+  ::wheel::testing::LogCapture log;
+  reconnect("app", "wrong", 0);
+  EXPECT_EQ(put("q", 0, milliseconds(0), milliseconds(60'000), "body").status, StoreStatus::kError);
+  const auto second_later = Clock::now() + std::chrono::seconds(1);
+  while (Clock::now() < second_later) uv_run(&loop_, UV_RUN_NOWAIT), nap();
+  EXPECT_GE(client_->metrics().errored(RedisErrorCause::kWrongpass), 3u);
+  EXPECT_EQ(log.count("WRONGPASS"), 1);
+  EXPECT_EQ(log.count("[wrongpass]"), 1);
+}
+
+TEST_F(RedisAuthTest, NoPasswordIsLoggedOnceAsNoauth) {
+  ::wheel::testing::LogCapture log;
+  reconnect("", "", 0);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(put("q", 0, milliseconds(0), milliseconds(60'000), "body").status,
+              StoreStatus::kError);
+  }
+  EXPECT_GE(client_->metrics().errored(RedisErrorCause::kNoauth), 3u);
+  EXPECT_EQ(log.count("NOAUTH Authentication required."), 1);
+  EXPECT_EQ(log.count("give it in the --store URL"), 1);  // the hint
 }
 
 }  // namespace

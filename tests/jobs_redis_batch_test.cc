@@ -12,13 +12,13 @@
 
 #include "support/redis_server.h"
 #include "support/redis_store_fixture.h"
-#include "wheel/jobs/redis_script_limits.h"
-#include "wheel/jobs/redis_store.h"
+#include "wheel/jobs/fleet/redis_script_limits.h"
+#include "wheel/jobs/fleet/redis_store.h"
 
 namespace wheel::jobs {
 namespace {
 
-// Calls of one command so far (INFO commandstats counts each redis.call inside a script too).
+// Calls of one command so far (INFO commandstats counts the commands a script calls too).
 long long calls(int port, const std::string& command) {
   const std::string info = wheel_test::redis_command(port, {"INFO", "commandstats"});
   const std::string key = "cmdstat_" + command + ":calls=";
@@ -68,7 +68,9 @@ TEST_F(RedisBatchTest, PutsIssuedTogetherRideOneScriptPerRoundTripWithIdsInIssue
   const long long batches = 2;
   static_assert(kMaxBatchesInFlight == 1, "with more in flight the rest need not wait");
   EXPECT_EQ(scripts() - scripts_before, batches);
-  EXPECT_EQ(calls(redis_.port(), "hset") - hsets_before, batches);  // one HSET per batch
+  // One HSET per batch, and one per tube made by it (its creation number, list-tubes' order):
+  // "a" and "b" are new.
+  EXPECT_EQ(calls(redis_.port(), "hset") - hsets_before, batches + 2);
   // per batch at most: a ready and a delayed zset per tube, and each tube's due time
   EXPECT_LE(calls(redis_.port(), "zadd") - zadds_before, batches * 6);
   for (std::size_t i = 0; i < n; ++i) {
@@ -82,8 +84,7 @@ TEST_F(RedisBatchTest, PutsIssuedTogetherRideOneScriptPerRoundTripWithIdsInIssue
     const JobInfo j = job(got[i]->id);
     ASSERT_EQ(j.status, StoreStatus::kOk);
     EXPECT_EQ(j.tube, i % 3 == 0 ? "a" : "b");
-    EXPECT_EQ(j.stats.state,
-              i % 2 == 0 ? beanstalk::JobState::kDelayed : beanstalk::JobState::kReady);
+    EXPECT_EQ(j.stats.state, i % 2 == 0 ? JobState::kDelayed : JobState::kReady);
   }
   EXPECT_EQ(tube("a").stats.total_jobs, (n + 2) / 3);
 }

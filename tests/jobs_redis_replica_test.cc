@@ -6,6 +6,11 @@
 // is sent at all.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -14,7 +19,9 @@
 #include <vector>
 
 #include "support/beanstalk_session.h"
+#include "support/metrics_scrape.h"
 #include "support/redis_store_fixture.h"
+#include "support/timer_test_support.h"
 #include "support/wheel_jobs_node.h"
 
 namespace wheel::jobs {
@@ -133,6 +140,51 @@ TEST_F(RedisReplicaTest, AWheelJobsNodeAnswersOnlyWhatTheReplicaHas) {
   replica_->resume();
   EXPECT_GE(redis_calls(redis_.port(), "wait"), 2);
   EXPECT_EQ(node->stop(), 0);
+}
+
+// --store pointed at the replica by mistake: every change is refused with READONLY. The client
+// logs Redis's reason once (then at most every 10 s) and counts each.
+TEST_F(RedisReplicaTest, AStoreOnTheReplicaLogsReadonlyOnceAndCountsEachRefusal) {
+  connect({"127.0.0.1", static_cast<std::uint16_t>(replica_->port()), 0, "", ""});
+  ::wheel::testing::LogCapture log;
+  for (int i = 0; i < 3; ++i) {
+    const InsertResult r = put("q", 0, milliseconds(0), milliseconds(60'000), "a");
+    EXPECT_EQ(r.status, StoreStatus::kError);
+    EXPECT_TRUE(r.error.starts_with("READONLY")) << r.error;
+  }
+  EXPECT_EQ(client_->metrics().errored(RedisErrorCause::kReadonly), 3u);
+  EXPECT_EQ(log.count("READONLY You can't write against a read only replica."), 1);
+  EXPECT_EQ(log.count("point --store at the primary"), 1);
+}
+
+// The same through a node: its log says READONLY once, its /metrics count it by cause.
+TEST_F(RedisReplicaTest, ANodeOnTheReplicaSaysWhyInItsLogAndItsMetrics) {
+  char name[] = "/tmp/wheel-jobs-log-XXXXXX";
+  const int fd = mkstemp(name);
+  ASSERT_GE(fd, 0);
+  const auto metrics = static_cast<std::uint16_t>(wheel_test::free_port());
+  auto node = std::make_unique<wheel_test::ServerProcess>(
+      std::vector<std::string>{WHEEL_JOBS_PATH, "--store", replica_->url(), "--port", "0",
+                               "--log-level", "warn", "--metrics-port", std::to_string(metrics)},
+      fd);
+  ASSERT_GT(node->port(), 0);
+  wheel_test::BeanstalkSession c(node->port());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(c.put(0, "0", "60", "a"), "INTERNAL_ERROR");
+  const auto e = wheel_test::scrape(metrics).e;
+  EXPECT_GE(e.value("wheel_jobs_redis_errors_total", {{"cause", "readonly"}}), 3);
+  EXPECT_EQ(e.value("wheel_jobs_internal_errors_total", {{"cause", "redis_error"}}), 3);
+  EXPECT_GE(e.value("wheel_jobs_redis_failures_total", {{"kind", "reply"}}), 3);  // as before
+  EXPECT_EQ(node->stop(), 0);
+  std::ifstream in(name);
+  int readonly = 0;
+  std::string all;
+  for (std::string line; std::getline(in, line);) {
+    readonly += line.find("READONLY") != std::string::npos;
+    all += line + "\n";
+  }
+  close(fd);
+  std::remove(name);
+  EXPECT_EQ(readonly, 1) << all;
 }
 
 TEST(RedisReplicaOptionsTest, AreRangeChecked) {

@@ -10,9 +10,9 @@
 
 #include "support/redis_server.h"
 #include "support/redis_store_fixture.h"
-#include "wheel/jobs/redis_client.h"
-#include "wheel/jobs/redis_endpoint.h"
-#include "wheel/jobs/redis_store.h"
+#include "wheel/jobs/fleet/redis_store.h"
+#include "wheel/redis/redis_client.h"
+#include "wheel/redis/redis_endpoint.h"
 
 namespace wheel::jobs {
 namespace {
@@ -62,7 +62,9 @@ TEST_F(RedisStoreTest, PutReserveDeleteInPriorityThenIdOrder) {
   EXPECT_EQ(r1.more, 2u);
   EXPECT_EQ(r2.id, a.id);  // same priority: lower id first
   EXPECT_EQ(r3.id, c.id);
-  EXPECT_EQ(r3.lease_end - r3.now, 60'000);
+  // From Redis's clock rounded up (now is truncated): 60 s, or 1 ms more.
+  EXPECT_GE(r3.lease_end - r3.now, 60'000);
+  EXPECT_LE(r3.lease_end - r3.now, 60'001);
   EXPECT_EQ(reserve({"q"}).status, StoreStatus::kNotFound);
   EXPECT_EQ(change([&](auto d) { store_->remove(b.id, r1.token, d); }).status, StoreStatus::kOk);
   EXPECT_EQ(change([&](auto d) { store_->remove(b.id, r1.token, d); }).status,
@@ -99,20 +101,84 @@ TEST_F(RedisStoreTest, DelayedJobBecomesReadyOnRedisClockAndNextDueSaysWhen) {
   const auto p = put("d", 0, milliseconds(400), milliseconds(1000), "later");
   const auto early = reserve({"d"});
   ASSERT_EQ(early.status, StoreStatus::kNotFound);
-  EXPECT_EQ(early.next_due, p.now + 400);
-  EXPECT_EQ(job(p.id).stats.state, beanstalk::JobState::kDelayed);
+  EXPECT_GE(early.next_due, p.now + 400);
+  EXPECT_LE(early.next_due, p.now + 401);  // from Redis's clock rounded up
+  EXPECT_EQ(job(p.id).stats.state, JobState::kDelayed);
   EXPECT_EQ(peek_tube("d", PeekWhich::kDelayed).id, p.id);
-  ASSERT_TRUE(wait_state(p.id, beanstalk::JobState::kReady, std::chrono::seconds(10)));
+  ASSERT_TRUE(wait_state(p.id, JobState::kReady, std::chrono::seconds(10)));
   const auto r = reserve({"d"});
   ASSERT_EQ(r.status, StoreStatus::kOk);
   EXPECT_GE(r.now, p.now + 400);
+}
+
+// Redis's TIME rules the due times of a fleet: a delay, a release's delay, a pause, a lease (TTR)
+// and a touch end no earlier than Redis's own clock, read in microseconds just before the
+// command, plus the time asked. The scripts read TIME in whole milliseconds; a deadline started
+// from the truncated reading ended up to 1 ms early.
+TEST_F(RedisStoreTest, EveryDeadlineEndsNoEarlierThanRedisTimePlusItsLength) {
+  auto redis_us = [&] {  // TIME: seconds, microseconds
+    const std::string t = redis_command(redis_.port(), {"TIME"});
+    return std::stoll(t.substr(0, t.find('\n'))) * 1'000'000 +
+           std::stoll(t.substr(t.find('\n') + 1));
+  };
+  for (int i = 0; i < 20; ++i) {
+    // A tube per deadline, so that each reserve's next_due is that deadline.
+    const std::string n = std::to_string(i), delays = "d" + n, leases = "l" + n, pauses = "p" + n;
+    std::int64_t before = redis_us();
+    put(delays, 0, milliseconds(5), milliseconds(1000), "x");
+    const auto delayed = reserve({delays});
+    if (delayed.status == StoreStatus::kNotFound && delayed.next_known) {
+      EXPECT_GE(delayed.next_due * 1000, before + 5'000) << "delay, try " << i;
+    }
+
+    put(leases, 0, milliseconds(0), milliseconds(1000), "y");
+    before = redis_us();
+    const auto leased = reserve({leases});
+    ASSERT_EQ(leased.status, StoreStatus::kOk);
+    EXPECT_GE(leased.lease_end * 1000, before + 1'000'000) << "ttr, try " << i;
+    before = redis_us();
+    const auto touched = change([&](auto d) { store_->touch(leased.id, leased.token, d); });
+    ASSERT_EQ(touched.status, StoreStatus::kOk);
+    EXPECT_GE(touched.value * 1000, before + 1'000'000) << "touch, try " << i;
+    before = redis_us();
+    ASSERT_EQ(change([&](auto d) {
+                store_->release(leased.id, leased.token, std::nullopt, milliseconds(5), true, d);
+              }).status,
+              StoreStatus::kOk);
+    const auto released = reserve({leases});
+    if (released.status == StoreStatus::kNotFound && released.next_known) {
+      EXPECT_GE(released.next_due * 1000, before + 5'000) << "release, try " << i;
+    }
+
+    put(pauses, 0, milliseconds(0), milliseconds(1000), "z");
+    before = redis_us();
+    ASSERT_EQ(change([&](auto d) { store_->pause_tube(pauses, milliseconds(5), false, d); }).status,
+              StoreStatus::kOk);
+    const auto paused = reserve({pauses});
+    if (paused.status == StoreStatus::kNotFound && paused.next_known) {
+      EXPECT_GE(paused.next_due * 1000, before + 5'000) << "pause, try " << i;
+    }
+  }
+}
+
+// list-tubes: the store's tubes in the order of their first put (each numbered at creation);
+// tubes written before there were numbers (a set member without one) first, by name.
+TEST_F(RedisStoreTest, TubesAreListedInCreationOrderOlderDataFirst) {
+  for (const char* tube : {"c", "b", "a"}) put(tube, 0, milliseconds(0), milliseconds(1000), "x");
+  put("b", 0, milliseconds(0), milliseconds(1000), "again");  // not new: keeps its place
+  redis_command(redis_.port(), {"SADD", "t:tubes", "zz", "yy"});
+  std::optional<TubeList> r;
+  store_->list_tubes([&](TubeList&& v) { r = std::move(v); });
+  const TubeList list = wait(r);
+  ASSERT_EQ(list.status, StoreStatus::kOk);
+  EXPECT_EQ(list.names, (std::vector<std::string>{"yy", "zz", "c", "b", "a"}));
 }
 
 TEST_F(RedisStoreTest, ALeaseThatRanOutIsFencedOffOnceAnotherHolderHasTheJob) {
   const auto p = put("f", 0, milliseconds(0), milliseconds(300), "x");
   const auto first = reserve({"f"});
   ASSERT_EQ(first.status, StoreStatus::kOk);
-  ASSERT_TRUE(wait_state(p.id, beanstalk::JobState::kReady, std::chrono::seconds(10)));
+  ASSERT_TRUE(wait_state(p.id, JobState::kReady, std::chrono::seconds(10)));
   EXPECT_EQ(job(p.id).stats.timeouts, 1u);
   const auto second = reserve({"f"});
   ASSERT_EQ(second.status, StoreStatus::kOk);
@@ -131,7 +197,8 @@ TEST_F(RedisStoreTest, ALeaseThatRanOutIsFencedOffOnceAnotherHolderHasTheJob) {
   // The second holder's does.
   const auto touched = change([&](auto d) { store_->touch(p.id, second.token, d); });
   ASSERT_EQ(touched.status, StoreStatus::kOk);
-  EXPECT_EQ(touched.value - touched.now, 300);
+  EXPECT_GE(touched.value - touched.now, 300);  // from Redis's clock rounded up
+  EXPECT_LE(touched.value - touched.now, 301);
   EXPECT_EQ(change([&](auto d) { store_->remove(p.id, second.token, d); }).status,
             StoreStatus::kOk);
 }
@@ -175,7 +242,9 @@ TEST_F(RedisStoreTest, AClaimThatTakesTheLastReadyJobSaysWhenTheNextComesDue) {
   ASSERT_EQ(second.status, StoreStatus::kOk);
   EXPECT_EQ(second.more, 0u);
   ASSERT_TRUE(second.next_known);
-  EXPECT_EQ(second.next_due, later.now + 5000);  // the delayed job, before either lease ends
+  // The delayed job, before either lease ends (from Redis's clock rounded up).
+  EXPECT_GE(second.next_due, later.now + 5000);
+  EXPECT_LE(second.next_due, later.now + 5001);
 }
 
 TEST_F(RedisStoreTest, ReleaseBuryKickAndCounters) {
@@ -200,7 +269,7 @@ TEST_F(RedisStoreTest, ReleaseBuryKickAndCounters) {
             StoreStatus::kOk);
   const JobInfo j = job(p.id);
   EXPECT_EQ(j.tube, "k");
-  EXPECT_EQ(j.stats.state, beanstalk::JobState::kDelayed);
+  EXPECT_EQ(j.stats.state, JobState::kDelayed);
   EXPECT_EQ(j.stats.priority, 4u);  // nullopt kept the job's priority
   EXPECT_EQ(j.stats.reserves, 3u);
   EXPECT_EQ(j.stats.releases, 2u);
@@ -320,7 +389,7 @@ TEST_F(RedisStoreTest, DueDelayedJobsAreReadyInPriorityOrderWithoutARecordRewrit
   EXPECT_EQ(tube("q").stats.delayed, 1u);
   ASSERT_EQ(change([&](auto done) { store_->remove(d.id, 0, done); }).status, StoreStatus::kOk);
   EXPECT_EQ(tube("q").stats.ready, 4u);
-  EXPECT_EQ(job(e.id).stats.state, beanstalk::JobState::kReady);
+  EXPECT_EQ(job(e.id).stats.state, JobState::kReady);
   EXPECT_EQ(change([&](auto done) { store_->kick_job(e.id, done); }).status,
             StoreStatus::kNotFound);
   for (const auto& [want, body] : {std::pair{b.id, "b"}, {e.id, "e"}, {c.id, "c"}, {a.id, "a"}}) {
@@ -328,7 +397,7 @@ TEST_F(RedisStoreTest, DueDelayedJobsAreReadyInPriorityOrderWithoutARecordRewrit
     ASSERT_EQ(got.status, StoreStatus::kOk);
     EXPECT_EQ(got.id, want);
     EXPECT_EQ(got.body, body);
-    EXPECT_EQ(job(want).stats.state, beanstalk::JobState::kReserved);
+    EXPECT_EQ(job(want).stats.state, JobState::kReserved);
   }
   EXPECT_EQ(reserve({"q"}).status, StoreStatus::kNotFound);
   EXPECT_EQ(peek_tube("q", PeekWhich::kDelayed).id, far.id);
@@ -358,9 +427,9 @@ TEST_F(RedisStoreTest, GiveBackReleasesHeldJobsInBatchesGuardedByTokens) {
   EXPECT_EQ(r.value, static_cast<std::int64_t>(n - 1));
   EXPECT_EQ(tube("g").stats.ready, n - 1);
   EXPECT_EQ(tube("g").stats.reserved, 1u);
-  EXPECT_EQ(job(passed).stats.state, beanstalk::JobState::kReserved);
+  EXPECT_EQ(job(passed).stats.state, JobState::kReserved);
   const auto last = job(leases.back().first).stats;
-  EXPECT_EQ(last.state, beanstalk::JobState::kReady);
+  EXPECT_EQ(last.state, JobState::kReady);
   EXPECT_EQ(last.priority, 7u);
   EXPECT_EQ(last.releases, 0u);
   // Nothing to give back: still one answer.

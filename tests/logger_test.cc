@@ -7,6 +7,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -60,6 +62,25 @@ TEST(LoggerTest, LevelOffSilencesTheLibrary) {
   construct_timer_that_warns();
   wheel::set_logger(nullptr);
   EXPECT_EQ(captured.text.str(), "");
+}
+
+// Run under ThreadSanitizer (scripts/run-tests.sh tsan): the first use from several threads at
+// once, and a replacement racing with readers, are synchronised; all threads see one logger.
+TEST(LoggerTest, FirstUseAndReplacementFromManyThreadsAgreeOnOneLogger) {
+  CapturedLogger captured;
+  for (int round = 0; round < 20; ++round) {
+    wheel::set_logger(nullptr);
+    std::vector<std::shared_ptr<spdlog::logger>> seen(4);
+    std::vector<std::thread> threads;
+    for (auto& slot : seen) threads.emplace_back([&slot] { slot = wheel::logger(); });
+    wheel::set_logger(captured.logger);
+    for (auto& thread : threads) thread.join();
+    for (const auto& logger : seen) {
+      ASSERT_NE(logger, nullptr);
+      EXPECT_TRUE(logger == captured.logger || logger->name() == "wheel");
+    }
+  }
+  wheel::set_logger(nullptr);
 }
 
 }  // namespace

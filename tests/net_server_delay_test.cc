@@ -3,6 +3,7 @@
 // The tests run the real wheel-server binary as a child process (a sanitizer report in it
 // fails the test through its exit status) unless they say otherwise.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include "net_test_support.h"
 
@@ -20,6 +21,24 @@ TEST(NetServerDelay, RepliesOkAtOnceThenDelayedAfterItsDelay) {
   EXPECT_GE(elapsed, 300);
   EXPECT_LT(elapsed, 300 + 1000);  // generous: a noisy machine, maybe a sanitizer
   EXPECT_EQ(stats_of(c)["delayed_pending"], 0);
+  expect_clean_exit(server);
+}
+
+// DELAY 5, a hundred times one after another: no DELAYED line arrives before 5 ms have passed on
+// this test's clock since the DELAY was sent (never early; nothing here says how late).
+TEST(NetServerDelay, NoDelayedLineArrivesEarly) {
+  // The default tick, 1 ms (server_args' 10 ms would hide a deadline up to 10 ms early).
+  ServerProcess server({"--port", "0", "--stats-interval", "0"});
+  Client c(server.port());
+  int early = 0;
+  for (int i = 0; i < 100; ++i) {
+    const auto sent = Clock::now();
+    c.send("DELAY 5 x\n");
+    ASSERT_EQ(c.read_line(), "OK");
+    ASSERT_EQ(c.read_line(), "DELAYED x");
+    if (Clock::now() - sent < std::chrono::milliseconds(5)) ++early;
+  }
+  EXPECT_EQ(early, 0);
   expect_clean_exit(server);
 }
 
@@ -51,6 +70,22 @@ TEST(NetServerDelay, AThousandPendingPerConnectionAtMost) {
   Client other(server.port());  // the limit is per connection
   other.send("DELAY 60000 x\n");
   EXPECT_EQ(other.read_line(), "OK");
+  expect_clean_exit(server);
+}
+
+// DELAYs that come due out of the order sent are each delivered once, and the count of pending
+// ones stays right: after a half-close the connection closes right after the last.
+TEST(NetServerDelay, DelaysDueOutOfOrderAreEachDeliveredThenTheClose) {
+  ServerProcess server(server_args({}));
+  Client c(server.port());
+  c.send("DELAY 300 a\nDELAY 100 b\nDELAY 200 c\nDELAY 100 d\n");
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(c.read_line(), "OK");
+  ASSERT_EQ(::shutdown(c.fd(), SHUT_WR), 0);
+  EXPECT_EQ(c.read_line(10s), "DELAYED b");
+  EXPECT_EQ(c.read_line(10s), "DELAYED d");
+  EXPECT_EQ(c.read_line(10s), "DELAYED c");
+  EXPECT_EQ(c.read_line(10s), "DELAYED a");
+  EXPECT_EQ(c.read_line(10s), "<eof>");
   expect_clean_exit(server);
 }
 

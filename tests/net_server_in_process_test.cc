@@ -88,6 +88,32 @@ TEST(NetServerInProcess, ShutdownFromAnotherThreadSaysByeAndDropsPendingDelays) 
   EXPECT_EQ(final_stats.delayed_pending, 0u);
 }
 
+// 20,000 STATS in one write would queue about 10 MB of replies, far past max_output (64 KiB)
+// and what the kernel buffers for a client that does not read:
+// the rest of the read waits unread once half of it is queued, so the client is served, not
+// closed as a slow consumer, and the others are answered meanwhile.
+TEST(NetServerInProcess, PipelinedStatsWaitUnreadInsteadOfPilingUpReplies) {
+  LineServerOptions options = options_with_reader_idle(0ms);
+  options.max_output = 64 * 1024;
+  ServerOnThread server(options);
+  Client greedy(server.port(), 4096);
+  std::string requests;
+  for (int i = 0; i < 20'000; ++i) requests += "STATS\n";
+  ASSERT_TRUE(greedy.send(requests));
+  std::string first = greedy.read_line();
+  ASSERT_EQ(first.rfind("STATS {", 0), 0u) << first;
+  Client other(server.port());
+  ASSERT_TRUE(other.send("PING\n"));
+  EXPECT_EQ(other.read_line(), "PONG");
+  for (int i = 1; i < 20'000; ++i) {
+    const std::string line = greedy.read_line(10s);
+    ASSERT_EQ(line.rfind("STATS {", 0), 0u) << "reply " << i << ": " << line;
+  }
+  const ServerStats final_stats = server.stop();
+  EXPECT_EQ(final_stats.slow_consumers, 0u);
+  EXPECT_LE(final_stats.max_queued_output, options.max_output / 2 + 2 * (first.size() + 1));
+}
+
 TEST(NetServerInProcess, InvalidOptionsThrow) {
   LineServerOptions options;
   options.tick = 0ms;

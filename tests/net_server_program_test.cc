@@ -3,6 +3,11 @@
 // workers. The tests run the real wheel-server binary as a child process (a sanitizer report in it
 // fails the test through its exit status) unless they say otherwise.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -108,6 +113,39 @@ TEST(NetServerProgram, ListensOnIpv6AndHostNames) {
   ServerProcess server(server_args({"--host", "localhost"}));
   EXPECT_EQ(server.first_line(), "listening on localhost:" + std::to_string(server.port()));
   expect_clean_exit(server);
+}
+
+// --host unix:PATH: a PING over the unix-domain socket (mode 600), the file gone after SIGTERM;
+// with --workers 2 it exits 2 (SO_REUSEPORT is TCP's).
+TEST(NetServerProgram, ListensOnAUnixSocketAndRemovesItAtExit) {
+  char pattern[] = "/tmp/wheel-server-unix-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::string path = std::string(pattern) + "/s.sock";
+  {
+    ServerProcess server({"--host", "unix:" + path, "--unix-mode", "600", "--stats-interval", "0"});
+    EXPECT_EQ(server.first_line(), "listening on unix:" + path);
+    struct stat st {};
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    path.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    ASSERT_EQ(::send(fd, "PING\n", 5, MSG_NOSIGNAL), 5);
+    char buf[16] = {};
+    pollfd p{fd, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 10'000), 1);
+    EXPECT_EQ(::recv(fd, buf, sizeof(buf) - 1, 0), 5);
+    EXPECT_STREQ(buf, "PONG\n");
+    ::close(fd);
+    expect_clean_exit(server);
+  }
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  const auto [code, text] = run_server_to_exit({"--host", "unix:" + path, "--workers", "2"});
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("--workers 1"), std::string::npos) << text;
+  ::rmdir(pattern);
 }
 
 TEST(NetServerProgram, AHostThatDoesNotResolveExitsTwo) {

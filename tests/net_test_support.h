@@ -101,7 +101,9 @@ class ServerProcess {
     const std::string line = read_stdout_line(30s);  // sanitizer builds start slowly
     const std::string prefix = "listening on ";
     if (line.rfind(prefix, 0) != 0) throw std::runtime_error("no listening line, got: " + line);
-    port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+    if (line.rfind(prefix + "unix:", 0) != 0) {  // a unix-domain socket has no port
+      port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+    }
     first_line_ = line;
   }
   ServerProcess(const ServerProcess&) = delete;

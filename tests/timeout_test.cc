@@ -164,7 +164,9 @@ TEST_P(TimeoutTest, TaskAndCapturesAreDestroyedOnceRunEvenWhileHandlesRemain) {
       },
       1ms);
   ASSERT_TRUE(wait_until([&] { return ran && live == 0; }));
-  EXPECT_EQ(live_while_running, 1) << "the captures must live until the task has run";
+  // At least the node's copy: the caller's own temporary may still exist when a slow caller
+  // (TSan) is overtaken by the worker running the 1 ms task (2 seen once in CI).
+  EXPECT_GE(live_while_running, 1) << "the captures must live until the task has run";
   // The node outlives its task: the handle still reads its state and reaches its timer.
   EXPECT_TRUE(handle->is_expired());
   EXPECT_FALSE(handle->is_cancelled());

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 #include <wheel/hashed_wheel_timer.h>
+#include <wheel/manual_clock.h>
 
 #include "support/timer_fixture.h"
 #include "support/timer_test_support.h"
@@ -137,19 +138,30 @@ TEST_P(WheelLayoutTest, PendingIsExactWithTimeoutsOnEveryLevel) {
 TEST_P(WheelLayoutTest, RoundsBeyondTheEntryCounterNeitherFireEarlyNorGetLost) {
   // One bucket of 1 ms: a 10-minute delay is 600,000 rounds, more than an entry's counter
   // holds (2^19 - 1); the hashed wheel then counts from the node's due tick. The hierarchical
-  // layout rejects one bucket, so it runs with two.
+  // layout rejects one bucket, so it runs with two. On a ManualClock: the clock goes to a tick
+  // before the 10 minutes end without the test waiting for any of them.
   const std::size_t buckets = GetParam() == TimerLayout::kHashed ? 1 : 2;
-  HashedWheelTimer timer(options_with(1ms, buckets));
-  std::atomic<bool> far_ran{false};
-  std::atomic<bool> near_ran{false};
+  wheel::ManualClock clock;
+  HashedWheelTimer timer(options_with(1ms, buckets), clock);
+  bool far_ran = false;
+  bool near_ran = false;
   auto far = timer.new_timeout([&] { far_ran = true; }, std::chrono::minutes(10));
   timer.new_timeout([&] { near_ran = true; }, 50ms);
-  ASSERT_TRUE(wait_until([&] { return near_ran.load(); }));
-  std::this_thread::sleep_for(200ms);
-  EXPECT_FALSE(far_ran.load());
+  clock.advance(51ms);  // the near one's tick has ended
+  EXPECT_TRUE(near_ran);
+  clock.advance(std::chrono::minutes(10) - 52ms);  // a tick before the far one is due
+  EXPECT_FALSE(far_ran);
   EXPECT_EQ(timer.pending_timeouts(), 1u);
   EXPECT_TRUE(far->cancel());
-  EXPECT_TRUE(wait_until([&] { return timer.pending_timeouts() == 0; }));
+  clock.advance(1ms);  // a tick: the worker takes the cancellation in
+  EXPECT_EQ(timer.pending_timeouts(), 0u);
+  // Not lost either: one more of 10 minutes runs once they have passed, not a tick before.
+  bool second_ran = false;
+  timer.new_timeout([&] { second_ran = true; }, std::chrono::minutes(10));
+  clock.advance(std::chrono::minutes(10) - 1ms);
+  EXPECT_FALSE(second_ran);
+  clock.advance(2ms);
+  EXPECT_TRUE(second_ran);
 }
 
 TEST_P(WheelLayoutTest, AHugeDelayLeavesTheWorkerAsleep) {

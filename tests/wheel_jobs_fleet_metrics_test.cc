@@ -124,6 +124,9 @@ TEST_F(WheelJobsFleetMetricsTest, RedisDownAndBackShowsAsFailuresAndReconnects) 
             2)
       << "the put and the scrape's count";
   EXPECT_EQ(down.value("wheel_jobs_commands_total", {{"command", "put"}}), 2);
+  // The refused put, by its cause (and logged: docs/jobs-fleet.md, "Errors you can act on").
+  EXPECT_EQ(down.value("wheel_jobs_internal_errors_total", {{"cause", "redis_unavailable"}}), 1);
+  EXPECT_EQ(down.value("wheel_jobs_internal_errors_total", {{"cause", "redis_error"}}), 0);
   // Back: the node reconnects by itself (backoff 50 ms doubling to 2 s) and says so.
   ASSERT_TRUE(redis_.restart());
   EXPECT_TRUE(

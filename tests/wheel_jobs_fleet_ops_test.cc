@@ -130,7 +130,8 @@ TEST_F(WheelJobsFleetOpsTest, StatsCountsProducersAndWorkersOfThisNodeAsBeanstal
 
 // A Redis that wants a password, given the way an operator keeps it out of `ps`: the URL in
 // WHEEL_JOBS_STORE instead of --store. The node logs in (AUTH) and serves; a node given a wrong
-// password answers INTERNAL_ERROR at once and keeps running.
+// password and told not to wait for its store (--store-connect-timeout 0) answers
+// INTERNAL_ERROR at once and keeps running.
 TEST_F(WheelJobsFleetOpsTest, TheStoreUrlWithAPasswordComesFromTheEnvironment) {
   ASSERT_EQ(wheel_test::redis_command(redis_.port(), {"CONFIG", "SET", "requirepass", "pw@1"}),
             "OK");
@@ -139,7 +140,9 @@ TEST_F(WheelJobsFleetOpsTest, TheStoreUrlWithAPasswordComesFromTheEnvironment) {
   ASSERT_EQ(setenv("WHEEL_JOBS_STORE", ("redis://:pw%401@" + host).c_str(), 1), 0);
   wheel_test::ServerProcess good(args);
   ASSERT_EQ(setenv("WHEEL_JOBS_STORE", ("redis://:wrong@" + host).c_str(), 1), 0);
-  wheel_test::ServerProcess bad(args);
+  std::vector<std::string> bad_args = args;
+  bad_args.insert(bad_args.end(), {"--store-connect-timeout", "0"});
+  wheel_test::ServerProcess bad(bad_args);
   unsetenv("WHEEL_JOBS_STORE");
   ASSERT_GT(good.port(), 0);
   ASSERT_GT(bad.port(), 0);

@@ -4,6 +4,11 @@
 // depends only on a node's memory: a job whose wake-up event was lost (planted in Redis without
 // one) reaches a waiting reserve within --max-scan-interval, or, once a scan has seen its due
 // time, when it comes due.
+//
+// Clocks: the max-scan-interval bound is the node's own time, so that test runs a node in this
+// process on a ManualClock and moves it by hand. The other two stay on real time: the idle
+// fleet's figure is Redis's commands per real second, and a delayed job comes due on Redis's
+// TIME, which no clock of ours moves.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,9 +18,21 @@
 #include <thread>
 #include <vector>
 
+#include <uv.h>
+
+#include <future>
+
+#include "fleet_test_lua.h"
 #include "support/beanstalk_session.h"
+#include "support/loop_calls.h"
 #include "support/redis_server.h"
+#include "support/wait_until.h"
 #include "support/wheel_jobs_node.h"
+#include "wheel/jobs/fleet/redis_jobs_handler.h"
+#include "wheel/manual_clock.h"
+#include "wheel/net/loop_timer.h"
+#include "wheel/net/tcp_server.h"
+#include "wheel/redis/redis_first_contact.h"
 
 namespace {
 
@@ -29,34 +46,105 @@ using wheel_test::start_node;
 // due `delay_ms` after Redis's now, with no event published: what a node sees when the put's
 // event was lost.
 std::string plant_without_event(const RedisServer& redis, const std::string& tube, int delay_ms) {
-  static const char* kScript = R"LUA(
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local id = redis.call('INCR', 'wj:ids')
-local m = string.format('%020d', id)
-local delay = tonumber(ARGV[2])
-local st, due = 'r', '0'
-if delay > 0 then st, due = 'd', string.format('%d', now + delay) end
--- the record: {state, tube, pri, ttr, created, delay, due, reserves, timeouts, releases,
--- buries, kicks, body}
-redis.call('HSET', 'wj:j', m, cmsgpack.pack({st, ARGV[1], 0, 60000, now, delay,
-                                             tonumber(due), 0, 0, 0, 0, 0, 'lost'}))
-if delay > 0 then
-  redis.call('ZADD', 'wj:t:' .. ARGV[1] .. ':d', due, '0000000000:' .. m)  -- priority 0
-  -- the tube's first timer in the due index, if this one is earlier
-  local first = redis.call('ZSCORE', 'wj:due', ARGV[1])
-  if not first or tonumber(first) > tonumber(due) then redis.call('ZADD', 'wj:due', due, ARGV[1]) end
-else
-  redis.call('ZADD', 'wj:t:' .. ARGV[1] .. ':r', 0, m)
-end
-redis.call('SADD', 'wj:tubes', ARGV[1])
-redis.call('HINCRBY', 'wj:t:' .. ARGV[1] .. ':s', 'total', 1)
-return id
-)LUA";
-  return wheel_test::redis_command(redis.port(),
-                                   {"EVAL", kScript, "0", tube, std::to_string(delay_ms)});
+  return wheel_test::redis_command(
+      redis.port(), {"EVAL", std::string(wheel_test::lua::kPlantWithoutEvent), "0", tube,
+                     std::to_string(delay_ms)});
 }
 
+// A node in this process on a ManualClock: its scan timer and its reserves' timeouts run on a
+// net::LoopTimer that reads the clock, so the test moves the scan's time by hand. (A ready job
+// needs no clock of Redis's: its due time is not Redis TIME.)
+class ManualNode {
+ public:
+  ManualNode(int redis_port, std::chrono::milliseconds max_scan_interval) {
+    std::promise<int> bound;
+    std::future<int> port = bound.get_future();
+    thread_ = std::thread([this, redis_port, max_scan_interval, &bound] {
+      serve(redis_port, max_scan_interval, bound);
+    });
+    port_ = port.get();
+  }
+  ~ManualNode() {
+    if (server_ != nullptr) server_->shutdown();  // safe from any thread
+    thread_.join();
+  }
+  int port() const { return port_; }
+  // Moves the node's clock by `by` on its loop thread (its due timeouts run there).
+  void advance(std::chrono::milliseconds by) {
+    ASSERT_TRUE(calls_->call([this, by] { clock_.advance(by); }));
+  }
+  wheel::jobs::RedisJobsCounters counters() {
+    wheel::jobs::RedisJobsCounters c;
+    EXPECT_TRUE(calls_->call([&] { c = handler_->counters(); }));
+    return c;
+  }
+  std::size_t pending_timeouts() {
+    std::size_t n = 0;
+    EXPECT_TRUE(calls_->call([&] { n = timer_->pending_timeouts(); }));
+    return n;
+  }
+
+ private:
+  void serve(int redis_port, std::chrono::milliseconds max_scan_interval,
+             std::promise<int>& bound) {
+    namespace jobs = wheel::jobs;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    {
+      wheel_test::LoopCalls calls(&loop);
+      jobs::RedisClientOptions co;
+      co.endpoint.host = "127.0.0.1";
+      co.endpoint.port = static_cast<std::uint16_t>(redis_port);
+      jobs::RedisClient client(&loop, co);
+      jobs::RedisClient events(&loop, co);
+      jobs::RedisStore store(client);
+      wheel::TimerOptions tick;
+      tick.tick_duration = 1ms;
+      wheel::net::LoopTimer timer(&loop, clock_, tick);
+      jobs::RedisJobsOptions options;
+      options.max_scan_interval = max_scan_interval;
+      jobs::RedisJobsHandler handler(store, events, options);
+      wheel::net::TcpServerOptions so;
+      so.port = 0;
+      so.framing = wheel::net::Framing::kBytes;
+      wheel::net::TcpServer server(&loop, so, handler);
+      handler.on_shutdown_also([&] {
+        client.stop();
+        events.stop();
+        timer.close();
+      });
+      client.start();
+      events.start();
+      // As wheel-jobs does before it listens: the first scan then finds Redis there.
+      EXPECT_EQ(jobs::wait_for_first_reply(&loop, client, 10s), "");
+      const int port = server.listen();
+      handler.attach(server, &timer);
+      calls_ = &calls;
+      timer_ = &timer;
+      handler_ = &handler;
+      server_ = &server;
+      bound.set_value(port);
+      uv_run(&loop, UV_RUN_DEFAULT);
+      client.stop();
+      events.stop();
+      timer.close();
+      calls.close();
+      uv_run(&loop, UV_RUN_DEFAULT);
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+  }
+
+  wheel::ManualClock clock_;  // moved on the loop thread only (advance())
+  std::thread thread_;
+  int port_ = 0;
+  wheel_test::LoopCalls* calls_ = nullptr;
+  wheel::net::LoopTimer* timer_ = nullptr;
+  wheel::jobs::RedisJobsHandler* handler_ = nullptr;
+  wheel::net::TcpServer* server_ = nullptr;
+};
+
+// Real time: the figure is Redis's commands per real second over two node processes.
 TEST(WheelJobsFleetScanTest, AnIdleFleetIssuesAlmostNoCommands) {
   wheel_test::TwoNodes fleet;
   const RedisServer& redis = fleet.redis;
@@ -99,20 +187,33 @@ TEST(WheelJobsFleetScanTest, AnIdleFleetIssuesAlmostNoCommands) {
 
 TEST(WheelJobsFleetScanTest, AJobWhoseEventWasLostIsFoundWithinTheMaxScanInterval) {
   RedisServer redis;
-  auto a = start_node(redis, {"--max-scan-interval", "2s"});
-  BeanstalkSession w(a->port());
+  ManualNode node(redis.port(), 2s);
+  ASSERT_GT(node.port(), 0);
+  node.advance(1ms);  // the first scan, which attach() set for at once
+  // Its answer sets the next one, max-scan-interval on (nothing waits: no earlier timer).
+  ASSERT_TRUE(wheel_test::wait_until([&] { return node.pending_timeouts() == 1; }, 10s));
+  EXPECT_EQ(node.counters().scans, 1u);
+  auto scripts = [&] {
+    return wheel_test::redis_calls(redis.port(), "evalsha") +
+           wheel_test::redis_calls(redis.port(), "eval");
+  };
+  const long long before = scripts();
+  BeanstalkSession w(node.port());
   ASSERT_TRUE(w.send_all("reserve-with-timeout 30\r\n"));
-  std::this_thread::sleep_for(300ms);  // it waits, with nothing pending anywhere
+  // Its claim ran in Redis before the job below exists: it waits, with nothing pending anywhere.
+  ASSERT_TRUE(wheel_test::wait_until([&] { return scripts() > before; }, 10s));
   ASSERT_EQ(plant_without_event(redis, "default", 0), "1");  // ready, nobody told
-  const auto start = Clock::now();
+  node.advance(1998ms);  // 1999 ms: the second scan is not due yet
+  EXPECT_EQ(node.counters().scans, 1u);
+  node.advance(3ms);  // past the 2 s bound and its tick
+  EXPECT_EQ(node.counters().scans, 2u);
   std::string body;
   EXPECT_EQ(w.read_reply(&body), "RESERVED 1 4");  // found by a scan, not a 30 s time-out
   EXPECT_EQ(body, "lost");
-  std::printf("a job whose event was lost, --max-scan-interval 2s: reserved %lld ms after\n",
-              static_cast<long long>((Clock::now() - start) / 1ms));
-  EXPECT_LT(Clock::now() - start, 20s);
 }
 
+// Real time: the job comes due 3 s after Redis's TIME, and the node's second scan is set from
+// the due time Redis reports (the fleet's first timer), so only real seconds can pass here.
 TEST(WheelJobsFleetScanTest, AfterTheSubscriptionReconnectsAScanFindsWhatItMissedWhenDue) {
   RedisServer redis;
   auto a = start_node(redis, {"--max-scan-interval", "1h"});

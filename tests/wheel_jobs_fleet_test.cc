@@ -20,9 +20,11 @@
 #include <thread>
 #include <vector>
 
+#include "fleet_test_lua.h"
 #include "support/beanstalk_session.h"
 #include "support/child_process.h"
 #include "support/redis_server.h"
+#include "support/tube_order.h"
 #include "support/wait_until.h"
 #include "support/wheel_jobs_node.h"
 
@@ -76,6 +78,23 @@ TEST(WheelJobsFleetTest, AJobReservedOnOneNodeIsFencedOffOnTheOther) {
   EXPECT_EQ(b->stop(), 0);
 }
 
+// list-tubes in creation order on a node: the same steps as jobs_protocol_test's; then the tubes
+// this node's clients name come first, in the order named, and the tubes made by puts on
+// another node after them, in the fleet's creation order (the store numbers them).
+TEST(WheelJobsFleetTest, ListTubesKeepsCreationOrder) {
+  RedisServer redis;
+  auto a = start_node(redis);
+  auto b = start_node(redis);
+  EXPECT_EQ(wheel_test::tube_order_steps(a->port()), wheel_test::kTubeOrderLists);
+  BeanstalkSession pb(b->port()), la(a->port());
+  for (const char* tube : {"c3", "b2", "a1"}) {
+    pb.call(std::string("use ") + tube);
+    ASSERT_EQ(pb.put(0, "0", "60", "x").substr(0, 8), "INSERTED");
+  }
+  la.call("watch local");
+  EXPECT_EQ(wheel_test::tube_list_line(la), "default local aaa c3 b2 a1");
+}
+
 TEST(WheelJobsFleetTest, AWaitingReserveOnOneNodeGetsAPutOnAnotherAndAClosedClientsJobs) {
   RedisServer redis;
   auto a = start_node(redis);
@@ -103,57 +122,9 @@ TEST(WheelJobsFleetTest, AWaitingReserveOnOneNodeGetsAPutOnAnotherAndAClosedClie
   }
 }
 
-TEST(WheelJobsFleetTest, DeadlineSoonAndTimedOutAsBeanstalkd) {
-  RedisServer redis;
-  auto a = start_node(redis);
-  BeanstalkSession c(a->port());
-  ASSERT_EQ(c.put(0, "0", "1", "x"), "INSERTED 1");
-  EXPECT_EQ(c.call("reserve"), "RESERVED 1 1");
-  EXPECT_EQ(c.call("reserve"), "DEADLINE_SOON");  // TTR 1 s: already in its last second
-  // Pipelined: each reply in its request's order, whether it comes from Redis or not.
-  ASSERT_TRUE(c.send_all("list-tube-used\r\nreserve\r\nstats-job 1\r\nlist-tube-used\r\n"));
-  EXPECT_EQ(c.read_reply(), "USING default");
-  EXPECT_EQ(c.read_reply(), "DEADLINE_SOON");
-  EXPECT_EQ(c.read_reply().substr(0, 3), "OK ");
-  EXPECT_EQ(c.read_reply(), "USING default");
-  EXPECT_EQ(c.call("reserve-with-timeout 0"), "DEADLINE_SOON");
-  EXPECT_EQ(c.call("delete 1"), "DELETED");
-  EXPECT_EQ(c.call("reserve-with-timeout 0"), "TIMED_OUT");
-  EXPECT_EQ(c.call("release 9 0 0"), "NOT_FOUND");
-  EXPECT_EQ(c.call("use other"), "USING other");
-  EXPECT_EQ(c.call("watch other"), "WATCHING 2");
-  EXPECT_EQ(c.call("ignore default"), "WATCHING 1");
-  EXPECT_EQ(c.call("ignore other"), "NOT_IGNORED");
-  EXPECT_EQ(c.call("pause-tube nosuch 1"), "NOT_FOUND");
-  EXPECT_EQ(c.call("pause-tube other 0"), "PAUSED");
-  EXPECT_EQ(c.call("kick 5"), "KICKED 0");
-  EXPECT_EQ(c.call("bogus"), "UNKNOWN_COMMAND");
-}
-
-TEST(WheelJobsFleetTest, WaitingReservesEndAsBeanstalkdSays) {
-  RedisServer redis;
-  auto a = start_node(redis);
-  BeanstalkSession c(a->port()), p(a->port());
-  // reserve-with-timeout that finds nothing: TIMED_OUT after its timeout, not before.
-  auto start = Clock::now();
-  EXPECT_EQ(c.call("reserve-with-timeout 1"), "TIMED_OUT");
-  EXPECT_GE(Clock::now() - start, 1s);
-  // A waiting reserve whose client holds a job entering its last second: DEADLINE_SOON.
-  ASSERT_EQ(p.put(0, "0", "2.500", "held"), "INSERTED 1");
-  EXPECT_EQ(c.call("reserve"), "RESERVED 1 4");
-  start = Clock::now();
-  EXPECT_EQ(c.call("reserve"), "DEADLINE_SOON");
-  EXPECT_GE(Clock::now() - start, 1s);  // 2.5 s TTR: the last second began 1.5 s in
-  EXPECT_EQ(c.call("delete 1"), "DELETED");
-  // A paused tube holds its ready job back from a waiting reserve until the pause ends.
-  ASSERT_EQ(p.put(0, "0", "60", "later"), "INSERTED 2");
-  EXPECT_EQ(p.call("pause-tube default 1"), "PAUSED");
-  start = Clock::now();
-  std::string body;
-  EXPECT_EQ(c.call("reserve", nullptr, &body), "RESERVED 2 5");
-  EXPECT_GE(Clock::now() - start, 900ms);
-  EXPECT_EQ(a->stop(), 0);
-}
+// One node's protocol (DEADLINE_SOON, TIMED_OUT, waiting reserves ended as beanstalkd ends
+// them, no deadline early) is jobs_protocol_test's, the suite every backend passes; here what
+// takes a fleet, or Redis itself.
 
 TEST(WheelJobsFleetTest, AClientThatFloodsWhileItsRequestIsWithRedisIsClosed) {
   RedisServer redis;
@@ -517,9 +488,7 @@ TEST(WheelJobsFleetTest, RedisKilledAndRestartedUnderLoadLosesNothingAcknowledge
     for (const auto& [id, body] : acknowledged) {
       char member[32];
       std::snprintf(member, sizeof member, "%020llu", static_cast<unsigned long long>(id));
-      redisAppendCommand(rc, "EVAL %s 0 %s",
-                         "local v = redis.call('HGET', 'wj:j', ARGV[1]) "
-                         "if not v then return false end return cmsgpack.unpack(v)[13]",
+      redisAppendCommand(rc, "EVAL %s 0 %s", std::string(wheel_test::lua::kJobBody).c_str(),
                          member);
     }
     for (const auto& [id, body] : acknowledged) {

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -86,6 +87,23 @@ class WheelJobsMetricsTest : public ::testing::Test {
     server_ = std::make_unique<ServerProcess>(args);
     ASSERT_GT(server_->port(), 0) << "wheel-jobs did not start";
   }
+  // Issue 34 item 4: wheel_build_info and the process_* families, as wheel-server serves them.
+  static void expect_process_and_build(const Exposition& e) {
+    ASSERT_EQ(e.families.count("wheel_build_info"), 1u);
+    const auto& build = e.families.at("wheel_build_info");
+    EXPECT_EQ(build.type, "gauge");
+    ASSERT_EQ(build.samples.size(), 1u);
+    EXPECT_FALSE(build.samples[0].labels.at("version").empty());
+    EXPECT_EQ(build.samples[0].value, 1);
+    EXPECT_EQ(e.families.at("process_cpu_seconds_total").type, "counter");
+    EXPECT_GT(e.value("process_resident_memory_bytes"), 0);
+    EXPECT_GE(e.value("process_virtual_memory_bytes"), e.value("process_resident_memory_bytes"));
+    EXPECT_GE(e.value("process_open_fds"), 3) << "the listeners at least";
+    EXPECT_GE(e.value("process_max_fds"), e.value("process_open_fds"));
+    // Started after 2020 and not in the future (seconds since the epoch, not ticks since boot).
+    EXPECT_GT(e.value("process_start_time_seconds"), 1.5e9);
+    EXPECT_LE(e.value("process_start_time_seconds"), static_cast<double>(std::time(nullptr)) + 1);
+  }
   double changes(const Exposition& e, const char* kind) {
     return e.value("wheel_jobs_changes_total", {{"kind", kind}});
   }
@@ -134,6 +152,9 @@ TEST_F(WheelJobsMetricsTest, ChangesLatenessSyncsAndLogBytesWithADurableLog) {
   EXPECT_EQ(e.value("wheel_jobs_log_sync_batch_bytes_count"), batches);
   EXPECT_GE(e.value("wheel_jobs_log_sync_batch_records_sum"), 7) << "6 puts and a delete";
   EXPECT_EQ(e.families.at("wheel_jobs_log_sync_seconds").type, "histogram");
+  // No refusal yet; the causes a log can have are there from the start (for alerts).
+  EXPECT_EQ(e.value("wheel_jobs_internal_errors_total", {{"cause", "log_failed"}}), 0);
+  EXPECT_EQ(e.value("wheel_jobs_internal_errors_total", {{"cause", "body_unreadable"}}), 0);
 
   // The delete moved the job's record from live to dead.
   const double live0 = before.e.value("wheel_jobs_log_bytes", {{"state", "live"}});
@@ -151,6 +172,7 @@ TEST_F(WheelJobsMetricsTest, ChangesLatenessSyncsAndLogBytesWithADurableLog) {
   EXPECT_EQ(series_of(e, "wheel_jobs_tube_jobs"), 8u);
   EXPECT_EQ(e.value("wheel_jobs_tubes_unlisted"), 0);
   EXPECT_EQ(e.value("wheel_jobs_jobs", {{"state", "ready"}}), 5);
+  expect_process_and_build(e);
 }
 
 TEST_F(WheelJobsMetricsTest, TenThousandTubesKeepTheScrapeBounded) {
@@ -171,6 +193,7 @@ TEST_F(WheelJobsMetricsTest, TenThousandTubesKeepTheScrapeBounded) {
   EXPECT_LT(s.bytes, 64u * 1024) << "one scrape stays small";
   EXPECT_EQ(s.e.families.count("wheel_jobs_log_bytes"), 0u);
   EXPECT_EQ(s.e.value("wheel_jobs_changes_total", {{"kind", "put"}}), 10'000);
+  expect_process_and_build(s.e);
 }
 
 TEST_F(WheelJobsMetricsTest, MetricsTubesZeroTurnsPerTubeSeriesOff) {

@@ -35,134 +35,15 @@ using wheel_test::Client;
 
 class WheelJobsTest : public wheel_test::WheelJobsProcessTest {};
 
-// Sends each request in turn on `c` and expects its reply line.
-void expect_replies(Client& c, const std::vector<std::pair<std::string, std::string>>& exchanges) {
-  for (const auto& [request, reply] : exchanges) EXPECT_EQ(c.ask(request), reply) << request;
-}
+// The protocol's cases every backend passes are jobs_protocol_test's (one suite over memory,
+// the log and Redis); here what only the in-process queue and its log have.
 
-TEST_F(WheelJobsTest, EveryErrorReplyOfTheParser) {
-  start({"--max-job-size", "10"});
-  auto c = client();
-  expect_replies(*c, {{"frobnicate\r\n", "UNKNOWN_COMMAND"},
-                      {"put 0 0 x 1\r\n", "BAD_FORMAT"},
-                      {"use -bad\r\n", "BAD_FORMAT"}});
-  // A body longer than announced: the announced bytes + 2 are consumed, the rest ("\r\n", an
-  // empty line) is the next command, as in beanstalkd.
-  EXPECT_EQ(c->ask("put 0 0 10 3\r\nabcde\r\n"), "EXPECTED_CRLF");
-  EXPECT_EQ(c->line(), "UNKNOWN_COMMAND");
-  EXPECT_EQ(c->ask("put 0 0 10 11\r\n01234567890\r\n"), "JOB_TOO_BIG");
-  EXPECT_EQ(c->ask(std::string(300, 'a') + "\r\n"), "BAD_FORMAT");  // line over 224 bytes
-  // The connection goes on after each.
-  EXPECT_EQ(c->ask("put 0 0 10 2\r\nok\r\n"), "INSERTED 1");
-}
-
-TEST_F(WheelJobsTest, EveryErrorReplyOfTheModel) {
+TEST_F(WheelJobsTest, MaxJobsAnswersOutOfMemory) {
   start({"--max-jobs", "2"});
   auto c = client();
-  expect_replies(*c, {{"delete 99\r\n", "NOT_FOUND"},
-                      {"peek 99\r\n", "NOT_FOUND"},
-                      {"ignore default\r\n", "NOT_IGNORED"},
-                      {"reserve-with-timeout 0\r\n", "TIMED_OUT"},
-                      {"put 0 0 1 1\r\na\r\n", "INSERTED 1"},
-                      {"reserve\r\n", "RESERVED 1 1"}});
-  EXPECT_EQ(c->bytes(3), "a\r\n");
-  // TTR 1 s: the job is in its safety margin at once.
-  EXPECT_EQ(c->ask("reserve\r\n"), "DEADLINE_SOON");
+  EXPECT_EQ(c->ask("put 0 0 1 1\r\na\r\n"), "INSERTED 1");
   EXPECT_EQ(c->ask("put 0 0 1 1\r\nb\r\n"), "INSERTED 2");
   EXPECT_EQ(c->ask("put 0 0 1 1\r\nc\r\n"), "OUT_OF_MEMORY");  // --max-jobs 2
-  EXPECT_EQ(kill(server->pid(), SIGUSR1), 0);
-  std::string reply;
-  for (int i = 0; i < 100 && reply != "DRAINING"; ++i) {  // the signal arrives soon
-    reply = c->ask("put 0 0 1 1\r\nd\r\n");
-    if (reply != "DRAINING") usleep(20'000);
-  }
-  EXPECT_EQ(reply, "DRAINING");
-}
-
-TEST_F(WheelJobsTest, ABlockedReserveIsServedByAnotherClientsPutAndPipelinedRequestsWait) {
-  start();
-  auto worker = client();
-  auto producer = client();
-  worker->send("reserve\r\nlist-tube-used\r\n");
-  EXPECT_TRUE(worker->silent_for(200));
-  EXPECT_EQ(producer->ask("put 5 0 60 5\r\nhello\r\n"), "INSERTED 1");
-  EXPECT_EQ(worker->line(), "RESERVED 1 5");
-  EXPECT_EQ(worker->bytes(7), "hello\r\n");
-  EXPECT_EQ(worker->line(), "USING default");
-}
-
-TEST_F(WheelJobsTest, ADecimalDelayIsHonouredToTheMillisecond) {
-  start();
-  auto c = client();
-  EXPECT_EQ(c->ask("put 0 0.300 60 1\r\nx\r\n"), "INSERTED 1");
-  EXPECT_EQ(c->ask("reserve-with-timeout 0\r\n"), "TIMED_OUT");
-  EXPECT_EQ(c->ask("reserve-with-timeout 10\r\n"), "RESERVED 1 1");
-}
-
-TEST_F(WheelJobsTest, AClientGoneMidBodyOrWhileReservingReleasesEverything) {
-  start();
-  auto gone = client();
-  gone->send("put 0 0 60 100\r\nonly part of it");
-  auto holder = client();
-  EXPECT_EQ(holder->ask("put 0 0 60 1\r\nx\r\n"), "INSERTED 1");
-  EXPECT_EQ(holder->ask("reserve\r\n"), "RESERVED 1 1");
-  holder->bytes(3);
-  holder->send("reserve\r\n");  // blocks
-  gone->close_now();
-  holder->close_now();
-  auto other = client();
-  EXPECT_EQ(other->ask("reserve-with-timeout 5\r\n"), "RESERVED 1 1");  // released on close
-  other->bytes(3);
-  other->send("stats\r\n");
-  std::string head = other->line();
-  ASSERT_TRUE(head.starts_with("OK ")) << head;
-  std::string yaml = other->bytes(std::stoul(head.substr(3)) + 2);
-  EXPECT_NE(yaml.find("current-connections: 1\n"), std::string::npos) << yaml;
-  EXPECT_NE(yaml.find("current-waiting: 0\n"), std::string::npos) << yaml;
-}
-
-TEST_F(WheelJobsTest, WatchedTubesAreBoundedPerClient) {
-  start();
-  auto c = client();
-  std::string request;
-  for (int i = 0; i < 1100; ++i) request += "watch t" + std::to_string(i) + "\r\n";
-  c->send(request);
-  int watching = 0, refused = 0;
-  for (int i = 0; i < 1100; ++i) {
-    std::string reply = c->line();
-    if (reply.starts_with("WATCHING")) watching++;
-    if (reply == "OUT_OF_MEMORY") refused++;
-  }
-  EXPECT_EQ(watching, 1023);  // 1024 with "default"
-  EXPECT_EQ(refused, 77);
-}
-
-TEST_F(WheelJobsTest, ManyBlockedClientsOneJobOneReply) {
-  start();
-  std::vector<std::unique_ptr<Client>> waiters;
-  for (int i = 0; i < 200; ++i) {
-    waiters.push_back(client());
-    waiters.back()->send("reserve\r\n");
-  }
-  auto producer = client();
-  // All 200 wait before the put.
-  std::string stats;
-  for (int i = 0; i < 200 && stats.find("current-waiting: 200\n") == std::string::npos; ++i) {
-    producer->send("stats\r\n");
-    std::string head = producer->line();
-    stats = producer->bytes(std::stoul(head.substr(3)) + 2);
-  }
-  ASSERT_NE(stats.find("current-waiting: 200\n"), std::string::npos);
-  EXPECT_EQ(producer->ask("put 0 0 60 1\r\nx\r\n"), "INSERTED 1");
-  EXPECT_EQ(waiters[0]->line(), "RESERVED 1 1");  // the first to wait
-  for (int i = 1; i < 200; ++i) EXPECT_TRUE(waiters[i]->silent_for(i == 1 ? 100 : 0));
-}
-
-TEST_F(WheelJobsTest, SigtermExitsZero) {
-  start();
-  auto c = client();
-  EXPECT_EQ(c->ask("put 0 0 60 1\r\nx\r\n"), "INSERTED 1");
-  EXPECT_EQ(server->stop(), 0);
 }
 
 // A fresh empty directory under the system's temporary one; removed by the destructor.
@@ -271,6 +152,57 @@ TEST_F(WheelJobsTest, ASecondServerOnTheSameDirExitsNamingTheHolderWhileTheFirst
   EXPECT_EQ(c->ask("put 0 0 60 6\r\nsecond\r\n"), "INSERTED 2");
   EXPECT_EQ(c->ask("peek 1\r\n"), "FOUND 1 5");
   EXPECT_EQ(c->bytes(7), "first\r\n");
+  EXPECT_EQ(server->stop(), 0);
+}
+
+// A damaged record in the middle of the log stops the start naming the file and offset; the
+// operator's explicit --skip-corrupt starts past it, keeping the jobs on either side of it.
+TEST_F(WheelJobsTest, ADamagedLogRefusesToStartUnlessToldToSkipTheDamage) {
+  TempDir dir;
+  start({"--dir", dir.path(), "--fsync", "always"});
+  {
+    auto c = client();
+    for (int i = 1; i <= 3; ++i) {
+      ASSERT_EQ(c->ask("put 0 0 60 5\r\njob-" + std::to_string(i) + "\r\n"),
+                "INSERTED " + std::to_string(i));
+    }
+  }
+  ASSERT_EQ(server->stop(), 0);
+  std::string segment;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    if (e.path().extension() == ".wjl") segment = e.path().string();
+  }
+  ASSERT_FALSE(segment.empty());
+  std::string bytes;
+  {
+    std::FILE* f = std::fopen(segment.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.append(buf, n);
+    std::fclose(f);
+  }
+  const std::size_t at = bytes.find("job-2");  // the second put's body: synced, mid-log
+  ASSERT_NE(at, std::string::npos);
+  {
+    std::FILE* f = std::fopen(segment.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, static_cast<long>(at), SEEK_SET);
+    std::fputc('J', f);
+    std::fclose(f);
+  }
+  const auto [status, out] =
+      wheel_test::run_to_exit("timeout 60 " + std::string(WHEEL_JOBS_PATH),
+                              "--port 0 --log-level warn --dir " + dir.path());
+  EXPECT_EQ(status, 1) << out;
+  EXPECT_NE(out.find("corrupt record in " + segment), std::string::npos) << out;
+  EXPECT_NE(out.find("--skip-corrupt"), std::string::npos) << out;
+  start({"--dir", dir.path(), "--skip-corrupt"});
+  auto c = client();
+  EXPECT_EQ(c->ask("peek 1\r\n"), "FOUND 1 5");
+  EXPECT_EQ(c->bytes(7), "job-1\r\n");
+  EXPECT_EQ(c->ask("peek 2\r\n"), "NOT_FOUND");
+  EXPECT_EQ(c->ask("peek 3\r\n"), "FOUND 3 5");
+  EXPECT_EQ(c->bytes(7), "job-3\r\n");
   EXPECT_EQ(server->stop(), 0);
 }
 

@@ -315,6 +315,44 @@ TEST(WheelLoad, UnwritableJsonPathFailsBeforeConnecting) {
   close(listener);
 }
 
+// Issue 34 item 5: --html writes the whole report as one page, with its three charts and the
+// verdict; a path that cannot be written, or the --json file, exits 2 naming --html.
+TEST(WheelLoad, HtmlReportHasTheVerdictAndTheCharts) {
+  ServerProcess server({LINE_SERVER_PATH, "--port", "0", "--idle-ms", "1000"});
+  ASSERT_GT(server.port(), 0);
+  auto args = load_args(server.port(), "20", "1s", "3s");
+  const std::string html_path =
+      testing::TempDir() + "wheel_load_html_" + std::to_string(getpid()) + ".html";
+  std::remove(html_path.c_str());
+  args.insert(args.end(), {"--html", html_path});
+  const LoadRun run = run_wheel_load(args);
+  ASSERT_TRUE(run.report.is_object()) << run.err;
+  const std::string html = slurp(html_path);
+  std::remove(html_path.c_str());
+  ASSERT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u) << run.err;
+  const bool ok = run.report["ok"].get<bool>();
+  EXPECT_NE(html.find(ok ? "class=\"verdict ok\">OK<" : "class=\"verdict failed\">FAILED<"),
+            std::string::npos);
+  for (const char* id : {"close-time", "round-trip", "connections"}) {
+    EXPECT_NE(html.find(std::string("<figure id=\"") + id + "\">"), std::string::npos) << id;
+  }
+  EXPECT_NE(html.find("<polyline "), std::string::npos) << "connections over time were drawn";
+  EXPECT_NE(html.find("<rect class=\"bar\""), std::string::npos) << "a histogram was drawn";
+  EXPECT_EQ(html.find("http"), std::string::npos) << "nothing fetched from elsewhere";
+}
+
+TEST(WheelLoad, HtmlPathIsCheckedBeforeTheRun) {
+  const LoadRun bad = run_wheel_load({"--port", "1", "--html", "/nonexistent-dir/r.html"});
+  EXPECT_EQ(bad.exit_status, 2);
+  EXPECT_NE(bad.err.find("--html: cannot open '/nonexistent-dir/r.html'"), std::string::npos)
+      << bad.err;
+  const std::string same = testing::TempDir() + "wheel_load_same_" + std::to_string(getpid());
+  const LoadRun twice = run_wheel_load({"--port", "1", "--json", same, "--html", same});
+  EXPECT_EQ(twice.exit_status, 2);
+  EXPECT_NE(twice.err.find("--html: the same file as --json"), std::string::npos) << twice.err;
+  std::remove(same.c_str());
+}
+
 // Issue 11, item 4: errors in plain words, naming the option; --help with plain type names.
 TEST(WheelLoad, CommandLineErrorsArePlainAndHelpUsesPlainTypeNames) {
   const LoadRun twice = run_wheel_load({"--port", "1", "--port", "2"});

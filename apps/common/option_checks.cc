@@ -41,4 +41,15 @@ std::string check_duration(std::string_view text, std::chrono::milliseconds lo,
          ", got '" + std::string(text) + "'";
 }
 
+std::optional<std::uint32_t> parse_unix_mode(std::string_view text) {
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  std::uint32_t mode = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '7') return std::nullopt;
+    mode = mode * 8 + static_cast<std::uint32_t>(c - '0');
+  }
+  if (mode > 0777) return std::nullopt;
+  return mode;
+}
+
 }  // namespace wheel::apps

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,5 +23,9 @@ std::string check_whole_number(std::string_view text, std::uint64_t lo, std::uin
 // Safe from any thread.
 std::string check_duration(std::string_view text, std::chrono::milliseconds lo,
                            std::chrono::milliseconds hi);
+
+// A unix socket file's mode written in octal ("660", "0600"): 1 to 4 octal digits, at most
+// 0777. nullopt for anything else. Safe from any thread.
+std::optional<std::uint32_t> parse_unix_mode(std::string_view text);
 
 }  // namespace wheel::apps

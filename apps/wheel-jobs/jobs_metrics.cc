@@ -8,8 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "wheel/jobs/log_metrics.h"
-#include "wheel/jobs/queue_metrics.h"
+#include "wheel/jobs/log/log_metrics.h"
+#include "wheel/jobs/model/queue_metrics.h"
+#include "wheel/server/process_metrics.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {
@@ -60,6 +61,18 @@ void render_log(server::PrometheusText& text, const jobs::JobLog& log) {
                "Bytes of live records compaction copied forward.", s.rewritten_bytes);
   text.gauge("wheel_jobs_log_disk_full", "1 while the disk is full and changes are refused.",
              s.disk_full ? 1 : 0);
+  // A stuck disk (a frozen file system, a hung device) shows here while the server answers.
+  text.gauge_double(
+      "wheel_jobs_log_oldest_unwritten_seconds",
+      "Age of the oldest change handed to the log thread and not yet written (0: none).",
+      s.oldest_unwritten_seconds);
+  text.gauge_double(
+      "wheel_jobs_log_oldest_unsynced_seconds",
+      "Age of the oldest change not yet synced (0: none; always 0 with --fsync never).",
+      s.oldest_unsynced_seconds);
+  text.gauge("wheel_jobs_log_backlog_bytes",
+             "Bytes handed to the log thread and not yet written (changes wait past 4 MiB).",
+             s.backlog_bytes);
   const jobs::LogSyncMetrics m = log.sync_metrics();
   text.histogram("wheel_jobs_log_sync_seconds", "Time of one group commit's fdatasyncs.",
                  jobs::kSyncSecondsBounds, m.seconds);
@@ -113,7 +126,18 @@ std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jo
   render_changes(text, queue.metrics(), every);
   render_queue(text, queue, tube_series);
   if (log != nullptr) render_log(text, *log);
-  return text.take();
+  constexpr jobs::InternalErrorCause kLocal[] = {jobs::InternalErrorCause::kLogFailed,
+                                                 jobs::InternalErrorCause::kBodyUnreadable};
+  render_internal_errors(text, kLocal, [&](jobs::InternalErrorCause cause) {
+    return dispatcher.internal_errors(cause);
+  });
+  return text.take() + render_process_and_build();
+}
+
+std::string render_process_and_build() {
+  return server::render_build_info() +
+         server::render_process_metrics(
+             server::read_process_sample(0).value_or(server::ProcessSample{}));
 }
 
 }  // namespace wheel::jobs_app

@@ -10,14 +10,15 @@
 #include <span>
 #include <string>
 
-#include "wheel/jobs/beanstalk_dispatcher.h"
-#include "wheel/jobs/job_log.h"
-#include "wheel/jobs/job_queue.h"
-#include "wheel/jobs/queue_metrics.h"
-#include "wheel/jobs/redis_client.h"
-#include "wheel/jobs/redis_jobs_handler.h"
-#include "wheel/jobs/redis_store.h"
+#include "wheel/jobs/fleet/redis_jobs_handler.h"
+#include "wheel/jobs/fleet/redis_store.h"
+#include "wheel/jobs/log/job_log.h"
+#include "wheel/jobs/model/job_queue.h"
+#include "wheel/jobs/model/queue_metrics.h"
+#include "wheel/jobs/server/beanstalk_dispatcher.h"
+#include "wheel/jobs/server/internal_errors.h"
 #include "wheel/net/tcp_server_counters.h"
+#include "wheel/redis/redis_client.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {
@@ -46,6 +47,9 @@ inline void render_client_io(server::PrometheusText& text, const net::TcpServerC
   text.counter("wheel_jobs_client_writes_total",
                "Writes (send calls) to client connections; bytes out / writes is the average.",
                c.writes);
+  text.gauge("wheel_jobs_client_output_peak_bytes",
+             "The most output one client connection had waiting for the kernel at once.",
+             c.max_queued_output);
 }
 
 // Commands received, by command.
@@ -54,6 +58,26 @@ void render_commands(server::PrometheusText& text, const jobs::beanstalk::Comman
 // Job changes by kind (only `kinds`: those the node counts) and the delivery lateness histogram.
 void render_changes(server::PrometheusText& text, const jobs::QueueMetrics& m,
                     std::span<const jobs::ChangeCounter> kinds);
+
+// Requests answered INTERNAL_ERROR by cause: `causes` (those the backend has), each counted by
+// `count`.
+template <class Count>
+void render_internal_errors(server::PrometheusText& text,
+                            std::span<const jobs::InternalErrorCause> causes, Count count) {
+  constexpr std::string_view kName = "wheel_jobs_internal_errors_total";
+  text.family(kName, "counter",
+              "Requests answered INTERNAL_ERROR, by cause (each is logged with its reason, at "
+              "most one line per cause every 10 s).");
+  for (const jobs::InternalErrorCause cause : causes) {
+    text.sample(kName, {{"cause", jobs::kInternalErrorCauseNames[static_cast<std::size_t>(cause)]}},
+                count(cause));
+  }
+}
+
+// The program's own series, as wheel-server serves them (server/process_metrics.h):
+// wheel_build_info and the process_* families of this process, read from /proc now. Safe from
+// any thread.
+std::string render_process_and_build();
 
 // Loop thread only: /metrics of a node with its jobs in memory (or in `log`, may be null): jobs
 // per state (and per tube for the `tube_series` tubes holding the most jobs), commands, clients,

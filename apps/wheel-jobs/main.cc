@@ -22,15 +22,16 @@
 #include "cli_style.h"
 #include "jobs_metrics.h"
 #include "json_log.h"
-#include "wheel/jobs/beanstalk_protocol.h"
-#include "wheel/jobs/beanstalk_server_handler.h"
-#include "wheel/jobs/job_log.h"
-#include "wheel/jobs/log_journal.h"
-#include "wheel/jobs/redis_endpoint.h"
-#include "wheel/jobs/redis_jobs_handler.h"
+#include "wheel/jobs/beanstalk/beanstalk_protocol.h"
+#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/fleet/redis_jobs_handler.h"
+#include "wheel/jobs/log/job_log.h"
+#include "wheel/jobs/server/beanstalk_server_handler.h"
 #include "wheel/logger.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
+#include "wheel/redis/redis_endpoint.h"
+#include "wheel/redis/redis_first_contact.h"
 #include "wheel/server/metrics_http_server.h"
 #include "wheel/version.h"
 
@@ -45,6 +46,8 @@ constexpr std::uint64_t kMaxJobsLimit = std::uint64_t{1} << 32;
 constexpr std::uint64_t kMaxMemoryLimit = std::uint64_t{1} << 40;  // 1 TiB of bodies
 // Four series per tube: 10,000 tubes would make one scrape 40,000 lines.
 constexpr std::uint32_t kMaxMetricsTubes = 1000;
+// How long a node waits for its store's first answer before it listens (--store-connect-timeout).
+constexpr std::chrono::milliseconds kDefaultStoreConnectTimeout{10'000};
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "wheel-jobs: %s\nRun with --help for more information.\n", message.c_str());
@@ -76,6 +79,7 @@ jobs::ServerInfo server_info(std::uint32_t max_job_size) {
 struct ServeOptions {
   std::string host;
   std::uint16_t port = 0;
+  std::uint32_t unix_mode = 0660;
   jobs::JobQueueLimits limits;
   std::uint32_t max_job_size = 0;
   std::uint64_t max_connections = 0;
@@ -89,10 +93,13 @@ wheel::net::TcpServerOptions tcp_options(const ServeOptions& o) {
   wheel::net::TcpServerOptions options;
   options.host = o.host;
   options.port = o.port;
+  options.unix_mode = o.unix_mode;
   options.framing = wheel::net::Framing::kBytes;
   options.max_connections = o.max_connections;
-  // A reply holds at most one job body; room for it plus pipelined small replies.
-  options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20);
+  // The handlers stop running a connection's requests at 1 MiB of replies not yet taken
+  // (max_queued_output): room for that plus one more reply, one job body and its header line. A
+  // client past it never read and met a reply larger than a body (list-tubes, stats).
+  options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20) + 4096;
   return options;
 }
 
@@ -177,8 +184,10 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
 }
 
 // Serves from Redis (--store): every job in Redis, so any number of processes share the tubes.
+// `reach_within`: how long to wait for Redis's first answer before `listening on` (0: not at all).
 int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
-                std::chrono::milliseconds max_scan_interval) {
+                std::chrono::milliseconds max_scan_interval,
+                std::chrono::milliseconds reach_within) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   int status = 1;
@@ -212,6 +221,17 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
       events.stop();
     });
     try {
+      client.start();
+      events.start();
+      if (reach_within.count() > 0) {
+        const std::string why = jobs::wait_for_first_reply(&loop, client, reach_within);
+        if (!why.empty()) {
+          throw std::runtime_error(
+              "the store at " + jobs::format_redis_url(client_options.endpoint) +
+              " did not answer within " + std::to_string(reach_within.count()) +
+              " ms (--store-connect-timeout): " + why);
+        }
+      }
       std::uint16_t bound = 0;
       try {
         bound = server.listen();
@@ -220,8 +240,6 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
                                  wheel::net::format_host_port(o.host, o.port) + ": " + e.what());
       }
       if (metrics) listen_metrics(*metrics, o);
-      client.start();
-      events.start();
       handler.attach(server);
       server.handle_signals();
       wheel::logger()->info("wheel-jobs: jobs in {}",
@@ -304,6 +322,7 @@ int run(int argc, char** argv) {
   std::string fsync;
   std::string store_url;
   std::chrono::milliseconds max_scan_interval = jobs::RedisJobsOptions{}.max_scan_interval;
+  std::chrono::milliseconds store_connect_timeout = kDefaultStoreConnectTimeout;
   jobs::RedisClientOptions client_options;
   std::uint32_t max_job_size = jobs::beanstalk::kDefaultMaxJobSize;
   std::uint64_t max_connections = 100'000;
@@ -313,11 +332,19 @@ int run(int argc, char** argv) {
   std::uint32_t metrics_tubes = 100;
   std::string log_level = "info";
   std::string log_format = "text";
+  std::string unix_mode_text = "660";
 
   CLI::App app{"wheel-jobs: a job queue that speaks beanstalkd's protocol, on a timing wheel"};
   wheel::cli::apply_style(app, "wheel-jobs", wheel::kVersion);
-  app.add_option("--host", host, "IPv4 or IPv6 address or host name to listen on")
+  app.add_option("--host", host,
+                 "IPv4 or IPv6 address or host name to listen on, or unix:PATH for a unix-domain "
+                 "socket (beanstalkd's -l unix:PATH; a stale socket file is replaced, one a "
+                 "server answers on is refused; removed at exit)")
       ->type_name(wheel::cli::kTypeAddress)
+      ->capture_default_str();
+  app.add_option("--unix-mode", unix_mode_text,
+                 "with --host unix:PATH: the socket file's permissions, octal, 0 to 777")
+      ->type_name("MODE")
       ->capture_default_str();
   add_count(app, "--port", &port, "TCP port; 0 picks a free one", 0, 65535);
   app.add_option("--dir", dir,
@@ -337,6 +364,11 @@ int run(int argc, char** argv) {
                            "with --store: the longest gap between two safety scans, the bound on "
                            "finding a job whose wake-up event was lost",
                            jobs::RedisJobsOptions{}.min_scan_interval, std::chrono::hours(1));
+  wheel::cli::add_duration(app, "--store-connect-timeout", &store_connect_timeout,
+                           "with --store: how long to wait at start-up for Redis's first answer "
+                           "before listening; past it the node exits with 1 naming the store. 0: "
+                           "listen at once and keep retrying",
+                           std::chrono::milliseconds(0), std::chrono::hours(1));
   add_count(app, "--store-replicas", &client_options.replicas,
             "with --store: answer a change only once this many Redis replicas have it (WAIT); "
             "0: once the primary has it",
@@ -352,6 +384,15 @@ int run(int argc, char** argv) {
       ->type_name("POLICY");
   add_count(app, "--max-job-size", &max_job_size, "largest job body in bytes", 0,
             jobs::beanstalk::kMaxMaxJobSize);
+  std::uint64_t segment_size = jobs::JobLogOptions{}.segment_bytes;
+  add_count(app, "--segment-size", &segment_size,
+            "with --dir: bytes of one log segment file before the next starts", std::uint64_t{4096},
+            std::uint64_t{1} << 30);
+  bool skip_corrupt = false;
+  app.add_flag("--skip-corrupt", skip_corrupt,
+               "with --dir: start past a damaged record or a missing segment of the log (each "
+               "logged with its file and offset) instead of refusing to start; the jobs in the "
+               "damaged part are lost");
   add_count(app, "--max-connections", &max_connections,
             "open client connections; past it a client is closed at once", 1, kMaxConnections);
   add_count(app, "--max-jobs", &limits.max_jobs,
@@ -385,8 +426,8 @@ int run(int argc, char** argv) {
     std::string error;
     endpoint = jobs::parse_redis_url(store_url, &error);
     if (!endpoint) return usage_error("--store: " + error);
-    for (const char* other :
-         {"--dir", "--fsync", "--max-jobs", "--max-memory", "--max-tubes", "--metrics-tubes"}) {
+    for (const char* other : {"--dir", "--fsync", "--segment-size", "--skip-corrupt", "--max-jobs",
+                              "--max-memory", "--max-tubes", "--metrics-tubes"}) {
       if (app.count(other) > 0) {
         return usage_error(
             std::string(other) +
@@ -398,13 +439,22 @@ int run(int argc, char** argv) {
   if (store_url.empty() && app.count("--max-scan-interval") > 0) {
     return usage_error("--max-scan-interval: needs --store (it bounds the Redis store's scan)");
   }
-  for (const char* option : {"--store-replicas", "--store-replica-timeout"}) {
+  for (const char* option :
+       {"--store-replicas", "--store-replica-timeout", "--store-connect-timeout"}) {
     if (store_url.empty() && app.count(option) > 0) {
       return usage_error(std::string(option) + ": needs --store (replicas of the Redis store)");
     }
   }
   jobs::JobLogOptions log_options;
   log_options.dir = dir;
+  log_options.segment_bytes = segment_size;
+  if (dir.empty() && app.count("--segment-size") > 0) {
+    return usage_error("--segment-size: needs --dir (the log's segments)");
+  }
+  log_options.skip_corrupt = skip_corrupt;
+  if (dir.empty() && skip_corrupt) {
+    return usage_error("--skip-corrupt: needs --dir (the log it would start past damage in)");
+  }
   if (!fsync.empty()) {
     if (dir.empty()) return usage_error("--fsync: needs --dir (without it jobs are memory only)");
     if (fsync == "always") {
@@ -428,6 +478,11 @@ int run(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage_error("--host: " + std::string(e.what()));
   }
+  const std::optional<std::uint32_t> unix_mode = wheel::apps::parse_unix_mode(unix_mode_text);
+  if (!unix_mode) {
+    return usage_error("--unix-mode: must be an octal mode from 0 to 777, got '" + unix_mode_text +
+                       "'");
+  }
   if (metrics_port != 0) {
     try {
       wheel::net::resolve_address(metrics_host, metrics_port);
@@ -437,11 +492,12 @@ int run(int argc, char** argv) {
   }
   wheel::apps::install_program_logger("wheel-jobs", log_level, log_format);
 
-  ServeOptions serve_options{
-      host, port, limits, max_job_size, max_connections, metrics_host, metrics_port, metrics_tubes};
+  ServeOptions serve_options{host,         port,         *unix_mode,
+                             limits,       max_job_size, max_connections,
+                             metrics_host, metrics_port, metrics_tubes};
   if (endpoint) {
     client_options.endpoint = *endpoint;
-    return serve_redis(serve_options, client_options, max_scan_interval);
+    return serve_redis(serve_options, client_options, max_scan_interval, store_connect_timeout);
   }
   return serve(serve_options, dir.empty() ? nullptr : &log_options);
 }

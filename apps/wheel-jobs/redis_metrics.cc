@@ -32,6 +32,13 @@ void render_clients(server::PrometheusText& text, const jobs::RedisClient& comma
     text.sample("wheel_jobs_redis_failures_total", {{"kind", jobs::redis_failure_name(kind)}},
                 m.failed(kind));
   }
+  text.family("wheel_jobs_redis_errors_total", "counter",
+              "Error replies from Redis, by cause (READONLY: readonly, ...; both connections), "
+              "each logged with Redis's message, at most one line per cause every 10 s.");
+  for (std::size_t i = 0; i < jobs::kRedisErrorCauses; ++i) {
+    text.sample("wheel_jobs_redis_errors_total", {{"cause", jobs::kRedisErrorCauseNames[i]}},
+                m.errors[i] + events.metrics().errors[i]);
+  }
   text.series("wheel_jobs_redis_reconnects_total", "counter",
               "Connections to Redis made again after a loss, by connection.", "connection",
               {{"commands", m.reconnects}, {"events", events.metrics().reconnects}});
@@ -59,7 +66,12 @@ std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
   render_client_io(text, io);
   render_changes(text, handler.metrics(), kNodeChanges);
   render_clients(text, commands, events);
-  return text.take();
+  constexpr jobs::InternalErrorCause kFleet[] = {
+      jobs::InternalErrorCause::kRedisError, jobs::InternalErrorCause::kRedisUnavailable,
+      jobs::InternalErrorCause::kNotReplicated, jobs::InternalErrorCause::kBadReply};
+  render_internal_errors(
+      text, kFleet, [&](jobs::InternalErrorCause cause) { return handler.internal_errors(cause); });
+  return text.take() + render_process_and_build();
 }
 
 }  // namespace wheel::jobs_app

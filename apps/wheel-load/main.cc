@@ -28,6 +28,7 @@
 #include "wheel/load/process_plan.h"
 #include "wheel/load/report.h"
 #include "wheel/load/report_file.h"
+#include "wheel/load/report_html.h"
 #include "wheel/load/server_metrics_check.h"
 #include "wheel/load/stop_signals.h"
 #include "wheel/logger.h"
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
   std::string source_addresses = "127.0.0.1-127.0.0.8";
   std::string processes = "auto";
   std::string json_path;
+  std::string html_path;
   std::string log_level = "info";
   std::string metrics_url;
   bool metrics_exclusive = false;
@@ -108,6 +110,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--json", json_path,
                  "write the report as JSON to this file (checked before the run starts)")
+      ->type_name(wheel::cli::kTypeFile);
+  app.add_option("--html", html_path,
+                 "write the report as one self-contained HTML page (the verdict, histograms of "
+                 "close times and round trips, connections over time) to this file (checked "
+                 "before the run starts)")
       ->type_name(wheel::cli::kTypeFile);
   app.add_option("--seed", config.seed, "seed of the PING jitter")
       ->check(integer_range(0, std::numeric_limits<std::int64_t>::max()))
@@ -241,6 +248,16 @@ int main(int argc, char** argv) {
       return usage_error(std::string("--json: ") + e.what());
     }
   }
+  std::optional<wheel::load::ReportFile> html_out;
+  if (!html_path.empty()) {
+    if (html_path == json_path) return usage_error("--html: the same file as --json: " + html_path);
+    try {
+      html_out.emplace(html_path);
+      wheel::load::remove_on_abort(html_out->temporary_path().c_str());
+    } catch (const std::exception& e) {
+      return usage_error(std::string("--html: ") + e.what());
+    }
+  }
 
   // The server's counters before the run: the comparison is of what it counted during it.
   std::optional<wheel::load::MetricsUrl> scrape_url;
@@ -288,9 +305,12 @@ int main(int argc, char** argv) {
 
   // A peer that closes while we write must not kill us with SIGPIPE: libuv reports EPIPE.
   std::signal(SIGPIPE, SIG_IGN);
-  const wheel::load::LoadResult result = wheel::load::run_load(config, plan.processes);
+  wheel::load::ProgressTimeline timeline;  // for --html's connections over time
+  const wheel::load::LoadResult result = wheel::load::run_load(
+      config, plan.processes, [&timeline](const wheel::load::Progress& p) { timeline.add(p); });
   nlohmann::json report = wheel::load::make_report(result, config);
-  std::cout << wheel::load::format_summary(report) << std::flush;
+  const std::string summary = wheel::load::format_summary(report);
+  std::cout << summary << std::flush;
   bool metrics_agree = true;
   if (scrape_url && result.interrupted_by != 0) {
     // A stopped run's counts are partial on both sides; comparing them proves nothing.
@@ -327,6 +347,14 @@ int main(int argc, char** argv) {
       json_out->commit(report.dump(2) + "\n");
     } catch (const std::exception& e) {
       wheel::logger()->error("wheel-load: --json: {}", e.what());
+      return 1;
+    }
+  }
+  if (html_out) {
+    try {
+      html_out->commit(wheel::load::format_html_report(report, summary, result, timeline.points()));
+    } catch (const std::exception& e) {
+      wheel::logger()->error("wheel-load: --html: {}", e.what());
       return 1;
     }
   }

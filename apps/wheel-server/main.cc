@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli_options.h"
@@ -79,8 +80,16 @@ int run_server(int argc, char** argv) {
       "wheel-server: a libuv line server that answers heartbeats and closes idle "
       "connections with a hashed wheel timer"};
   wheel::cli::apply_style(app, "wheel-server", wheel::kVersion);
-  app.add_option("--host", options.host, "IPv4 or IPv6 address or host name to listen on")
+  app.add_option("--host", options.host,
+                 "IPv4 or IPv6 address or host name to listen on, or unix:PATH for a unix-domain "
+                 "socket (a stale socket file is replaced, one a server answers on is refused; "
+                 "removed at exit; --workers 1 only)")
       ->type_name(wheel::cli::kTypeAddress)
+      ->capture_default_str();
+  std::string unix_mode = "660";
+  app.add_option("--unix-mode", unix_mode,
+                 "with --host unix:PATH: the socket file's permissions, octal, 0 to 777")
+      ->type_name("MODE")
       ->capture_default_str();
   add_count(app, "--port", &options.port, "TCP port; 0 picks a free one", 0, 65535);
   const auto max_idle = wheel::net::kMaxIdleTime;
@@ -148,6 +157,14 @@ int run_server(int argc, char** argv) {
     wheel::net::resolve_address(options.host, options.port);
   } catch (const std::exception& e) {
     return usage_error("--host: " + std::string(e.what()));
+  }
+  if (const std::optional<std::uint32_t> mode = wheel::apps::parse_unix_mode(unix_mode)) {
+    options.unix_mode = *mode;
+  } else {
+    return usage_error("--unix-mode: must be an octal mode from 0 to 777, got '" + unix_mode + "'");
+  }
+  if (workers > 1 && wheel::net::is_unix_host(options.host)) {
+    return usage_error("--host unix:PATH: one process only (--workers 1): SO_REUSEPORT is TCP's");
   }
   if (metrics_port != 0) {
     try {

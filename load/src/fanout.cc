@@ -105,7 +105,8 @@ void consume_lines(Child& child) {
   child.buffer.erase(0, start);
 }
 
-LoadResult run_children(const LoadConfig& config, unsigned processes) {
+LoadResult run_children(const LoadConfig& config, unsigned processes,
+                        const ProgressCallback& on_progress) {
   std::vector<Child> children(processes);
   std::fflush(stdout);
   std::fflush(stderr);
@@ -209,6 +210,7 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
       const Progress total = sum();
       peak_open = std::max(peak_open, total.active_open + total.idle_open);
       print_progress(total);
+      if (on_progress) on_progress(total);
       next_print += std::chrono::seconds(1);
     }
   }
@@ -238,16 +240,23 @@ LoadResult run_children(const LoadConfig& config, unsigned processes) {
 
 }  // namespace
 
-LoadResult run_load(const LoadConfig& config, unsigned processes) {
+LoadResult run_load(const LoadConfig& config, unsigned processes,
+                    const ProgressCallback& on_progress) {
   if (processes <= 1) {
     LoadConfig whole = config;
     whole.first_index = 0;
     whole.share = config.connections;
     whole.processes = 1;
-    LoadRunner runner(whole, print_progress, stop_signal_fd());
+    LoadRunner runner(
+        whole,
+        [&on_progress](const Progress& p) {
+          print_progress(p);
+          if (on_progress) on_progress(p);
+        },
+        stop_signal_fd());
     return runner.run();
   }
-  return run_children(config, processes);
+  return run_children(config, processes, on_progress);
 }
 
 }  // namespace wheel::load

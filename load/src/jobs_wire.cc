@@ -4,6 +4,8 @@
 #include <cassert>
 #include <charconv>
 
+#include "jobs_wire_lua.h"
+
 namespace wheel::load {
 
 namespace {
@@ -66,8 +68,8 @@ std::string_view to_string(JobsProtocol protocol) {
 
 int JobsRequestWriter::append_hello(std::string& out) const {
   if (protocol_ == JobsProtocol::kBeanstalk) return 0;
-  append_command(out, {"SCRIPT", "LOAD", kRedisPutScript});
-  append_command(out, {"SCRIPT", "LOAD", kRedisDeleteScript});
+  append_command(out, {"SCRIPT", "LOAD", lua::kRedisPut});
+  append_command(out, {"SCRIPT", "LOAD", lua::kRedisDelete});
   return 2;
 }
 

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "wheel/jobs/redis_client.h"
-#include "wheel/jobs/redis_endpoint.h"
-#include "wheel/jobs/redis_store.h"
+#include "wheel/jobs/fleet/redis_store.h"
+#include "wheel/redis/redis_client.h"
+#include "wheel/redis/redis_endpoint.h"
 
 namespace wheel::load {
 

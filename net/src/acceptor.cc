@@ -11,6 +11,7 @@
 
 #include "wheel/logger.h"
 #include "wheel/net/listen_socket.h"
+#include "wheel/net/socket_address.h"
 #include "wheel/net/uv_error.h"
 
 namespace wheel::net {
@@ -27,20 +28,34 @@ Acceptor::Acceptor(uv_loop_t* loop, Sink& sink, TcpServerCounters& counts)
 
 Acceptor::~Acceptor() {
   if (!open_ && fd_ >= 0) ::close(fd_);
+  if (!unix_path_.empty()) remove_unix_socket(unix_path_, unix_bound_);
   if (spare_fd_ >= 0) ::close(spare_fd_);
 }
 
 std::uint16_t Acceptor::listen(const std::string& host, std::uint16_t port, bool reuse_port,
-                               int backlog) {
-  const int fd = bind_tcp_socket(host, port, reuse_port);
+                               int backlog, std::uint32_t unix_mode) {
+  int fd = -1;
+  if (is_unix_host(host)) {
+    unix_bound_ = bind_unix_socket(host.substr(kUnixPrefix.size()), unix_mode);
+    unix_path_ = host.substr(kUnixPrefix.size());
+    fd = unix_bound_.fd;
+  } else {
+    fd = bind_tcp_socket(host, port, reuse_port);
+  }
+  auto forget_file = [this] {
+    if (!unix_path_.empty()) remove_unix_socket(unix_path_, unix_bound_);
+    unix_path_.clear();
+  };
   if (::listen(fd, backlog) != 0) {
     const int error = errno;
     ::close(fd);
+    forget_file();
     throw std::system_error(error, std::generic_category(),
                             std::string("listen (") + uv_err_name(-error) + ")");
   }
   if (const int rc = uv_poll_init_socket(loop_, &poll_, fd); rc != 0) {
     ::close(fd);
+    forget_file();
     check_uv(rc, "uv_poll_init_socket");
   }
   ++open_handles_;
@@ -70,6 +85,9 @@ void Acceptor::close_handle(uv_handle_t* handle) {
 void Acceptor::close() {
   if (!open_) return;
   open_ = false;
+  // The file goes now: a client that connects meanwhile is refused rather than left waiting.
+  if (!unix_path_.empty()) remove_unix_socket(unix_path_, unix_bound_);
+  unix_path_.clear();
   close_handle(reinterpret_cast<uv_handle_t*>(&poll_));
   if (backoff_open_) close_handle(reinterpret_cast<uv_handle_t*>(&backoff_));
   backoff_open_ = false;

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "wheel/net/listen_socket.h"
 #include "wheel/net/tcp_server_counters.h"
 
 namespace wheel::net {
@@ -39,11 +40,13 @@ class Acceptor {
   Acceptor(const Acceptor&) = delete;
   Acceptor& operator=(const Acceptor&) = delete;
 
-  // Binds (see bind_tcp_socket()), listens with `backlog` and starts accepting; returns the
-  // bound port. Throws std::system_error or std::invalid_argument. Call once.
-  std::uint16_t listen(const std::string& host, std::uint16_t port, bool reuse_port, int backlog);
-  // Stops accepting and closes the socket and handles (their callbacks run on the loop).
-  // Idempotent.
+  // Binds (see bind_tcp_socket(); for a "unix:PATH" host bind_unix_socket() with `unix_mode`),
+  // listens with `backlog` and starts accepting; returns the bound port (0 for a unix socket).
+  // Throws std::system_error or std::invalid_argument. Call once.
+  std::uint16_t listen(const std::string& host, std::uint16_t port, bool reuse_port, int backlog,
+                       std::uint32_t unix_mode);
+  // Stops accepting and closes the socket and handles (their callbacks run on the loop); a unix
+  // socket's file is removed now (if it is still ours). Idempotent.
   void close();
   // True when no handle of the acceptor is open (never listened, or close() completed).
   bool closed() const { return open_handles_ == 0; }
@@ -62,6 +65,8 @@ class Acceptor {
   uv_timer_t backoff_;  // restarts the poll a moment after EMFILE left no spare descriptor
   int fd_ = -1;
   int spare_fd_ = -1;
+  std::string unix_path_;  // a unix socket's file, removed by close(); empty: TCP
+  BoundUnixSocket unix_bound_;
   bool open_ = false;  // listening: the handles need closing
   bool backoff_open_ = false;
   int open_handles_ = 0;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <string>
@@ -52,7 +53,36 @@ bool Connection::start() {
 }
 
 std::size_t Connection::queued_output() const {
-  return output_ == nullptr ? 0 : output_->size();
+  return (output_ == nullptr ? 0 : output_->size()) + host_->batched_bytes(*this);
+}
+
+void Connection::pause_input() {
+  if (input_paused_ || fd_ < 0) return;
+  input_paused_ = true;
+  if (!input_ended_ && !watch_writable(wants_writable())) abort(CloseReason::kError);
+}
+
+void Connection::resume_input() {
+  if (!input_paused_ || closing()) return;
+  input_paused_ = false;
+  if (!input_ended_ && !watch_writable(wants_writable())) return abort(CloseReason::kError);
+  // Lines held at the pause (or just an incomplete line: fed again, it is held again).
+  if (!partial_.empty()) host_->resume_held(*this);
+}
+
+void Connection::notify_output_below(std::size_t low_water) {
+  if (closing()) return;
+  const bool watching = wants_writable();
+  low_water_ = low_water == kNoMark ? kNoMark - 1 : low_water;
+  // EPOLLOUT reports at once when the queue is already short: the call comes on the next turn,
+  // never from inside the handler's own call.
+  if (!watching && !watch_writable(true)) abort(CloseReason::kError);
+}
+
+void Connection::report_output_below() {
+  if (low_water_ == kNoMark || closing() || queued_output() > low_water_) return;
+  low_water_ = kNoMark;
+  host_->on_output_below(*this);
 }
 
 std::string Connection::peer() const {
@@ -68,6 +98,10 @@ void Connection::on_events(std::uint32_t events) {
   if (fd_ < 0) return;
   if (input_ended_) {
     // Only EPOLLHUP or EPOLLERR are watched now: the connection is gone both ways.
+    if ((events & (EPOLLHUP | EPOLLERR)) != 0) abort(CloseReason::kPeerClosed);
+    return;
+  }
+  if (input_paused_) {  // not reading; a reset still ends it
     if ((events & (EPOLLHUP | EPOLLERR)) != 0) abort(CloseReason::kPeerClosed);
     return;
   }
@@ -100,7 +134,7 @@ void Connection::on_input_end() {
   // watching input (an EOF stays readable) and let the handler answer what it owes.
   input_ended_ = true;
   partial_.clear();  // an unterminated last line is not a request
-  if (!watch_writable(output_ != nullptr)) return abort(CloseReason::kError);
+  if (!watch_writable(wants_writable())) return abort(CloseReason::kError);
   if (closing()) return;  // already writing its last words
   host_->on_input_end(*this);
 }
@@ -135,6 +169,8 @@ void Connection::write_now(std::string_view bytes) {
   const std::size_t rest = bytes.size() - written;
   const std::size_t queued = queued_output();
   const std::size_t max_output = host->max_output();
+  std::uint64_t& peak = host->counts().max_queued_output;
+  peak = std::max<std::uint64_t>(peak, queued + rest);  // sizes of objects in memory: the sum fits
   if (rest > max_output || queued > max_output - rest) {
     wheel::logger()->warn("closing a slow consumer (connection {:#x}): {} bytes of output queued",
                           id(), queued + rest);
@@ -148,33 +184,34 @@ void Connection::write_now(std::string_view bytes) {
 }
 
 void Connection::on_writable() {
-  if (output_ == nullptr) {
-    watch_writable(false);
-    return;
+  if (output_ != nullptr) {
+    ++host_->counts().writes;
+    const ssize_t n = ::send(fd_, output_->bytes.data() + output_->sent, output_->size(),
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(-errno));
+      return abort(CloseReason::kError);
+    }
+    idle_.record_output_progress(host_->now_ms());
+    output_->sent += static_cast<std::size_t>(n);
+    if (output_->size() == 0) {
+      delete std::exchange(output_, nullptr);
+      if (closing()) return finish_close();
+    } else if (output_->sent >= output_->bytes.size() / 2) {
+      output_->bytes.erase(0, output_->sent);  // the buffer never grows past twice what is queued
+      output_->sent = 0;
+    }
   }
-  ++host_->counts().writes;
-  const ssize_t n = ::send(fd_, output_->bytes.data() + output_->sent, output_->size(),
-                           MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-    wheel::logger()->debug("connection {:#x}: write failed: {}", id(), uv_err_name(-errno));
-    return abort(CloseReason::kError);
-  }
-  idle_.record_output_progress(host_->now_ms());
-  output_->sent += static_cast<std::size_t>(n);
-  if (output_->size() == 0) {
-    delete std::exchange(output_, nullptr);
-    if (closing()) return finish_close();
-    if (!watch_writable(false)) abort(CloseReason::kError);
-  } else if (output_->sent >= output_->bytes.size() / 2) {
-    output_->bytes.erase(0, output_->sent);  // the buffer never grows past twice what is queued
-    output_->sent = 0;
+  report_output_below();  // may send, close or pause
+  if (fd_ >= 0 && !closing() && !wants_writable() && !watch_writable(false)) {
+    abort(CloseReason::kError);
   }
 }
 
 bool Connection::watch_writable(bool on) {
   epoll_event ev{};
-  ev.events = (input_ended_ ? 0u : EPOLLIN) | (on ? EPOLLOUT : 0u);
+  ev.events = (input_ended_ || input_paused_ ? 0u : EPOLLIN) | (on ? EPOLLOUT : 0u);
   ev.data.ptr = this;
   if (::epoll_ctl(host_->epoll_fd(), EPOLL_CTL_MOD, fd_, &ev) == 0) return true;
   wheel::logger()->debug("connection {:#x}: epoll_ctl: {}", id(), uv_err_name(-errno));
@@ -220,6 +257,7 @@ void Connection::begin_close(CloseReason reason) {
   assert(!closing());
   id_and_closing_ |= kClosingBit;
   partial_.clear();
+  low_water_ = kNoMark;
   host_->on_closing(*this, reason);
 }
 

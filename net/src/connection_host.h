@@ -34,6 +34,13 @@ class ConnectionHost {
   virtual void dispatch(Connection& c, std::string_view bytes) = 0;
   // The reply batch of `c` while its read is dispatched, else nullptr.
   virtual std::string* batch_of(const Connection& c) = 0;
+  // Bytes batch_of(c) holds now (0 when there is no batch; creates none).
+  virtual std::size_t batched_bytes(const Connection& c) const = 0;
+  // `c` resumed its input with lines held (Framing::kLines): hand them to the handler now, or
+  // right after the read being dispatched.
+  virtual void resume_held(Connection& c) = 0;
+  // `c`'s queued output fell to its low-water mark: tell the handler.
+  virtual void on_output_below(Connection& c) = 0;
   // `c` read EOF while open: the handler decides what it still owes.
   virtual void on_input_end(Connection& c) = 0;
   // `c` began closing for `reason` (the handler's on_close runs here).

@@ -154,11 +154,17 @@ void Reactor::dispatch(Connection& c, std::string_view bytes) {
   if (options_.framing == Framing::kBytes) {
     handler_.on_data(c, bytes);
   } else {
-    const auto result = framer_.feed(c.partial_, bytes, [this, &c](std::string_view line) {
-      handler_.on_line(c, line);
-      return !c.closing();
-    });
-    if (result == LineFramer::Result::kLineTooLong) {
+    std::string_view rest;
+    const auto result = framer_.feed(
+        c.partial_, bytes,
+        [this, &c](std::string_view line) {
+          handler_.on_line(c, line);
+          return !c.closing() && !c.input_paused();
+        },
+        &rest);
+    if (result == LineFramer::Result::kStopped && !c.closing()) {
+      c.partial_.append(rest);  // paused: the lines not handed over wait for resume_input()
+    } else if (result == LineFramer::Result::kLineTooLong) {
       wheel::logger()->debug("TcpServer: connection {:#x}: line longer than {} bytes", c.id(),
                              options_.max_line);
       handler_.on_line_too_long(c);
@@ -170,6 +176,25 @@ void Reactor::dispatch(Connection& c, std::string_view bytes) {
     if (!c.closing()) c.write_now(batch_);
     batch_.clear();
   }
+  if (!resumed_.empty()) {
+    std::vector<std::uint64_t> ids;
+    ids.swap(resumed_);
+    for (const std::uint64_t id : ids) {
+      if (Connection* r = find(id); r != nullptr && !r->input_paused()) resume_held(*r);
+    }
+  }
+}
+
+void Reactor::resume_held(Connection& c) {
+  if (dispatching_ == &c) return;  // the current read goes on by itself
+  if (dispatching_ != nullptr) {
+    resumed_.push_back(c.id());
+    return;
+  }
+  if (c.partial_.empty()) return;
+  std::string held(c.partial_.view());
+  c.partial_.clear();
+  dispatch(c, held);
 }
 
 std::string* Reactor::batch_of(const Connection& c) {
@@ -178,6 +203,13 @@ std::string* Reactor::batch_of(const Connection& c) {
   const auto [it, added] = turn_batch_index_.try_emplace(&c, turn_batches_.size());
   if (added) turn_batches_.emplace_back(const_cast<Connection*>(&c), std::string());
   return &turn_batches_[it->second].second;
+}
+
+std::size_t Reactor::batched_bytes(const Connection& c) const {
+  if (dispatching_ == &c) return batch_.size();
+  if (!in_timer_turn_) return 0;
+  const auto it = turn_batch_index_.find(&c);
+  return it == turn_batch_index_.end() ? 0 : turn_batches_[it->second].second.size();
 }
 
 void Reactor::flush_turn_batches() {

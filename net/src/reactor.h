@@ -62,6 +62,9 @@ class Reactor final : private ConnectionHost, private Acceptor::Sink, private Id
   TcpServerCounters& counts() override { return counts_; }
   void dispatch(Connection& c, std::string_view bytes) override;
   std::string* batch_of(const Connection& c) override;
+  std::size_t batched_bytes(const Connection& c) const override;
+  void resume_held(Connection& c) override;
+  void on_output_below(Connection& c) override { handler_.on_output_below(c); }
   void on_input_end(Connection& c) override;
   void on_closing(Connection& c, CloseReason reason) override;
   void on_draining(Connection& c) override;
@@ -127,6 +130,9 @@ class Reactor final : private ConnectionHost, private Acceptor::Sink, private Id
   std::unique_ptr<char[]> read_buffer_;
   Connection* dispatching_ = nullptr;
   std::string batch_;
+  // Connections that resumed their input, lines held, while another's read was dispatched:
+  // their lines go to the handler right after it (ids).
+  std::vector<std::uint64_t> resumed_;
   // While the timer runs a turn's tasks: what they send, per connection, in order of first send
   // (a burst of due DELAYs was one send(2) per line, most of the loop's time). Written at the
   // turn's end by flush_turn_batches(); a connection that closes meanwhile loses its batch, as a

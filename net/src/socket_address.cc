@@ -4,14 +4,32 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sys/un.h>
 
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 
 namespace wheel::net {
 
+bool is_unix_host(std::string_view host) {
+  return host.starts_with(kUnixPrefix);
+}
+
 sockaddr_storage resolve_address(const std::string& host, std::uint16_t port) {
+  if (is_unix_host(host)) {
+    const std::string_view path = std::string_view(host).substr(kUnixPrefix.size());
+    if (path.empty() || path.size() > kMaxUnixPath) {
+      throw std::invalid_argument("unix socket path '" + std::string(path) + "' must be 1 to " +
+                                  std::to_string(kMaxUnixPath) + " bytes");
+    }
+    sockaddr_storage addr{};
+    auto* un = reinterpret_cast<sockaddr_un*>(&addr);
+    un->sun_family = AF_UNIX;
+    std::memcpy(un->sun_path, path.data(), path.size());
+    return addr;
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -34,6 +52,11 @@ sockaddr_storage resolve_address(const std::string& host, std::uint16_t port) {
 }
 
 socklen_t address_length(const sockaddr_storage& addr) {
+  if (addr.ss_family == AF_UNIX) {
+    const auto* un = reinterpret_cast<const sockaddr_un*>(&addr);
+    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) +
+                                  ::strnlen(un->sun_path, sizeof(un->sun_path)) + 1);
+  }
   return addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
 }
 
@@ -49,10 +72,16 @@ std::string format_address(const sockaddr* addr) {
     ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof(text));
     return format_host_port(text, ntohs(v6->sin6_port));
   }
+  if (addr->sa_family == AF_UNIX) {
+    const auto* un = reinterpret_cast<const sockaddr_un*>(addr);
+    const std::size_t n = ::strnlen(un->sun_path, sizeof(un->sun_path));
+    return n == 0 ? std::string("unix") : std::string(kUnixPrefix).append(un->sun_path, n);
+  }
   return "?";
 }
 
 std::string format_host_port(std::string_view host, std::uint16_t port) {
+  if (is_unix_host(host)) return std::string(host);
   std::string out;
   if (host.find(':') != std::string_view::npos) {
     out.append("[").append(host).append("]");

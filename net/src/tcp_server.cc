@@ -26,7 +26,8 @@ std::uint16_t TcpServer::listen() {
   Reactor& r = *reactor_;
   ::signal(SIGPIPE, SIG_IGN);  // a write to a reset socket must fail with EPIPE, not kill
   const TcpServerOptions& o = r.options_;
-  const std::uint16_t port = r.acceptor_.listen(o.host, o.port, o.reuse_port, o.backlog);
+  const std::uint16_t port =
+      r.acceptor_.listen(o.host, o.port, o.reuse_port, o.backlog, o.unix_mode);
   r.port_.store(port, std::memory_order_release);
   return port;
 }

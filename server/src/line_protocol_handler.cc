@@ -17,9 +17,31 @@
 namespace wheel::server {
 
 struct LineProtocolHandler::Pending {
+  // The pending DELAYs' handles from `first` on, in the order scheduled (those before `first`
+  // ran). They mostly run in that order, so the one that runs is timeouts[first]: found at once
+  // (a search from the front was the top of a burst's profile, O(n) per line).
   std::vector<net::LoopTimer::Handle> timeouts;
-  std::size_t bytes = 0;     // text of `timeouts`
+  std::size_t first = 0;
+  std::size_t bytes = 0;     // text of the pending DELAYs
   bool input_ended = false;  // the client sends no more: close after the last DELAY
+
+  std::size_t count() const { return timeouts.size() - first; }
+  // Forgets `h`; false if it is not pending here.
+  bool remove(net::LoopTimer::Handle h) {
+    if (first < timeouts.size() && timeouts[first] == h) {
+      ++first;
+    } else {
+      const auto it =
+          std::find(timeouts.begin() + static_cast<std::ptrdiff_t>(first), timeouts.end(), h);
+      if (it == timeouts.end()) return false;
+      timeouts.erase(it);  // keeps the order: rare
+    }
+    if (first * 2 >= timeouts.size()) {  // the ran ones are half: drop them (amortised O(1))
+      timeouts.erase(timeouts.begin(), timeouts.begin() + static_cast<std::ptrdiff_t>(first));
+      first = 0;
+    }
+    return true;
+  }
 };
 
 // Names its connection by id: harmless if that connection closed before the job ran.
@@ -165,6 +187,19 @@ void LineProtocolHandler::on_line(net::Connection& c, std::string_view line) {
       c.send("ERR unknown command\n");
       break;
   }
+  // Pipelined requests cannot queue more than half of max_output: past it the rest of the read
+  // waits, unread, until the client took half of that (on_output_below). So a client that
+  // pipelines STATS and reads slowly is served, not closed; one that never reads just sits.
+  if (server_ == nullptr || c.closing()) return;
+  const std::size_t max_output = server_->options().max_output;
+  if (c.queued_output() >= max_output / 2) {
+    c.pause_input();
+    c.notify_output_below(max_output / 4);
+  }
+}
+
+void LineProtocolHandler::on_output_below(net::Connection& c) {
+  c.resume_input();
 }
 
 void LineProtocolHandler::on_line_too_long(net::Connection& c) {
@@ -175,7 +210,7 @@ void LineProtocolHandler::on_line_too_long(net::Connection& c) {
 void LineProtocolHandler::on_input_end(net::Connection& c) {
   // Every request read has been answered but the DELAYs still pending: they were promised.
   auto* pending = static_cast<Pending*>(c.context());
-  if (pending != nullptr && !pending->timeouts.empty()) {
+  if (pending != nullptr && pending->count() != 0) {
     pending->input_ended = true;
     return;
   }
@@ -200,8 +235,10 @@ void LineProtocolHandler::on_close(net::Connection& c, net::CloseReason reason) 
   ++closed_[static_cast<std::size_t>(reason)];
   auto* pending = static_cast<Pending*>(c.context());
   if (pending == nullptr) return;
-  for (const net::LoopTimer::Handle h : pending->timeouts) server_->timer().cancel(h);
-  delayed_pending_ -= pending->timeouts.size();
+  for (std::size_t i = pending->first; i < pending->timeouts.size(); ++i) {
+    server_->timer().cancel(pending->timeouts[i]);
+  }
+  delayed_pending_ -= pending->count();
   delayed_bytes_ -= pending->bytes;
   delete pending;
   c.set_context(nullptr);
@@ -230,7 +267,7 @@ void LineProtocolHandler::schedule_delayed(net::Connection& c, std::uint64_t del
     pending = new Pending;
     c.set_context(pending);
   }
-  if (pending->timeouts.size() >= delay_limits_.count_per_connection) {
+  if (pending->count() >= delay_limits_.count_per_connection) {
     return refuse_delay(c, "ERR too many delayed messages\n");
   }
   // Sizes of objects in memory: neither sum can overflow.
@@ -261,12 +298,7 @@ void LineProtocolHandler::on_delayed(std::uint64_t id, net::LoopTimer::Handle fi
     ++stale_delayed_;
     return;
   }
-  auto& timeouts = pending->timeouts;
-  const auto it = std::find_if(timeouts.begin(), timeouts.end(),
-                               [fired](const net::LoopTimer::Handle& h) { return h == fired; });
-  if (it == timeouts.end()) return;
-  *it = std::move(timeouts.back());
-  timeouts.pop_back();
+  if (!pending->remove(fired)) return;
   pending->bytes -= text.size();
   delayed_bytes_ -= text.size();
   --delayed_pending_;
@@ -275,7 +307,7 @@ void LineProtocolHandler::on_delayed(std::uint64_t id, net::LoopTimer::Handle fi
   message.reserve(text.size() + 9);
   message.append("DELAYED ").append(text).append("\n");
   c->send(message);
-  if (pending->input_ended && timeouts.empty()) {
+  if (pending->input_ended && pending->count() == 0) {
     c->close(net::CloseReason::kPeerClosed);  // it ended its input; now it has everything
   }
 }

@@ -62,6 +62,9 @@ class LineProtocolHandler final : public net::ConnectionHandler {
   void on_input_end(net::Connection& c) override;
   void on_idle(net::Connection& c, net::IdleEvent event) override;
   void on_close(net::Connection& c, net::CloseReason reason) override;
+  // The output of a connection paused by on_line (half of max_output queued) is down to a
+  // quarter: it reads again.
+  void on_output_below(net::Connection& c) override;
   std::string_view reject_line() override { return "ERR server full\n"; }
   std::string_view goodbye() override { return "BYE shutdown\n"; }
   void on_shutdown() override;

@@ -34,6 +34,7 @@ net::TcpServerOptions tcp_options(const LineServerOptions& o, ServerMetricsSlot*
   net::TcpServerOptions t;
   t.host = o.host;
   t.port = o.port;
+  t.unix_mode = o.unix_mode;
   t.reuse_port = o.reuse_port;
   t.max_connections = o.max_connections;
   t.idle = net::IdleTimes{o.reader_idle, o.writer_idle, o.all_idle};

@@ -131,8 +131,9 @@ std::string render_process_metrics(const ProcessSample& s) {
 
 std::string render_build_info() {
   PrometheusText t;
-  t.series("wheel_build_info", "gauge", "Always 1; the version label says which wheel-server runs.",
-           "version", {{wheel::kVersion, 1}});
+  t.series("wheel_build_info", "gauge",
+           "Always 1; the version label says which version of the program runs.", "version",
+           {{wheel::kVersion, 1}});
   return t.take();
 }
 

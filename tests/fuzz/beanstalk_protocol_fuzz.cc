@@ -14,11 +14,12 @@
 #include <variant>
 #include <vector>
 
-#include "wheel/jobs/beanstalk_protocol.h"
-#include "wheel/jobs/beanstalk_reply.h"
+#include "wheel/jobs/beanstalk/beanstalk_protocol.h"
+#include "wheel/jobs/beanstalk/beanstalk_reply.h"
 
 namespace {
 
+using namespace wheel::jobs;
 using namespace wheel::jobs::beanstalk;
 
 void check(bool ok) {

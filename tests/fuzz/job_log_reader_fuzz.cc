@@ -18,7 +18,7 @@
 #include "log_reader.h"
 #include "record_codec.h"
 #include "support/fault_injection_fs.h"
-#include "wheel/jobs/job_log.h"
+#include "wheel/jobs/log/job_log.h"
 #include "wheel/logger.h"
 
 namespace {

@@ -29,7 +29,7 @@ for f in include/wheel/hashed_wheel_timer.h include/wheel/version.h \
   compgen -G "$prefix/$f" >/dev/null || fail "$f is not installed"
 done
 if [[ -d $prefix/include/wheel/net ]]; then  # built with wheel::net: wheel::jobs_redis too
-  for f in include/wheel/jobs/redis_store.h lib*/libwheeljobsredis.* \
+  for f in include/wheel/jobs/fleet/redis_store.h include/wheel/redis/redis_client.h lib*/libwheeljobsfleet.* lib*/libwheelredis.* \
            lib*/pkgconfig/wheeljobsredis.pc; do
     compgen -G "$prefix/$f" >/dev/null || fail "$f is not installed"
   done

@@ -13,7 +13,8 @@ fail() { echo "check_pkgconfig: $*" >&2; exit 1; }
 declare -A consumer=(
   [wheeltimer]=pkgconfig_consumer.cc  # the timer, prints version.h's version
   [wheelnet]=net_consumer.cc          # a TCP server on libuv answering one PING
-  [wheeljobs]=pkgconfig_jobs_consumer.cc  # a job log written, reopened and read back
+  [wheeljobs]=pkgconfig_jobs_log_consumer.cc  # a job log written, reopened and read back
+  [wheeljobsserver]=pkgconfig_jobs_consumer.cc  # the same, and a put served by the server
   [wheeljobsredis]=jobs_redis_consumer.cc  # endpoint URLs; hiredis client refused, no server
 )
 pcdir=$(dirname "$(find "$prefix" -name wheeltimer.pc -print -quit)")

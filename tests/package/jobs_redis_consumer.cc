@@ -15,8 +15,8 @@
 #include <cstdio>
 #include <string>
 
-#include <wheel/jobs/redis_client.h>
-#include <wheel/jobs/redis_endpoint.h>
+#include <wheel/redis/redis_client.h>
+#include <wheel/redis/redis_endpoint.h>
 
 namespace {
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test support: a blocking beanstalkd client over loopback TCP with every read bounded by a
-// timeout (the wheel-jobs program tests and the in-process server handler tests).
+// Test support: a blocking beanstalkd client over loopback TCP (or a unix-domain socket) with
+// every read bounded by a timeout (the wheel-jobs program tests and the in-process server handler
+// tests).
 #pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -22,6 +24,14 @@ class Client {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  // Connected to the unix-domain socket at `path` instead.
+  explicit Client(const std::string& path) {
+    fd_ = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    path.copy(addr.sun_path, sizeof addr.sun_path - 1);
     connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   }
   ~Client() { close_now(); }

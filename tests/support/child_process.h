@@ -67,12 +67,13 @@ inline std::pair<int, std::string> run_to_exit(const std::string& program,
 }
 
 // A server child process that printed "listening on HOST:PORT"; SIGTERMed when destroyed.
+// Its stderr (the log) goes to `stderr_fd` when >= 0, else to ours.
 class ServerProcess {
  public:
-  explicit ServerProcess(const std::vector<std::string>& args) {
+  explicit ServerProcess(const std::vector<std::string>& args, int stderr_fd = -1) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return;
-    pid_ = spawn(args, fds[1]);
+    pid_ = spawn(args, fds[1], stderr_fd);
     close(fds[1]);
     std::string out;
     const auto deadline = Clock::now() + std::chrono::seconds(60);  // sanitizer start-up
@@ -86,12 +87,17 @@ class ServerProcess {
     }
     close(fds[0]);  // the server writes nothing else on stdout
     const auto colon = out.rfind(':');
-    if (out.starts_with("listening on ") && colon != std::string::npos) {
+    if (out.starts_with("listening on unix:")) {  // a unix-domain socket: no port
+      where_ = out.substr(13, out.find('\n') - 13);
+    } else if (out.starts_with("listening on ") && colon != std::string::npos) {
       port_ = std::stoi(out.substr(colon + 1));
+      where_ = out.substr(13, out.find('\n') - 13);
     }
   }
   ~ServerProcess() { signal_and_wait(SIGTERM); }
   int port() const { return port_; }
+  // What the "listening on" line named ("127.0.0.1:4000", "unix:/tmp/x.sock"); empty: none.
+  const std::string& where() const { return where_; }
   pid_t pid() const { return pid_; }
   // Sends SIGTERM now and waits for the exit; returns the exit status (see wait_with_deadline).
   int stop() { return signal_and_wait(SIGTERM); }
@@ -111,6 +117,7 @@ class ServerProcess {
 
   pid_t pid_ = -1;
   int port_ = 0;
+  std::string where_;
 };
 
 }  // namespace wheel_test

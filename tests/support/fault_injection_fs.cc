@@ -124,7 +124,12 @@ std::error_code FaultInjectionFs::list(const std::string& dir, std::vector<std::
 
 std::error_code FaultInjectionFs::open_append(const std::string& path,
                                               std::unique_ptr<WritableFile>* file) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  wait_thawed(lock);
+  if (open_failures_ > 0) {
+    --open_failures_;
+    return err(open_errno_);
+  }
   auto it = live_.find(path);
   if (it == live_.end()) {
     if (!take_op()) return err(EIO);
@@ -192,7 +197,8 @@ std::error_code FaultInjectionFs::file_size(const std::string& path, std::uint64
 }
 
 std::error_code FaultInjectionFs::truncate(const std::string& path, std::uint64_t size) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  wait_thawed(lock);
   if (!take_op()) return err(EIO);
   auto it = live_.find(path);
   if (it == live_.end()) return err(ENOENT);
@@ -204,7 +210,8 @@ std::error_code FaultInjectionFs::truncate(const std::string& path, std::uint64_
 }
 
 std::error_code FaultInjectionFs::rename(const std::string& from, const std::string& to) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  wait_thawed(lock);
   if (!take_op()) return err(EIO);
   auto it = live_.find(from);
   if (it == live_.end()) return err(ENOENT);
@@ -214,14 +221,16 @@ std::error_code FaultInjectionFs::rename(const std::string& from, const std::str
 }
 
 std::error_code FaultInjectionFs::remove(const std::string& path) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  wait_thawed(lock);
   if (!take_op()) return err(EIO);
   if (live_.erase(path) == 0) return err(ENOENT);
   return {};
 }
 
 std::error_code FaultInjectionFs::sync_dir(const std::string& dir) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  wait_thawed(lock);
   if (!take_op()) return err(EIO);
   if (ignore_sync_) return {};
   for (auto it = durable_.begin(); it != durable_.end();) {
@@ -243,7 +252,8 @@ std::error_code FaultInjectionFs::free_bytes(const std::string&, std::uint64_t* 
 
 std::error_code FaultInjectionFs::append_to(const std::shared_ptr<Inode>& inode,
                                             std::span<const std::byte> d) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  wait_thawed(lock);
   const auto* p = reinterpret_cast<const char*>(d.data());
   if (!take_op()) {
     // The process died inside this write: some prefix may have reached the page cache.
@@ -267,7 +277,8 @@ std::error_code FaultInjectionFs::append_to(const std::shared_ptr<Inode>& inode,
 
 std::error_code FaultInjectionFs::reserve_in(const std::shared_ptr<Inode>& inode,
                                              std::uint64_t end) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  wait_thawed(lock);
   if (!reserve_supported_) return std::make_error_code(std::errc::operation_not_supported);
   if (!take_op()) return err(EIO);
   const std::uint64_t covered = std::max<std::uint64_t>(inode->data.size(), inode->reserved);
@@ -295,6 +306,7 @@ std::error_code FaultInjectionFs::sync_inode(const std::shared_ptr<Inode>& inode
   ++waiting_;
   gate_cv_.wait(lock, [this] { return gate_open_; });
   --waiting_;
+  wait_thawed(lock);
   if (!take_op()) return err(EIO);
   ++file_syncs_;
   if (!ignore_sync_) inode->synced = inode->data.size();
@@ -350,6 +362,27 @@ std::uint64_t FaultInjectionFs::used_bytes() const {
 void FaultInjectionFs::set_ignore_sync(bool ignore) {
   std::lock_guard lock(mu_);
   ignore_sync_ = ignore;
+}
+void FaultInjectionFs::wait_thawed(std::unique_lock<std::mutex>& lock) {
+  ++frozen_waiting_;
+  gate_cv_.wait(lock, [this] { return !frozen_; });
+  --frozen_waiting_;
+}
+void FaultInjectionFs::set_frozen(bool frozen) {
+  {
+    std::lock_guard lock(mu_);
+    frozen_ = frozen;
+  }
+  gate_cv_.notify_all();
+}
+int FaultInjectionFs::frozen_waiting() const {
+  std::lock_guard lock(mu_);
+  return frozen_waiting_;
+}
+void FaultInjectionFs::fail_opens(int error, int count) {
+  std::lock_guard lock(mu_);
+  open_errno_ = error;
+  open_failures_ = count;
 }
 void FaultInjectionFs::set_sync_gate(bool open) {
   {

@@ -13,6 +13,9 @@
 // Reads: open_read() files read what was appended, synced or not (the page cache), also past
 // the cut point (a write error does not unwrite the page cache); set_read_failure(true) makes
 // every positional read fail with EIO (a bad sector).
+// Stuck disk: set_frozen(true) blocks every mutating operation until set_frozen(false), as a
+// frozen file system does; set_sync_gate(false) blocks fdatasyncs only. Descriptors:
+// fail_opens() makes the next opens for writing fail (EMFILE).
 // Locks: lock_file() keeps its locks in memory (process state: a power loss keeps them), with
 // flock's rules, so two logs on one directory of one FaultInjectionFs conflict.
 // Planted bug: set_ignore_sync(true) makes sync() and sync_dir() succeed without syncing.
@@ -26,7 +29,7 @@
 #include <random>
 #include <set>
 
-#include "wheel/jobs/file_system.h"
+#include "wheel/jobs/log/file_system.h"
 
 namespace wheel::jobs::testing {
 
@@ -77,6 +80,13 @@ class FaultInjectionFs final : public FileSystem {
   // While closed, sync() blocks (group-commit tests); syncs_waiting() counts the blocked ones.
   void set_sync_gate(bool open);
   int syncs_waiting() const;
+  // While frozen (as `fsfreeze -f`), every mutating operation (append, sync, reserve, truncate,
+  // rename, remove, sync_dir, creating a file) blocks until thawed; reads go on.
+  // frozen_waiting() counts the blocked ones.
+  void set_frozen(bool frozen);
+  int frozen_waiting() const;
+  // The next `count` open_append() calls fail with `error` (EMFILE: out of descriptors).
+  void fail_opens(int error, int count);
   std::uint64_t file_syncs() const;
 
   // Direct access for corruption tests.
@@ -92,6 +102,7 @@ class FaultInjectionFs final : public FileSystem {
 
  private:
   bool take_op();  // false: this operation is past the cut point
+  void wait_thawed(std::unique_lock<std::mutex>& lock);  // blocks while frozen
   static std::string parent(const std::string& path);
   std::uint64_t used_locked() const;  // bytes held, with the space set aside; under mu_
 
@@ -116,6 +127,10 @@ class FaultInjectionFs final : public FileSystem {
   bool reserve_supported_ = true;
   bool gate_open_ = true;
   int waiting_ = 0;
+  bool frozen_ = false;
+  int frozen_waiting_ = 0;
+  int open_errno_ = 0;
+  int open_failures_ = 0;
   std::uint64_t file_syncs_ = 0;
   std::mt19937_64 tear_rng_{7};
 };

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "support/fault_injection_fs.h"
-#include "wheel/jobs/job_log.h"
+#include "wheel/jobs/log/job_log.h"
 
 namespace wheel::jobs::testing {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "support/redis_server.h"
-#include "wheel/jobs/redis_client.h"
-#include "wheel/jobs/redis_store.h"
+#include "wheel/jobs/fleet/redis_store.h"
+#include "wheel/redis/redis_client.h"
 
 namespace wheel::jobs {
 
@@ -115,7 +115,7 @@ class RedisStoreTest : public ::testing::Test {
     return wait(r);
   }
   // Waits (bounded) until job `id` is in `state` on Redis's own clock.
-  bool wait_state(std::uint64_t id, beanstalk::JobState state, std::chrono::seconds bound) {
+  bool wait_state(std::uint64_t id, JobState state, std::chrono::seconds bound) {
     const auto deadline = Clock::now() + bound;
     while (Clock::now() < deadline) {
       JobInfo j = job(id);

@@ -15,7 +15,10 @@
 
 namespace wheel_test {
 
-class WheelJobsProcessTest : public ::testing::Test {
+// The fixture on any gtest base (::testing::Test, or TestWithParam<P> for a suite run once per
+// backend: jobs_protocol_test).
+template <class Base = ::testing::Test>
+class WheelJobsProcessFixture : public Base {
  protected:
   // Starts wheel-jobs with `--port 0 --log-level warn` and then `extra`; fails the test when it
   // does not come to listen.
@@ -35,5 +38,7 @@ class WheelJobsProcessTest : public ::testing::Test {
 
   std::unique_ptr<ServerProcess> server;
 };
+
+using WheelJobsProcessTest = WheelJobsProcessFixture<>;
 
 }  // namespace wheel_test

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "reentry_guard.h"
-#include "wheel.h"
 #include "wheel/rejected_execution_error.h"
+#include "wheel_layout.h"
 #include "wheel_shape.h"
 
 namespace wheel {
@@ -26,7 +26,7 @@ LoopWheel::LoopWheel(LoopWheelOptions options, Time now)
       origin_(now),
       now_(now) {
   const detail::WheelShape shape = shape_of(options);
-  wheel_ = detail::make_wheel(shape.layout, shape.ticks_per_wheel, /*unshared=*/true);
+  layout_ = detail::make_layout(shape.layout, shape.ticks_per_wheel, /*unshared=*/true);
 }
 
 LoopWheel::~LoopWheel() {
@@ -34,7 +34,7 @@ LoopWheel::~LoopWheel() {
 }
 
 std::size_t LoopWheel::ticks_per_wheel() const noexcept {
-  return wheel_->buckets();
+  return layout_->buckets();
 }
 
 LoopWheel::Handle LoopWheel::claim_slot() {
@@ -75,7 +75,7 @@ std::uint64_t LoopWheel::tick_of(Time t) const noexcept {
 
 void LoopWheel::insert(Node* node, Time deadline) {
   slots_[node->index_].node = node;
-  wheel_->insert(node, tick_of(deadline), cursor_);
+  layout_->insert(node, tick_of(deadline), cursor_);
 }
 
 bool LoopWheel::is_pending(Handle handle) const noexcept {
@@ -87,12 +87,12 @@ bool LoopWheel::is_pending(Handle handle) const noexcept {
 bool LoopWheel::cancel(Handle handle) noexcept {
   if (!is_pending(handle)) return false;
   Node* node = slots_[handle.index_].node;
-  free_slot(handle.index_);
   if (node->state_.load(std::memory_order_relaxed) == Timeout::kInit) {
-    wheel_->unlink(node);
-    destroy(node, true);
+    layout_->unlink(node);
+    discard(node);
   } else {
-    // On the ready list (expired, not run): the run loop frees the node when it gets there.
+    // On the ready list (expired, not run): the run loop discards the node when it gets there.
+    free_slot(handle.index_);
     node->state_.store(Timeout::kCancelled, std::memory_order_relaxed);
     node->destroy_task();
   }
@@ -104,6 +104,13 @@ void LoopWheel::destroy(Node* node, bool task_alive) noexcept {
   detail::task_ops(node->ops_).destroy_node(node);
 }
 
+void LoopWheel::discard(Node* node) noexcept {
+  // Cancelled on the ready list: its slot was freed and its task destroyed by cancel().
+  const bool cancelled = node->state_.load(std::memory_order_relaxed) == Timeout::kCancelled;
+  if (!cancelled) free_slot(node->index_);
+  destroy(node, !cancelled);
+}
+
 std::size_t LoopWheel::advance(Time now, std::size_t max_tasks) {
   const detail::ReentryGuard guard(advancing_, "LoopWheel::advance() cannot be called from a task");
   now_ = std::max(now_, now);
@@ -111,22 +118,13 @@ std::size_t LoopWheel::advance(Time now, std::size_t max_tasks) {
   if (ready_head_ != nullptr) return ran;  // the budget is spent
   // Tick t has fully passed once origin + (t + 1) * tick <= now: every t below due_end.
   const std::uint64_t due_end = tick_of(now_);
-  while (cursor_ < due_end) {
-    const auto distance = wheel_->ticks_to_next_event(cursor_);
-    if (!distance || *distance >= due_end - cursor_) {
-      cursor_ = due_end;  // nothing due before: jump
-      break;
-    }
-    cursor_ += *distance;
-    Timeout* due = wheel_->collect_due(cursor_);
+  // Empty ticks are skipped; with nothing due before due_end the cursor jumps there.
+  while (cursor_ < due_end && layout_->skip_to_next_event(cursor_, due_end)) {
+    // The ready list is empty here (a budget cut returns above or breaks below): the due list
+    // becomes it as it is.
+    assert(ready_head_ == nullptr);
+    ready_head_ = layout_->collect_due(cursor_);
     ++cursor_;  // what tasks schedule now lands on a tick still to come
-    while (due != nullptr) {
-      Timeout* node = due;
-      due = due->queue_next_;
-      node->queue_next_ = nullptr;
-      (ready_tail_ == nullptr ? ready_head_ : ready_tail_->queue_next_) = node;
-      ready_tail_ = node;
-    }
     ran += run_ready(max_tasks - ran);
     if (ready_head_ != nullptr) break;
   }
@@ -138,10 +136,9 @@ std::size_t LoopWheel::run_ready(std::size_t max_tasks) {
   while (ready_head_ != nullptr && ran < max_tasks) {
     auto* node = static_cast<Node*>(ready_head_);
     ready_head_ = node->queue_next_;
-    if (ready_head_ == nullptr) ready_tail_ = nullptr;
     node->queue_next_ = nullptr;
     if (node->state_.load(std::memory_order_relaxed) == Timeout::kCancelled) {
-      destroy(node, false);  // cancelled on the ready list: task already destroyed
+      discard(node);
       continue;
     }
     // From here its handle names nothing: a cancel() from its own task returns false.
@@ -155,7 +152,7 @@ std::size_t LoopWheel::run_ready(std::size_t max_tasks) {
 
 std::optional<LoopWheel::Time> LoopWheel::next_due() const {
   if (ready_head_ != nullptr) return now_;
-  const auto distance = wheel_->ticks_to_next_event(cursor_);
+  const auto distance = layout_->ticks_to_next_event(cursor_);
   if (!distance) return std::nullopt;
   // The end of tick cursor_ + distance: origin + (cursor_ + distance + 1) * tick, saturated.
   const auto tick = static_cast<std::uint64_t>(tick_.count());
@@ -167,19 +164,12 @@ std::optional<LoopWheel::Time> LoopWheel::next_due() const {
 }
 
 void LoopWheel::clear() {
-  wheel_->drain([this](Timeout* timeout) {
-    auto* node = static_cast<Node*>(timeout);
-    free_slot(node->index_);
-    destroy(node, true);
-  });
+  layout_->drain([this](Timeout* timeout) { discard(static_cast<Node*>(timeout)); });
   while (ready_head_ != nullptr) {
     auto* node = static_cast<Node*>(ready_head_);
     ready_head_ = node->queue_next_;
-    const bool alive = node->state_.load(std::memory_order_relaxed) != Timeout::kCancelled;
-    if (alive) free_slot(node->index_);
-    destroy(node, alive);
+    discard(node);
   }
-  ready_tail_ = nullptr;
 }
 
 }  // namespace wheel

@@ -27,8 +27,7 @@ void TimerCore::run_periodic_here(Timeout* node) {
     // Armed only now that the run has returned, so runs never overlap. The node goes round
     // the backlog, as a new timeout would, whatever the wheel's layout.
     if (rearm_periodic(node)) {
-      (backlog_tail_ != nullptr ? backlog_tail_->queue_next_ : backlog_head_) = node;
-      backlog_tail_ = node;
+      backlog_.push_back(node);
       return;
     }
   }

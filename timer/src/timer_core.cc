@@ -17,6 +17,7 @@
 #include "cycle_clock.h"
 #include "wheel/detail/saturating.h"
 #include "wheel/rejected_execution_error.h"
+#include "wheel_shape.h"
 
 namespace wheel::detail {
 
@@ -45,7 +46,7 @@ TimerCore::TimerCore(HashedWheelTimer& owner, TimerOptions options, ManualClock*
       thread_name_(std::move(options.thread_name)),
       executor_(std::move(options.executor)),
       tick_observer_(std::move(options.tick_observer)),
-      wheel_(make_wheel(options.layout, options.ticks_per_wheel, false)) {
+      layout_(make_layout(options.layout, options.ticks_per_wheel, false)) {
   gate_->core = this;
 }
 

@@ -22,12 +22,13 @@
 #include "intrusive_stack.h"
 #include "periodic_deadline.h"
 #include "periodic_gate.h"
-#include "wheel.h"
+#include "timeout_list.h"
 #include "wheel/detail/task_timeout.h"
 #include "wheel/manual_clock.h"
 #include "wheel/timeout.h"
 #include "wheel/timer_job.h"
 #include "wheel/timer_options.h"
+#include "wheel_layout.h"
 
 namespace wheel {
 class HashedWheelTimer;
@@ -52,7 +53,7 @@ class TimerCore final : public ClockDriven {
 
   HashedWheelTimer& owner() const { return owner_; }
   std::chrono::nanoseconds tick() const { return tick_; }
-  std::size_t buckets() const { return wheel_->buckets(); }
+  std::size_t buckets() const { return layout_->buckets(); }
   std::size_t pending() const {
     const std::int64_t n = pending_.load(std::memory_order_acquire);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
@@ -185,9 +186,8 @@ class TimerCore final : public ClockDriven {
   // Worker-owned (and the stopping thread's once the worker has been joined). On a cache line
   // of their own: producers read sleeping_ and push onto the queues above at every
   // new_timeout(), and must not share a line with what the worker writes meanwhile.
-  alignas(kCacheLine) const std::unique_ptr<Wheel> wheel_;
-  Timeout* backlog_head_ = nullptr;  // submissions beyond the per-tick cap, oldest first
-  Timeout* backlog_tail_ = nullptr;
+  alignas(kCacheLine) const std::unique_ptr<WheelLayout> layout_;
+  TimeoutList backlog_;               // submissions beyond the per-tick cap, oldest first
   std::int64_t manual_start_ns_ = 0;  // the manual clock's reading at start()
   WorkerPosition manual_position_;
 };

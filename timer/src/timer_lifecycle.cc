@@ -121,14 +121,13 @@ void TimerCore::collect_remaining(std::vector<TimerJob>* unprocessed) {
     }
   };
   take_submissions();
-  while (backlog_head_ != nullptr) {
-    Timeout* node = backlog_head_;
-    backlog_head_ = backlog_head_->queue_next_;
+  while (backlog_.head != nullptr) {
+    Timeout* node = backlog_.head;
+    backlog_.head = node->queue_next_;
     node->queue_next_ = nullptr;
     sweep(node);
   }
-  backlog_tail_ = nullptr;
-  wheel_->drain(sweep);
+  layout_->drain(sweep);
   process_cancellations();
 }
 

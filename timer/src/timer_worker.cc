@@ -20,7 +20,7 @@
 namespace wheel::detail {
 
 bool TimerCore::has_queued_work() const {
-  return backlog_head_ != nullptr || !submissions_.empty() || !cancellations_.empty();
+  return backlog_.head != nullptr || !submissions_.empty() || !cancellations_.empty();
 }
 
 void TimerCore::worker_main() {
@@ -43,7 +43,7 @@ void TimerCore::worker_main() {
     std::optional<std::uint64_t> target;
     if (has_queued_work()) {
       target = tick;
-    } else if (auto distance = wheel_->ticks_to_next_event(tick)) {
+    } else if (auto distance = layout_->ticks_to_next_event(tick)) {
       // The next event may lie centuries ahead (hierarchical layout, huge delays): sleep at
       // most kMaxSleep at a time so that the deadline arithmetic cannot overflow.
       target = tick + std::min(*distance, max_sleep_ticks);
@@ -84,14 +84,7 @@ void TimerCore::process_due_ticks(WorkerPosition& at) {
   std::int64_t now_ns = elapsed_ns();
   std::uint64_t due_end = static_cast<std::uint64_t>(now_ns / tick_ns);
   while (tick < due_end && !shutdown_.load(std::memory_order_acquire)) {
-    if (!has_queued_work()) {
-      const auto distance = wheel_->ticks_to_next_event(tick);
-      if (!distance || tick + *distance >= due_end) {
-        tick = due_end;
-        break;
-      }
-      tick += *distance;
-    }
+    if (!has_queued_work() && !layout_->skip_to_next_event(tick, due_end)) break;
     if (tick_observer_) {
       // tick < due_end, so its deadline (tick + 1) * tick_ns <= now_ns: no overflow, >= 0.
       tick_observer_(
@@ -114,7 +107,7 @@ bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, std::uint8
   if (shutdown_.load(std::memory_order_acquire)) return false;
   if (wake_for != 0) {
     sleeping_.store(wake_for, std::memory_order_seq_cst);
-    const bool submitted = backlog_head_ != nullptr || !submissions_.empty();
+    const bool submitted = backlog_.head != nullptr || !submissions_.empty();
     if (((wake_for & kWakeForSubmit) != 0 && submitted) ||
         ((wake_for & kWakeForCancel) != 0 && !cancellations_.empty())) {
       sleeping_.store(0, std::memory_order_relaxed);
@@ -140,14 +133,13 @@ bool TimerCore::sleep_until(std::optional<std::uint64_t> target_tick, std::uint8
 void TimerCore::process_tick(std::uint64_t tick) {
   transfer_pending(tick);
   process_cancellations();
-  run_ready(wheel_->collect_due(tick));
+  run_ready(layout_->collect_due(tick));
 }
 
 void TimerCore::take_submissions() {
   Timeout* newest = nullptr;
   if (Timeout* oldest = submissions_.take_all_oldest_first(&newest)) {
-    (backlog_tail_ != nullptr ? backlog_tail_->queue_next_ : backlog_head_) = oldest;
-    backlog_tail_ = newest;
+    backlog_.append(oldest, newest);
   }
 }
 
@@ -155,7 +147,7 @@ void TimerCore::transfer_pending(std::uint64_t tick) {
   take_submissions();
   const std::int64_t tick_ns = tick_.count();
   // The walk keeps the backlog's head in a local and stores it once at the end.
-  Timeout* head = backlog_head_;
+  Timeout* head = backlog_.head;
   for (std::size_t moved = 0; head != nullptr && moved < kMaxTransfersPerTick; ++moved) {
     Timeout* node = head;
     head = head->queue_next_;
@@ -175,10 +167,9 @@ void TimerCore::transfer_pending(std::uint64_t tick) {
     // after the deadline. A deadline already past lands on the current tick.
     const std::uint64_t due = deadline <= 0 ? 0 : static_cast<std::uint64_t>(deadline / tick_ns);
     node->place_ = Timeout::kInWheel;
-    wheel_->insert(node, due, tick);
+    layout_->insert(node, due, tick);
   }
-  backlog_head_ = head;
-  if (head == nullptr) backlog_tail_ = nullptr;
+  backlog_.head = head;
 }
 
 std::size_t TimerCore::process_cancellations() {
@@ -196,14 +187,14 @@ std::size_t TimerCore::process_cancellations() {
     }
     for (int phase = 0; phase < 2; ++phase) {
       for (std::size_t i = 0; i < size; ++i) {
-        if (group[i]->place_ == Timeout::kInWheel) wheel_->prefetch_unlink(group[i], phase);
+        if (group[i]->place_ == Timeout::kInWheel) layout_->prefetch_unlink(group[i], phase);
       }
     }
     for (std::size_t i = 0; i < size; ++i) {
       Timeout* t = group[i];
       switch (t->place_) {
         case Timeout::kInWheel:
-          wheel_->unlink(t);
+          layout_->unlink(t);
           t->retire();
           ++retired;
           break;

@@ -9,6 +9,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "hashed_layout.h"
+#include "hierarchical_layout.h"
 #include "wheel/logger.h"
 
 namespace wheel::detail {
@@ -48,6 +50,13 @@ WheelShape validated_shape(WheelShape shape) {
                                 "ns, ticks_per_wheel " + std::to_string(wheel));
   }
   return shape;
+}
+
+std::unique_ptr<WheelLayout> make_layout(TimerLayout layout, std::size_t buckets, bool unshared) {
+  if (layout == TimerLayout::kHierarchical) {
+    return std::make_unique<HierarchicalLayout>(buckets, unshared);
+  }
+  return std::make_unique<HashedLayout>(buckets, unshared);
 }
 
 }  // namespace wheel::detail

@@ -6,11 +6,11 @@
 // advance(now), which runs every task whose deadline has passed, and asks next_due() when it
 // should call again (its poll or sleep timeout). Times are std::chrono::nanoseconds since any
 // origin the caller likes (steady_clock's epoch, a loop's start, 0 on a fake clock), the same
-// origin in every call. The layouts are HashedWheelTimer's, the same code (timer/src/wheel.h):
-// kHashed (Netty's) or kHierarchical (Kafka's, levels aligned on absolute ticks). Tick t covers
-// deadlines in [origin + t * tick, origin + (t + 1) * tick) and is processed once
-// origin + (t + 1) * tick has passed, so a task never runs before its deadline and at most one
-// tick after it (plus however late the caller advances).
+// origin in every call. The layouts are HashedWheelTimer's, the same code
+// (timer/src/wheel_layout.h): kHashed (Netty's) or kHierarchical (Kafka's, levels aligned on
+// absolute ticks). Tick t covers deadlines in [origin + t * tick, origin + (t + 1) * tick) and is
+// processed once origin + (t + 1) * tick has passed, so a task never runs before its deadline and
+// at most one tick after it (plus however late the caller advances).
 //
 // Handles (muduo's TimerId model). schedule_*() returns a Handle: a slot index and the slot's
 // generation, 8 bytes, copyable, no reference count. cancel() finds the slot and checks the
@@ -63,7 +63,7 @@
 namespace wheel {
 
 namespace detail {
-class Wheel;
+class WheelLayout;
 }  // namespace detail
 
 // The shape of a LoopWheel; validated by its constructor exactly as TimerOptions are by
@@ -232,18 +232,22 @@ class LoopWheel {
   std::uint64_t tick_of(Time t) const noexcept;  // the tick whose span holds `t` (0 before)
   std::size_t run_ready(std::size_t max_tasks);
   static void destroy(Node* node, bool task_alive) noexcept;
+  // Ends `node` unrun: frees its slot (unless cancel() did) and destroys its task and itself.
+  // REQUIRES: the node is out of the wheel or about to leave it.
+  void discard(Node* node) noexcept;
 
   const std::chrono::nanoseconds tick_;
   const std::int64_t max_pending_;
   const Time origin_;
   Time now_;
   std::uint64_t cursor_ = 0;  // the next tick to process
-  std::unique_ptr<detail::Wheel> wheel_;
+  std::unique_ptr<detail::WheelLayout> layout_;
   std::vector<Slot> slots_;
   std::uint32_t free_head_ = kNoSlot;
   std::size_t pending_ = 0;
-  Timeout* ready_head_ = nullptr;  // due, not run yet (linked through queue_next_)
-  Timeout* ready_tail_ = nullptr;
+  // Due, not run yet (linked through queue_next_): one tick's due list, which advance() runs
+  // before it collects the next, so it never needs a tail.
+  Timeout* ready_head_ = nullptr;
   bool advancing_ = false;
 };
 

@@ -34,10 +34,11 @@ class Timeout;
 namespace detail {
 class TimerCore;
 class BucketStore;
-class TimerWheel;
-class HierarchicalWheel;
+class HashedLayout;
+class HierarchicalLayout;
 class PeriodicTimeout;
 struct CancelLink;
+struct TimeoutList;
 
 // Where a timeout's entry sits in its wheel: bucket number and index within the bucket.
 struct WheelSlot {
@@ -101,9 +102,10 @@ class Timeout {
   friend class TimerJob;
   friend class detail::TimerCore;
   friend class detail::BucketStore;
-  friend class detail::TimerWheel;
-  friend class detail::HierarchicalWheel;
+  friend class detail::HashedLayout;
+  friend class detail::HierarchicalLayout;
   friend struct detail::CancelLink;
+  friend struct detail::TimeoutList;
   friend class wheel::LoopWheel;
 
   // kRunning: periodic timeouts only, while a run is in progress.

@@ -34,21 +34,9 @@ struct JobsReply {
   std::string text;      // kReserved: the body; kText: the string; kError: the reply line
 };
 
-// Keys and scripts of the Redis delay queue (Lua, run by EVALSHA). Put: INCR the id counter,
-// ZADD the id to the due-time set, HSET the body, return the id. Delete: ZREM and HDEL, return
-// how many it removed (1 or 0).
-inline constexpr std::string_view kRedisPutScript =
-    "local id = redis.call('INCR', KEYS[1]) "
-    "redis.call('ZADD', KEYS[2], ARGV[1], id) "
-    "redis.call('HSET', KEYS[3], id, ARGV[2]) "
-    "return id";
-inline constexpr std::string_view kRedisDeleteScript =
-    "local n = redis.call('ZREM', KEYS[2], ARGV[1]) "
-    "redis.call('HDEL', KEYS[3], ARGV[1]) "
-    "return n";
-
 // Encodes requests for one connection. Beanstalkd's side needs no set-up; Redis's loads the
-// two scripts first (hello) and takes their sha1s from the replies (set_script_shas).
+// delay queue's two scripts first (hello: load/lua/redis_put.lua, redis_delete.lua, run by
+// EVALSHA) and takes their sha1s from the replies (set_script_shas).
 // A value type; not shared between threads.
 class JobsRequestWriter {
  public:

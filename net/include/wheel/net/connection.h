@@ -5,14 +5,20 @@
 // on_close() is the last call that names it. Hold its id(), not a pointer, across loop turns
 // (TcpServer::find(id) returns nullptr once it is gone). Everything here is loop thread only.
 //
-// Memory: one allocation of about 100 bytes per connection. The socket is watched by the
+// Memory: one allocation of about 110 bytes per connection. The socket is watched by the
 // server's own epoll set (one libuv poll handle for all connections) rather than a uv_tcp_t
 // each (248 bytes): at a million idle connections the difference is the budget. Reads land in
 // the server's shared buffer and only an incomplete line is copied (LineBuffer). Output the
 // kernel does not take at once is queued (allocated only then); past
 // TcpServerOptions::max_output the client is a slow consumer and closed.
+//
+// Backpressure: a handler whose replies outgrow what the client takes stops reading it
+// (pause_input), asks to hear when the output fell below a mark (notify_output_below, then
+// ConnectionHandler::on_output_below) and reads again (resume_input), so that pipelined requests
+// cannot make the server hold more than about one mark of replies per connection.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -62,8 +68,26 @@ class Connection {
   void* context() const { return context_; }
   void set_context(void* context) { context_ = context; }
 
-  // Output bytes queued, not yet taken by the kernel.
+  // Output bytes not yet taken by the kernel: those queued, plus the replies gathered so far
+  // to go out in one write (during this connection's on_data/on_line, or a timer turn).
   std::size_t queued_output() const;
+
+  // Stops reading the client: its socket is no longer watched for input, so what it sends waits
+  // in the kernel, then TCP holds the client back. With Framing::kLines the lines left in the
+  // current read are held (on_line stops at once) and handed over after resume_input(); with
+  // kBytes the handler already has the read and holds what it did not run itself. A peer that
+  // resets meanwhile is still noticed (on_close(kPeerClosed)). Idempotent.
+  void pause_input();
+  // Reads again. With Framing::kLines the held lines go to on_line first: at once, or, when
+  // called during another connection's on_data/on_line, right after that call (during this
+  // connection's on_line, the current read simply goes on). Idempotent; a no-op once closing.
+  void resume_input();
+  // True between pause_input() and resume_input().
+  bool input_paused() const { return input_paused_; }
+  // Asks for one ConnectionHandler::on_output_below(c) call, on a later turn of the loop, once
+  // queued_output() is at most `low_water` (at the next turn if it already is). A later call
+  // replaces the mark; the close cancels it.
+  void notify_output_below(std::size_t low_water);
 
   // The idle state (read and write activity is recorded by the server itself).
   const IdleWatch& idle() const { return idle_; }
@@ -92,9 +116,14 @@ class Connection {
   void begin_close(CloseReason reason);
   // Stops watching and closes the socket; the server frees the object after this loop turn.
   void release_socket();
-  // Watches for EPOLLOUT too (`on`) or not (and EPOLLIN until the input ended); false if the
-  // epoll set refused.
+  // Watches for EPOLLOUT too (`on`) or not (and EPOLLIN until the input ended, unless paused);
+  // false if the epoll set refused.
   bool watch_writable(bool on);
+  // Whether EPOLLOUT matters: output queued, or a low-water mark to report.
+  bool wants_writable() const { return output_ != nullptr || low_water_ != kNoMark; }
+  // Calls the handler's on_output_below if a mark is set and queued output is at or below it.
+  void report_output_below();
+  static constexpr std::size_t kNoMark = SIZE_MAX;
 
   ConnectionHost* host_;
   int fd_;  // -1 once released
@@ -102,8 +131,10 @@ class Connection {
   std::uint64_t id_and_closing_;
   LineBuffer partial_;
   void* context_ = nullptr;
-  OutputQueue* output_ = nullptr;  // only while the kernel has not taken everything
+  OutputQueue* output_ = nullptr;    // only while the kernel has not taken everything
+  std::size_t low_water_ = kNoMark;  // notify_output_below's mark
   bool input_ended_ = false;
+  bool input_paused_ = false;
   bool draining_ = false;  // closing, its output still being written (counted by the server)
 };
 

@@ -33,6 +33,9 @@ class ConnectionHandler {
   virtual void on_input_end(Connection& c) { c.close(CloseReason::kPeerClosed); }
   // The connection was idle (see idle_detector.h). The default does nothing, as Netty's.
   virtual void on_idle(Connection&, IdleEvent) {}
+  // The connection's queued output fell to the mark it was given by notify_output_below()
+  // (once per such call): a handler that paused its input may resume it here.
+  virtual void on_output_below(Connection&) {}
   // The connection began to close, for `reason`; the last call naming it. Free its context.
   virtual void on_close(Connection&, CloseReason) {}
 

@@ -45,11 +45,13 @@ class LineFramer {
   // Feeds one read's `bytes`, with `partial` holding what earlier reads left incomplete. For
   // each complete line calls on_line(std::string_view) -> bool, the line without "\n" and one
   // trailing "\r"; the view is valid during the call only. on_line returns false to stop (the
-  // connection closed): the rest of `bytes` is dropped and kStopped returned. kLineTooLong as
+  // connection closed, or its input paused): kStopped is returned and the bytes after that
+  // line are left in `*rest` (if given; the caller keeps or drops them). kLineTooLong as
   // soon as a line, complete or not, is known to exceed max_line: `partial` is cleared and the
   // rest dropped. Otherwise kOk, with the incomplete tail (if any) in `partial`.
   template <class OnLine>
-  Result feed(LineBuffer& partial, std::string_view bytes, OnLine&& on_line) const {
+  Result feed(LineBuffer& partial, std::string_view bytes, OnLine&& on_line,
+              std::string_view* rest = nullptr) const {
     while (!bytes.empty()) {
       const std::size_t nl = bytes.find('\n');
       const std::string_view piece = bytes.substr(0, nl);
@@ -69,7 +71,10 @@ class LineFramer {
       }
       const bool go_on = on_line(strip_cr(line));
       partial.clear();
-      if (!go_on) return Result::kStopped;
+      if (!go_on) {
+        if (rest != nullptr) *rest = bytes;
+        return Result::kStopped;
+      }
     }
     return Result::kOk;
   }

@@ -174,6 +174,9 @@ class LoopTimer : private wheel::detail::ClockDriven {
     if (manual_ == nullptr) uv_update_time(loop_);
     return now_ms();
   }
+  // The clock new_timeout() measures delays from: the steady clock at full resolution, or the
+  // ManualClock's reading (nanoseconds since its origin). Loop thread only.
+  std::chrono::nanoseconds clock_now() const { return now(); }
   // Timeouts neither run nor cancelled (posted ones once the loop has taken them in).
   // Loop thread only.
   std::size_t pending_timeouts() const { return wheel_.pending(); }

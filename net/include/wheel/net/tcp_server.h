@@ -45,9 +45,11 @@ class TcpServer {
   TcpServer(const TcpServer&) = delete;
   TcpServer& operator=(const TcpServer&) = delete;
 
-  // Resolves the host, binds and listens; returns the bound port. Ignores SIGPIPE process-wide
-  // (a write to a reset socket must fail with EPIPE, not kill). Throws std::invalid_argument
-  // for a host that does not resolve, std::system_error when it cannot listen. Call once.
+  // Resolves the host, binds and listens; returns the bound port (0 for a "unix:PATH" host,
+  // whose file the shutdown removes). Ignores SIGPIPE process-wide (a write to a reset socket
+  // must fail with EPIPE, not kill). Throws std::invalid_argument for a host that does not
+  // resolve, std::system_error when it cannot listen (a unix path where a server answers:
+  // EADDRINUSE, naming the path). Call once.
   std::uint16_t listen();
 
   // Makes SIGINT and SIGTERM start a graceful shutdown. Call before the loop runs.

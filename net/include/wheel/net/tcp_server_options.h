@@ -20,11 +20,16 @@ enum class Framing : std::uint8_t {
 };
 
 struct TcpServerOptions {
-  // IPv4 or IPv6 address, or a host name (see resolve_address()).
+  // IPv4 or IPv6 address, a host name, or "unix:PATH" for a unix-domain socket (see
+  // resolve_address() and bind_unix_socket(): a stale file is replaced, a live one refused; the
+  // file is removed when the server stops listening).
   std::string host = "127.0.0.1";
+  // The permissions of a unix-domain socket's file (connecting needs write permission).
+  // REQUIRES <= 0777.
+  std::uint32_t unix_mode = 0660;
   // 0 picks a free port; TcpServer::port() tells which.
   std::uint16_t port = 0;
-  // Bind with SO_REUSEPORT so that several processes can accept on one port.
+  // Bind with SO_REUSEPORT so that several processes can accept on one port (TCP only).
   bool reuse_port = false;
   // Completed connections the kernel queues for accept(); the kernel caps it at
   // net.core.somaxconn (4096 on current kernels), as Netty's default SO_BACKLOG is. A deep

@@ -16,8 +16,11 @@ struct ServerMetricsSlot;
 struct ServerStats;
 
 struct LineServerOptions {
-  // IPv4 or IPv6 address or host name to listen on. Loopback by default.
+  // IPv4 or IPv6 address or host name to listen on, or "unix:PATH" (a unix-domain socket:
+  // net::TcpServerOptions::host). Loopback by default.
   std::string host = "127.0.0.1";
+  // A unix-domain socket's file permissions (<= 0777).
+  std::uint32_t unix_mode = 0660;
   // 0 picks a free port; LineServer::port() tells which.
   std::uint16_t port = 7000;
   // Bind with SO_REUSEPORT (a socket created and bound by hand, then uv_tcp_open) so that

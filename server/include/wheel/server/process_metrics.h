@@ -52,7 +52,8 @@ ProcessSample sample_process_tree(std::span<const pid_t> workers);
 // process_* families (HELP, TYPE, sample) for `s`, in the Prometheus text format 0.0.4.
 std::string render_process_metrics(const ProcessSample& s);
 
-// wheel_build_info{version="<wheel::kVersion>"} 1, with its HELP and TYPE (gauge).
+// wheel_build_info{version="<wheel::kVersion>"} 1, with its HELP and TYPE (gauge). Served by
+// wheel-server and wheel-jobs alike.
 std::string render_build_info();
 
 }  // namespace wheel::server

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <utility>
 
-#include "wheel/server/metrics_histogram.h"
+#include "wheel/server/histogram_bounds.h"
 
 namespace wheel::server {
 

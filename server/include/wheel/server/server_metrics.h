@@ -31,7 +31,7 @@
 #include <string_view>
 
 #include "wheel/net/close_reason.h"
-#include "wheel/server/metrics_histogram.h"
+#include "wheel/server/histogram_bounds.h"
 
 namespace wheel::server {
 

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/jobs/fleet/redis_store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "redis_batches.h"
+#include "redis_replies.h"
+#include "redis_scripts.h"
+#include "wheel/logger.h"
+
+namespace wheel::jobs {
+
+// Reads (`false`: no WAIT with --store-replicas) promote what came due, which any later script
+// would redo: nothing a client was told depends on a replica having it.
+struct RedisStore::Scripts {
+  RedisScript reserve_job{redis_scripts::reserve_job()};
+  RedisScript release{redis_scripts::release()};
+  RedisScript bury{redis_scripts::bury()};
+  RedisScript touch{redis_scripts::touch()};
+  RedisScript kick{redis_scripts::kick()};
+  RedisScript kick_job{redis_scripts::kick_job()};
+  RedisScript peek{redis_scripts::peek(), false};
+  RedisScript peek_tube{redis_scripts::peek_tube(), false};
+  RedisScript stats_job{redis_scripts::stats_job(), false};
+  RedisScript stats_tube{redis_scripts::stats_tube(), false};
+  RedisScript stats{redis_scripts::stats(), false};
+  RedisScript pause_tube{redis_scripts::pause_tube()};
+  RedisScript scan{redis_scripts::scan(), false};
+  RedisScript give_back{redis_scripts::give_back()};
+};
+
+namespace {
+
+using redis_replies::as_int;
+using redis_replies::at;
+using redis_replies::check;
+using redis_replies::count_at;
+
+// check(), then the script's found flag (element 0): true when it is 1 and the reply has at
+// least `min_elements`; else false, with kNotFound when the reply itself was sound.
+bool found(const RedisValue& v, StoreResult& r, std::size_t min_elements) {
+  if (!check(v, r, 1)) return false;
+  if (as_int(at(v, 0)) != 1 || v.elements.size() < min_elements) {
+    r.status = StoreStatus::kNotFound;
+    return false;
+  }
+  return true;
+}
+
+std::string ms(std::chrono::milliseconds d) {
+  return std::to_string(d.count());
+}
+
+// The callback of one command: `read` fills a fresh Result from the reply, `done` gets it.
+template <class Result, class Read>
+RedisCallback answer(std::function<void(Result&&)> done, Read read) {
+  return [done = std::move(done), read = std::move(read)](const RedisValue& v) {
+    Result r;
+    read(v, r);
+    done(std::move(r));
+  };
+}
+
+}  // namespace
+
+RedisStore::RedisStore(RedisClient& client, RedisStoreOptions options)
+    : client_(client),
+      options_(std::move(options)),
+      scripts_(std::make_shared<Scripts>()),
+      batches_(std::make_shared<RedisBatches>(client, options_.prefix)) {
+  for (RedisScript* s :
+       {&scripts_->reserve_job, &scripts_->release, &scripts_->bury, &scripts_->touch,
+        &scripts_->kick, &scripts_->kick_job, &scripts_->peek, &scripts_->peek_tube,
+        &scripts_->stats_job, &scripts_->stats_tube, &scripts_->stats, &scripts_->pause_tube,
+        &scripts_->scan, &scripts_->give_back}) {
+    client_.preload(s);
+  }
+  client_.add_turn_end([batches = std::weak_ptr<RedisBatches>(batches_)] {
+    if (auto b = batches.lock()) b->send_queued();
+  });
+}
+
+void RedisStore::put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,
+                     std::string_view body, Done<InsertResult> done) {
+  batches_->put(tube, priority, delay, ttr, body, std::move(done));
+}
+
+namespace {
+
+// {1|0, now[, value]} (kick: {count, now})
+void read_change(const RedisValue& v, ChangeResult& r, bool count) {
+  if (!check(v, r, 2)) return;
+  const std::int64_t first = as_int(at(v, 0));
+  if (count) {
+    r.value = first;
+    r.now = as_int(at(v, 1));
+    return;
+  }
+  if (first != 1) {
+    r.status = StoreStatus::kNotFound;
+    r.now = as_int(at(v, 1));
+    return;
+  }
+  if (v.elements.size() > 2) {
+    r.value = as_int(at(v, 1));
+    r.now = as_int(at(v, 2));
+  } else {
+    r.now = as_int(at(v, 1));
+  }
+}
+
+void read_changed(const RedisValue& v, ChangeResult& r) {
+  read_change(v, r, false);
+}
+
+void read_peek(const RedisValue& v, PeekResult& r) {
+  if (!found(v, r, 3)) return;
+  r.id = static_cast<std::uint64_t>(as_int(at(v, 1)));
+  r.body = at(v, 2).str;
+}
+
+JobState state_of(std::string_view st) {
+  if (st == "d") return JobState::kDelayed;
+  if (st == "x") return JobState::kReserved;
+  if (st == "b") return JobState::kBuried;
+  return JobState::kReady;
+}
+
+}  // namespace
+
+void RedisStore::reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done) {
+  batches_->reserve(tubes, std::move(done));
+}
+
+void RedisStore::reserve_job(std::uint64_t id, Done<ClaimResult> done) {
+  client_.eval(scripts_->reserve_job, {options_.prefix, member(id)},
+               [done = std::move(done)](const RedisValue& v) {
+                 done(std::move(redis_replies::read_claims(v, 1).front()));
+               });
+}
+
+void RedisStore::remove(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
+  batches_->remove(id, token, std::move(done));
+}
+
+void RedisStore::release(std::uint64_t id, std::uint64_t token,
+                         std::optional<std::uint32_t> priority, Millis delay, bool counted,
+                         Done<ChangeResult> done) {
+  client_.eval(scripts_->release,
+               {options_.prefix, member(id), std::to_string(token),
+                priority ? std::to_string(*priority) : "-1", ms(delay), counted ? "1" : "0"},
+               answer(std::move(done), read_changed));
+}
+
+void RedisStore::bury(std::uint64_t id, std::uint64_t token, std::uint32_t priority,
+                      Done<ChangeResult> done) {
+  client_.eval(scripts_->bury,
+               {options_.prefix, member(id), std::to_string(token), std::to_string(priority)},
+               answer(std::move(done), read_changed));
+}
+
+void RedisStore::touch(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
+  client_.eval(scripts_->touch, {options_.prefix, member(id), std::to_string(token)},
+               answer(std::move(done), read_changed));
+}
+
+namespace {
+
+// One kick, script after script (RedisStore::kick). The first script picks buried or delayed
+// jobs and the rest keep to that kind, as one beanstalkd kick does.
+struct KickRun {
+  RedisClient* client;
+  std::shared_ptr<const void> scripts;  // keeps `script` alive past the store
+  RedisScript* script;
+  std::vector<std::string> args;  // prefix, tube, this script's bound, kind ("-": pick)
+  std::uint64_t left;
+  ChangeResult result;
+  std::function<void(ChangeResult&&)> done;
+};
+
+void kick_step(const std::shared_ptr<KickRun>& k) {
+  const std::uint64_t n = std::min(k->left, kMaxKickPerScript);
+  k->args[2] = std::to_string(n);
+  k->client->eval(*k->script, k->args, [k, n](const RedisValue& v) {
+    ChangeResult r;
+    read_change(v, r, true);
+    if (r.status != StoreStatus::kOk) {
+      if (k->result.value == 0) return k->done(std::move(r));
+      logger()->warn("wheel-jobs: a kick stopped after {} jobs: {}", k->result.value, r.error);
+      return k->done(std::move(k->result));
+    }
+    k->result.value += r.value;
+    k->result.now = r.now;
+    k->left -= static_cast<std::uint64_t>(r.value);
+    if (v.elements.size() > 2) k->args[3] = at(v, 2).str;
+    if (static_cast<std::uint64_t>(r.value) < n || k->left == 0)
+      return k->done(std::move(k->result));
+    kick_step(k);
+  });
+}
+
+}  // namespace
+
+void RedisStore::kick(std::string_view tube, std::uint64_t bound, Done<ChangeResult> done) {
+  kick_step(std::make_shared<KickRun>(KickRun{&client_,
+                                              scripts_,
+                                              &scripts_->kick,
+                                              {options_.prefix, std::string(tube), "", "-"},
+                                              bound,
+                                              ChangeResult{},
+                                              std::move(done)}));
+}
+
+void RedisStore::kick_job(std::uint64_t id, Done<ChangeResult> done) {
+  client_.eval(scripts_->kick_job, {options_.prefix, member(id)},
+               answer(std::move(done), read_changed));
+}
+
+void RedisStore::peek(std::uint64_t id, Done<PeekResult> done) {
+  client_.eval(scripts_->peek, {options_.prefix, member(id)}, answer(std::move(done), read_peek));
+}
+
+void RedisStore::peek_tube(std::string_view tube, PeekWhich which, Done<PeekResult> done) {
+  const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
+  client_.eval(scripts_->peek_tube, {options_.prefix, std::string(tube), kind},
+               answer(std::move(done), read_peek));
+}
+
+void RedisStore::job_stats(std::uint64_t id, Done<JobInfo> done) {
+  client_.eval(scripts_->stats_job, {options_.prefix, member(id)},
+               answer(std::move(done), [id](const RedisValue& v, JobInfo& r) {
+                 if (!found(v, r, 13)) return;
+                 auto& s = r.stats;
+                 r.tube = at(v, 1).str;
+                 s.id = id;
+                 s.state = state_of(at(v, 2).str);
+                 s.priority = static_cast<std::uint32_t>(as_int(at(v, 3)));
+                 s.age = Millis(as_int(at(v, 4)));
+                 s.delay = Millis(as_int(at(v, 5)));
+                 s.ttr = Millis(as_int(at(v, 6)));
+                 s.time_left = Millis(as_int(at(v, 7)));
+                 s.reserves = static_cast<std::uint32_t>(as_int(at(v, 8)));
+                 s.timeouts = static_cast<std::uint32_t>(as_int(at(v, 9)));
+                 s.releases = static_cast<std::uint32_t>(as_int(at(v, 10)));
+                 s.buries = static_cast<std::uint32_t>(as_int(at(v, 11)));
+                 s.kicks = static_cast<std::uint32_t>(as_int(at(v, 12)));
+               }));
+}
+
+void RedisStore::tube_stats(std::string_view tube, bool known, Done<TubeInfo> done) {
+  client_.eval(scripts_->stats_tube, {options_.prefix, std::string(tube), known ? "1" : "0"},
+               answer(std::move(done), [](const RedisValue& v, TubeInfo& r) {
+                 if (!found(v, r, 11)) return;
+                 auto& s = r.stats;
+                 for (auto [i, field] : {std::pair{1, &TubeStats::urgent},
+                                         {2, &TubeStats::ready},
+                                         {3, &TubeStats::reserved},
+                                         {4, &TubeStats::delayed},
+                                         {5, &TubeStats::buried},
+                                         {6, &TubeStats::total_jobs},
+                                         {7, &TubeStats::cmd_delete},
+                                         {8, &TubeStats::cmd_pause_tube}}) {
+                   s.*field = count_at(v, static_cast<std::size_t>(i));
+                 }
+                 s.pause = Millis(as_int(at(v, 9)));
+                 s.pause_time_left = Millis(as_int(at(v, 10)));
+               }));
+}
+
+void RedisStore::totals(Done<StoreTotals> done) {
+  client_.eval(
+      scripts_->stats, {options_.prefix},
+      answer(std::move(done), [](const RedisValue& v, StoreTotals& r) {
+        if (!check(v, r, 8)) return;
+        std::size_t i = 0;
+        for (std::uint64_t* field : {&r.urgent, &r.ready, &r.reserved, &r.delayed, &r.buried,
+                                     &r.job_timeouts, &r.total_jobs, &r.tubes}) {
+          *field = count_at(v, i++);
+        }
+      }));
+}
+
+void RedisStore::list_tubes(Done<TubeList> done) {
+  // Each tube with its creation number (seq of its stats hash); a tube written before there
+  // were numbers has none and comes first, by name.
+  const std::string& p = options_.prefix;
+  client_.command({"SORT", p + "tubes", "BY", "nosort", "GET", "#", "GET", p + "t:*:s->seq"},
+                  answer(std::move(done), [](const RedisValue& v, TubeList& r) {
+                    if (!check(v, r, 0)) return;
+                    std::vector<std::pair<long long, std::string>> tubes;
+                    for (std::size_t i = 0; i + 1 < v.elements.size(); i += 2) {
+                      const RedisValue& seq = v.elements[i + 1];
+                      tubes.emplace_back(seq.type == RedisValue::Type::kNil
+                                             ? 0
+                                             : std::strtoll(seq.str.c_str(), nullptr, 10),
+                                         v.elements[i].str);
+                    }
+                    std::sort(tubes.begin(), tubes.end());
+                    for (auto& [seq, name] : tubes) r.names.push_back(std::move(name));
+                  }));
+}
+
+void RedisStore::pause_tube(std::string_view tube, Millis delay, bool known,
+                            Done<ChangeResult> done) {
+  client_.eval(scripts_->pause_tube,
+               {options_.prefix, std::string(tube), ms(delay), known ? "1" : "0"},
+               answer(std::move(done), read_changed));
+}
+
+void RedisStore::scan(std::size_t limit, const std::vector<std::string>& tubes,
+                      Done<ScanResult> done) {
+  std::vector<std::string> args{options_.prefix, std::to_string(limit),
+                                std::to_string(tubes.size())};
+  args.insert(args.end(), tubes.begin(), tubes.end());
+  client_.eval(scripts_->scan, args,
+               answer(std::move(done), [](const RedisValue& v, ScanResult& r) {
+                 if (check(v, r, 2)) {
+                   r.now = as_int(at(v, 0));
+                   r.first_timer = as_int(at(v, 1));
+                   for (std::size_t i = 2; i < v.elements.size(); ++i) {
+                     const RedisValue& t = v.elements[i];
+                     r.tubes.push_back({at(t, 0).str, as_int(at(t, 1)) == 1, as_int(at(t, 2))});
+                   }
+                 }
+               }));
+}
+
+void RedisStore::give_back(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leases,
+                           Done<ChangeResult> done) {
+  // One result for all the batches: the count, the first error, the last clock.
+  struct Total {
+    ChangeResult result;
+    std::size_t left = 0;
+    Done<ChangeResult> done;
+  };
+  auto total = std::make_shared<Total>();
+  total->done = std::move(done);
+  // An empty list still runs one script: `done` always comes from Redis (or its error).
+  const std::size_t batches =
+      std::max<std::size_t>(1, (leases.size() + kMaxGiveBackPerScript - 1) / kMaxGiveBackPerScript);
+  total->left = batches;
+  for (std::size_t b = 0; b < batches; ++b) {
+    const std::size_t from = b * kMaxGiveBackPerScript;
+    const std::size_t n = std::min(kMaxGiveBackPerScript, leases.size() - from);
+    std::vector<std::string> args{options_.prefix, std::to_string(n)};
+    args.reserve(2 + 2 * n);
+    for (std::size_t i = from; i < from + n; ++i) {
+      args.push_back(member(leases[i].first));
+      args.push_back(std::to_string(leases[i].second));
+    }
+    client_.eval(scripts_->give_back, args, [total](const RedisValue& v) {
+      ChangeResult r;
+      read_change(v, r, true);
+      if (r.status == StoreStatus::kOk) {
+        total->result.value += r.value;
+        total->result.now = r.now;
+      } else if (total->result.status == StoreStatus::kOk) {
+        total->result.status = r.status;
+        total->result.error = r.error;
+      }
+      if (--total->left == 0) total->done(std::move(total->result));
+    });
+  }
+}
+
+}  // namespace wheel::jobs

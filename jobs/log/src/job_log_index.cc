@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// The log's index: where each live job's put record is and its state now, from the log's own
+// map (recovery fills it; a log used alone keeps it) or from the owner's lent LogIndex
+// (log_index.h), and the LogPositions that name places across segments.
+#include <algorithm>
+#include <unordered_map>
+
+#include "job_log_impl.h"
+#include "record_codec.h"
+#include "wheel/jobs/log/job_log.h"
+
+namespace wheel::jobs {
+
+bool JobLog::Impl::locate(std::uint64_t id, IndexEntry* entry) const {
+  if (!index_lent) {
+    auto it = index.find(id);
+    if (it == index.end()) return false;
+    *entry = it->second;
+    return true;
+  }
+  LogIndex::Entry e;
+  if (lent == nullptr || !lent->find(id, &e) ||
+      !segment_at(e.position, &entry->segment, &entry->offset)) {
+    return false;
+  }
+  entry->put_size = codec::put_record_size(e.tube_size, e.body_size, counters.contains(id));
+  entry->state = e.state;
+  entry->priority = e.priority;
+  entry->due_unix_ms = e.due_unix_ms;
+  return true;
+}
+
+void JobLog::Impl::relocate(std::uint64_t id, std::uint64_t segment, std::uint64_t offset,
+                            std::uint64_t put_size) {
+  if (index_lent) {
+    if (lent != nullptr) lent->placed(id, position_of(segment, offset));
+    return;
+  }
+  auto it = index.find(id);
+  if (it == index.end()) return;
+  it->second.segment = segment;
+  it->second.offset = offset;
+  it->second.put_size = put_size;
+}
+
+LogPosition JobLog::Impl::position_of(std::uint64_t number, std::uint64_t offset) const {
+  auto it = std::lower_bound(segments.begin(), segments.end(), number,
+                             [](const SegmentInfo& s, std::uint64_t n) { return s.number < n; });
+  return it->base + offset;
+}
+
+bool JobLog::Impl::segment_at(LogPosition position, std::uint64_t* number,
+                              std::uint64_t* offset) const {
+  // The last segment whose base is at or before `position`.
+  auto it = std::upper_bound(segments.begin(), segments.end(), position,
+                             [](LogPosition p, const SegmentInfo& s) { return p < s.base; });
+  if (it == segments.begin()) return false;
+  --it;
+  if (position - it->base >= it->bytes) return false;
+  *number = it->number;
+  *offset = position - it->base;
+  return true;
+}
+
+void JobLog::lend_index(LogIndex* index) {
+  Impl& d = *impl_;
+  d.index_lent = true;
+  d.lent = index;
+  // Frees its nodes, unless take_recovered_jobs() still needs them (it frees them then).
+  if (d.recovered_segments.empty()) std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);
+}
+
+}  // namespace wheel::jobs
