@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "redis_client_internal.h"
 #include "wheel/redis/redis_client.h"
+#include "wheel/redis/redis_errors.h"
 
 namespace wheel::jobs {
 
@@ -37,6 +39,7 @@ void RedisClient::send(const std::vector<std::string>& args, std::unique_ptr<Pen
   }
   pending->sent_ms = now_ms();
   pending->sent_ns = uv_hrtime();
+  pending->generation = generation_;
   Pending* raw = pending.release();
   pending_.push_back(raw);
   if (redisAsyncCommandArgv(ac_, &RedisClient::on_reply, raw, static_cast<int>(argv.size()),
@@ -135,7 +138,15 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
     return;
   }
   if (r->type == REDIS_REPLY_ERROR) self->count_failure(RedisFailure::kReply);
+  // A primary demoted under us (a failover we were not told of): ask where the primary is now,
+  // once per connection, after this caller has its answer.
+  const bool demoted =
+      self->locate_primary_ && p->generation == self->generation_ && r->type == REDIS_REPLY_ERROR &&
+      classify_redis_error(std::string_view(r->str, r->len)) == RedisErrorCause::kReadonly;
   if (p->done) p->done(copy_reply(r));
+  if (demoted && p->generation == self->generation_) {
+    self->relocate("the server answered READONLY: it is no longer the primary");
+  }
 }
 
 void RedisClient::note_error(std::string_view message) {
