@@ -49,7 +49,7 @@ TEST_F(CompactionTest, RandomWorkloadsStayUnderTheBoundAndReplayTheSame) {
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     fs_ptr_ = std::make_unique<FaultInjectionFs>();
     std::mt19937_64 rng(seed);
-    std::map<std::uint64_t, StoredJob> model;
+    std::map<std::uint64_t, PutRecord> model;
     std::uint64_t now = 0;
     {
       Recovered r;
@@ -62,7 +62,7 @@ TEST_F(CompactionTest, RandomWorkloadsStayUnderTheBoundAndReplayTheSame) {
           const int phase = batch / 750;
           const std::uint64_t put_share = phase == 0 ? 70 : phase == 2 ? 10 : 40;
           if (model.empty() || pick < put_share) {
-            StoredJob job;
+            PutRecord job;
             ASSERT_FALSE(log->allocate_id(&job.id));
             job.body = std::string(rng() % 300, 'x');
             job.tube = "t";
@@ -91,7 +91,7 @@ TEST_F(CompactionTest, RandomWorkloadsStayUnderTheBoundAndReplayTheSame) {
     }
     Recovered r;
     open(&r);
-    std::vector<StoredJob> want;
+    std::vector<PutRecord> want;
     for (auto& [id, job] : model) want.push_back(job);
     ASSERT_EQ(r.jobs, want) << "seed " << seed;
   }
@@ -101,7 +101,7 @@ TEST_F(CompactionTest, OneJobReleasedWithDelayForeverStaysBounded) {
   // beanstalkd#622: a job kept alive by release-with-delay pins its binlog file there.
   Recovered r;
   auto log = open(&r);
-  StoredJob job;
+  PutRecord job;
   ASSERT_FALSE(log->allocate_id(&job.id));
   job.body = std::string(200, 'j');
   JobLog::Lsn lsn = 0;
@@ -126,7 +126,7 @@ TEST_F(CompactionTest, DeletingEverythingShrinksTheLogToTwoSegments) {
   std::vector<std::uint64_t> ids;
   JobLog::Lsn lsn = 0;
   for (int i = 0; i < 2000; ++i) {
-    StoredJob job;
+    PutRecord job;
     ASSERT_FALSE(log->allocate_id(&job.id));
     job.body = std::string(100, 'b');
     ASSERT_FALSE(log->put(job, &lsn));

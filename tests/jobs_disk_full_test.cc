@@ -38,7 +38,7 @@ TEST_F(DiskFullTest, RefusesChangesKeepsDeletesAndResumes) {
   std::error_code ec;
   JobLog::Lsn lsn = 0;
   for (int i = 0; i < 10000 && !ec; ++i) {
-    StoredJob job;
+    PutRecord job;
     ec = log->allocate_id(&job.id);
     if (ec) break;
     job.body = "job " + std::to_string(i) + std::string(100, '.');
@@ -55,7 +55,7 @@ TEST_F(DiskFullTest, RefusesChangesKeepsDeletesAndResumes) {
   EXPECT_GT(acked.size(), 100u);
 
   // Refused: new jobs and changes. Still served: deletes, from the reserve.
-  StoredJob extra;
+  PutRecord extra;
   if (!log->allocate_id(&extra.id)) {
     EXPECT_EQ(log->put(extra, &lsn), LogError::kDiskFull);
   }
@@ -73,7 +73,7 @@ TEST_F(DiskFullTest, RefusesChangesKeepsDeletesAndResumes) {
   fs_.set_capacity(UINT64_MAX);
   log->poll(10'000);
   EXPECT_FALSE(log->disk_full());
-  StoredJob after;
+  PutRecord after;
   ASSERT_FALSE(log->allocate_id(&after.id));
   after.body = "after";
   ASSERT_FALSE(log->put(after, &lsn));
@@ -103,7 +103,7 @@ TEST_F(DiskFullTest, StaysFullUntilTheReserveFitsAgain) {
   JobLog::Lsn lsn = 0;
   std::error_code ec;
   while (!ec) {
-    StoredJob job;
+    PutRecord job;
     if ((ec = log->allocate_id(&job.id))) break;
     job.body = std::string(200, 'f');
     ec = log->put(job, &lsn);
@@ -136,7 +136,7 @@ class FullDiskCompactionTest : public DiskFullTest {
 
   // Puts a job of `body_bytes` bytes; false when refused (disk full).
   bool put(JobLog& log, Model& m, std::size_t body_bytes) {
-    StoredJob job;
+    PutRecord job;
     if (log.allocate_id(&job.id)) return false;
     job.body = "job " + std::to_string(job.id) + " " + std::string(body_bytes, 'b');
     JobLog::Lsn lsn = 0;

@@ -42,7 +42,7 @@ TEST(GroupCommitTest, ChangesDuringOneSyncShareTheNext) {
 
   fs.set_sync_gate(false);
   JobLog::Lsn first = 0;
-  StoredJob job;
+  PutRecord job;
   job.id = ids[0];
   ASSERT_FALSE(log->put(job, &first));
   log->commit();
@@ -80,7 +80,7 @@ TEST(GroupCommitTest, SetWakeupReplacesTheWakeupAndTheOldOneIsNoLongerCalled) {
   std::string error;
   auto log = JobLog::open(o, &r, &error);
   ASSERT_TRUE(log) << error;
-  StoredJob job;
+  PutRecord job;
   JobLog::Lsn lsn = 0;
   // Once set_wakeup() returned the old one is never called again: its count is final.
   log->set_wakeup([&] { ++second; });
@@ -119,7 +119,7 @@ TEST(GroupCommitTest, IdsCostOneLeaseWriteNotSyncsOfTheirOwn) {
     int commits = 0;
     for (int batch = 0; batch < 200; ++batch) {
       for (int i = 0; i < 100; ++i) {
-        StoredJob job;
+        PutRecord job;
         ASSERT_FALSE(log->allocate_id(&job.id));
         ASSERT_GT(job.id, last_id);
         last_id = job.id;
@@ -192,7 +192,7 @@ TEST(GroupCommitTest, DISABLED_MeasureChangesPerFdatasync) {
         synced = false;
       }
       for (int s : take) {
-        StoredJob job;
+        PutRecord job;
         ASSERT_FALSE(log->allocate_id(&job.id));
         job.body = std::string(100, 'x');
         JobLog::Lsn lsn = 0;

@@ -43,8 +43,8 @@ class JobLogTest : public ::testing::Test {
     EXPECT_TRUE(log) << error;
     return log;
   }
-  StoredJob make(JobLog& log, const std::string& body) {
-    StoredJob job;
+  PutRecord make(JobLog& log, const std::string& body) {
+    PutRecord job;
     EXPECT_FALSE(log.allocate_id(&job.id));
     job.priority = 10;
     job.ttr_ms = 60'000;
@@ -80,7 +80,7 @@ TEST_F(JobLogTest, EmptyDirectoryStartsEmpty) {
 }
 
 TEST_F(JobLogTest, PutChangeRemoveSurviveRestart) {
-  StoredJob a, b, c;
+  PutRecord a, b, c;
   {
     Recovered r;
     auto log = open(options(), &r);
@@ -113,18 +113,18 @@ TEST_F(JobLogTest, CountersOfAChangeSurviveCompactionAndRestart) {
   auto o = options(SyncPolicy::kNever);
   o.segment_bytes = 4096;
   Recovered r;
-  StoredCounters counters;
+  RecordCounters counters;
   std::uint64_t id = 0;
   {
     auto log = open(o, &r);
-    StoredJob job = make(*log, "keep");
+    PutRecord job = make(*log, "keep");
     id = job.id;
     counters = {12'000, 3, 1, 2, 1, 1};
     JobLog::Lsn lsn = 0;
     ASSERT_FALSE(log->change({id, StoredState::kBuried, 4, 0, counters}, &lsn));
     // Churn until the segments holding the job's put and change are compacted away.
     for (int i = 0; i < 2000 && log->stats().compacted_segments < 4; ++i) {
-      StoredJob filler = make(*log, std::string(300, 'f'));
+      PutRecord filler = make(*log, std::string(300, 'f'));
       ASSERT_FALSE(log->remove(filler.id, &lsn));
       log->poll(static_cast<std::uint64_t>(i));
     }
@@ -154,7 +154,7 @@ TEST_F(JobLogTest, IdsNeverReusedAcrossRestartsEvenUnsynced) {
 }
 
 TEST_F(JobLogTest, TornTailIsCutAndLogged) {
-  StoredJob a;
+  PutRecord a;
   {
     // kNever: nothing after the segment's start is synced, so damage anywhere is a torn tail.
     Recovered r;
@@ -286,7 +286,7 @@ TEST_F(JobLogTest, ChangesOfUnknownJobsAreMisuse) {
   JobLog::Lsn lsn = 0;
   EXPECT_THROW(log->remove(12345, &lsn), std::invalid_argument);
   EXPECT_THROW(log->change({12345, StoredState::kReady, 0, 0, {}}, &lsn), std::invalid_argument);
-  StoredJob never_allocated;
+  PutRecord never_allocated;
   never_allocated.id = 999;
   EXPECT_THROW(log->put(never_allocated, &lsn), std::invalid_argument);
 }
@@ -294,7 +294,7 @@ TEST_F(JobLogTest, ChangesOfUnknownJobsAreMisuse) {
 TEST_F(JobLogTest, SegmentsRotateAndReplayInOrder) {
   auto o = options();
   o.segment_bytes = 4096;
-  std::vector<StoredJob> jobs;
+  std::vector<PutRecord> jobs;
   {
     Recovered r;
     auto log = open(o, &r);
@@ -319,7 +319,7 @@ TEST_F(JobLogTest, HeadSpaceIsSetAsideAheadAndGivenBackAtRotationAndClose) {
   // full disk refuses a change when it is appended; a closed segment gives the rest back.
   auto o = options();
   o.segment_bytes = 2u << 20;
-  std::vector<StoredJob> jobs;
+  std::vector<PutRecord> jobs;
   std::string first;
   {
     Recovered r;

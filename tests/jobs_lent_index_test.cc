@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A JobQueue on a LogJournal lends the log its index (log_index.h, JobLog::lend_index): the
-// log keeps nothing per job, the queue's jobs hold where their put records are
+// A JobQueue on a DurableJournal lends the log its index (live_job_index.h, JobLog::lend_index):
+// the log keeps nothing per job, the queue's jobs hold where their put records are
 // (Job::journal_ref). Compaction must then still find every live job and its state through the
 // queue, move the jobs' places as it rewrites them, count live bytes as the log's own index
 // would, and never take a job for dead while no queue answers.
@@ -16,7 +16,7 @@
 #include "record_codec.h"
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
-#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/durable/durable_journal.h"
 #include "wheel/jobs/log/job_log.h"
 #include "wheel/jobs/model/job_queue.h"
 #include "wheel/logger.h"
@@ -64,7 +64,7 @@ class LentIndexTest : public ::testing::Test {
     }
     Recovered recovered;
     std::unique_ptr<JobLog> log;
-    LogJournal journal;
+    DurableJournal journal;
     std::unique_ptr<JobQueue> queue;
   };
 };
@@ -134,7 +134,7 @@ TEST_F(LentIndexTest, CompactionMovesTheJobsTheQueueHolds) {
   const Recovered& r = served.recovered;
   EXPECT_EQ(served.log->stats().live_bytes, live_before);
   ASSERT_EQ(r.jobs.size(), expected.size());
-  for (const StoredJob& job : r.jobs) {
+  for (const PutRecord& job : r.jobs) {
     const auto it = expected.find(job.id);
     ASSERT_NE(it, expected.end()) << job.id;
     EXPECT_EQ(job.tube, it->second.tube) << job.id;
@@ -147,7 +147,7 @@ TEST_F(LentIndexTest, CompactionMovesTheJobsTheQueueHolds) {
   }
   // A new queue restored from it reads every body at the place the restart handed out.
   JobQueue& queue = *served.queue;
-  LogJournal::restore_into(queue, served.recovered, kWall);
+  DurableJournal::restore_into(queue, served.recovered, kWall);
   std::string scratch;
   for (const auto& [id, e] : expected) {
     const Job* job = queue.peek(id);
@@ -233,7 +233,7 @@ TEST_F(LentIndexTest, AnUnchangedJobKeepsItsPutThroughCompaction) {
   }
   Served served(*this);
   ASSERT_EQ(served.recovered.jobs.size(), ids.size());
-  for (const StoredJob& job : served.recovered.jobs) {
+  for (const PutRecord& job : served.recovered.jobs) {
     EXPECT_EQ(job.state, StoredState::kDelayed) << job.id;
     EXPECT_EQ(job.due_unix_ms, kWall + 1000) << job.id;
     EXPECT_EQ(job.counters.delay_ms, 1000u) << job.id;
@@ -252,7 +252,7 @@ TEST_F(LentIndexTest, AVersionOneChangeIsKeptThroughCompaction) {
   // Appended as a version-1 log wrote it: buried, priority 5, no counters.
   const std::string path = "/log/00000000000000000001.wjl";
   std::string data = fs.contents(path);
-  StoredChange change;
+  ChangeRecord change;
   change.id = id;
   change.state = StoredState::kBuried;
   change.priority = 5;
@@ -264,7 +264,7 @@ TEST_F(LentIndexTest, AVersionOneChangeIsKeptThroughCompaction) {
     Served served(*this);
     ASSERT_EQ(served.recovered.jobs.size(), 1u);
     ASSERT_EQ(served.recovered.jobs[0].state, StoredState::kBuried);
-    LogJournal::restore_into(*served.queue, served.recovered, kWall);
+    DurableJournal::restore_into(*served.queue, served.recovered, kWall);
     put_and_delete(*served.queue, served.queue->open_session(), 100);
     for (int i = 0; i < 200; ++i) served.journal.poll(static_cast<std::uint64_t>(i));
     ASSERT_GT(served.log->stats().compacted_segments, 0u);

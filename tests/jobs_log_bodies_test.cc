@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Bodies kept on disk only (JobLog::read_body, JobLogOptions::load_bodies, a JobQueue on a
-// LogJournal): a body is read back from its put record before any sync, after compaction moved
+// DurableJournal): a body is read back from its put record before any sync, after compaction moved
 // the record, after a restart that never loaded it; a read error or a damaged record is an
 // error, never a crash or a wrong body.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
-#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/durable/durable_journal.h"
 #include "wheel/jobs/log/job_log.h"
 #include "wheel/jobs/model/job_queue.h"
 #include "wheel/logger.h"
@@ -35,7 +35,7 @@ class LogBodiesTest : public ::testing::Test {
   }
   // Puts a job with a body of its own (any bytes, 0 to 600 of them) and remembers it.
   std::uint64_t put(JobLog& log) {
-    StoredJob job;
+    PutRecord job;
     EXPECT_FALSE(log.allocate_id(&job.id));
     job.ttr_ms = 60'000;
     job.created_unix_ms = 1'700'000'000'000;
@@ -93,7 +93,7 @@ TEST_F(LogBodiesTest, ReadBackBeforeAnySyncAfterCompactionAndAfterRestart) {
   auto log = testing::open_log(options(SyncPolicy::kNever), &r);
   ASSERT_TRUE(log);
   ASSERT_EQ(r.jobs.size(), bodies.size());
-  for (const StoredJob& job : r.jobs) {
+  for (const PutRecord& job : r.jobs) {
     EXPECT_TRUE(job.body.empty());  // left in the log
     EXPECT_EQ(job.body_size, bodies[job.id].size());
   }
@@ -125,12 +125,12 @@ TEST_F(LogBodiesTest, AReadErrorOrADamagedRecordIsAnErrorNotABody) {
   EXPECT_EQ(log->read_body(id, &body), std::errc::illegal_byte_sequence);
 }
 
-// A queue on a LogJournal holds no body: each is read from the log when asked for.
-TEST_F(LogBodiesTest, AQueueOnALogJournalHoldsNoBodies) {
+// A queue on a DurableJournal holds no body: each is read from the log when asked for.
+TEST_F(LogBodiesTest, AQueueOnADurableJournalHoldsNoBodies) {
   Recovered r;
   auto log = testing::open_log(options(SyncPolicy::kNever), &r);
   ASSERT_TRUE(log);
-  LogJournal journal(*log, SyncPolicy::kNever, [] { return std::int64_t{1'700'000'000'000}; });
+  DurableJournal journal(*log, SyncPolicy::kNever, [] { return std::int64_t{1'700'000'000'000}; });
   JobQueue queue({}, &journal, 0ms);
   const SessionId s = queue.open_session();
   const PutResult p = queue.put(s, 0, 0ms, 60s, "on disk only");

@@ -56,7 +56,7 @@ class LogDamageTest : public ::testing::Test {
     EXPECT_TRUE(log) << error;
     if (!log) return 0;
     for (int i = 0; i < n; ++i) {
-      StoredJob job;
+      PutRecord job;
       EXPECT_FALSE(log->allocate_id(&job.id));
       job.tube = "default";
       job.ttr_ms = 60'000;
@@ -179,7 +179,7 @@ TEST_F(LogDamageTest, EveryCutPointOfStartsAndRotationsComesBack) {
     auto log = JobLog::open(testing::log_options(fs, 4096), &r, &error);
     if (!log) return;
     for (int i = 0; i < 30; ++i) {
-      StoredJob job;
+      PutRecord job;
       if (log->allocate_id(&job.id)) return;
       job.tube = "t";
       job.body = std::string(300, 'x');

@@ -26,7 +26,7 @@ class LogDescriptorsTest : public ::testing::Test {
   void TearDown() override { logger()->set_level(spdlog::level::info); }
   // One put of a 200-byte job; its error.
   std::error_code put(JobLog& log, JobLog::Lsn* lsn) {
-    StoredJob j;
+    PutRecord j;
     if (auto ec = log.allocate_id(&j.id)) return ec;
     j.tube = "default";
     j.body = std::string(200, 'x');

@@ -36,7 +36,7 @@ class LogDirTest : public ::testing::Test {
     return o;
   }
   std::uint64_t put_one(JobLog& log) {
-    StoredJob job;
+    PutRecord job;
     EXPECT_FALSE(log.allocate_id(&job.id));
     job.tube = "default";
     job.body = "x";

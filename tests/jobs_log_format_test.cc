@@ -102,13 +102,13 @@ TEST(LogReaderTest, FindValidSkipsGarbageAndZeros) {
 }
 
 TEST(RecordCodecTest, PutRoundTripsAndRejectsWrongShapes) {
-  StoredJob job{{42, StoredState::kDelayed, 7, 1'700'000'000'123, {}},
+  PutRecord job{{42, StoredState::kDelayed, 7, 1'700'000'000'123, {}},
                 60'000,
                 1'699'999'999'000,
                 "emails",
                 std::string("body\0with nul", 13)};
   const std::string payload = codec::encode_put(job);
-  StoredJob back;
+  PutRecord back;
   ASSERT_TRUE(codec::decode_put(payload, &back));
   EXPECT_EQ(back, job);
   EXPECT_EQ(codec::put_record_size(job), log::kHeaderSize + payload.size());
@@ -122,14 +122,14 @@ TEST(RecordCodecTest, PutRoundTripsAndRejectsWrongShapes) {
 // Version 2 carries a job's counters (stats-job after a restart); a new job's put leaves them
 // out (they follow from its due and created times), and version-1 records still read.
 TEST(RecordCodecTest, CountersRideWithChangesAndWithPutsThatNeedThem) {
-  StoredJob fresh{
+  PutRecord fresh{
       {7, StoredState::kDelayed, 1, 1'700'000'030'000, {}}, 1000, 1'700'000'000'000, "t", "b"};
   fresh.counters.delay_ms = 30'000;  // what the put's due time says: nothing to add
   EXPECT_FALSE(codec::put_needs_counters(fresh));
-  StoredJob back;
+  PutRecord back;
   ASSERT_TRUE(codec::decode_put(codec::encode_put(fresh), &back));
   EXPECT_EQ(back, fresh);
-  StoredJob changed = fresh;
+  PutRecord changed = fresh;
   changed.counters = {10'000, 3, 1, 1, 0, 2};
   EXPECT_TRUE(codec::put_needs_counters(changed));
   const std::string with = codec::encode_put(changed);
@@ -138,8 +138,8 @@ TEST(RecordCodecTest, CountersRideWithChangesAndWithPutsThatNeedThem) {
   ASSERT_TRUE(codec::decode_put(with, &back));
   EXPECT_EQ(back, changed);
 
-  StoredChange c{5, StoredState::kBuried, 100, 0, {0, 4, 2, 1, 1, 0}};
-  StoredChange cb;
+  ChangeRecord c{5, StoredState::kBuried, 100, 0, {0, 4, 2, 1, 1, 0}};
+  ChangeRecord cb;
   bool with_counters = false;
   ASSERT_TRUE(codec::decode_change(codec::encode_change(c), &cb, &with_counters));
   EXPECT_TRUE(with_counters);
@@ -153,8 +153,8 @@ TEST(RecordCodecTest, CountersRideWithChangesAndWithPutsThatNeedThem) {
 }
 
 TEST(RecordCodecTest, ChangeAndSegmentStartRoundTrip) {
-  StoredChange c{5, StoredState::kBuried, 100, 0, {}};
-  StoredChange back;
+  ChangeRecord c{5, StoredState::kBuried, 100, 0, {}};
+  ChangeRecord back;
   ASSERT_TRUE(codec::decode_change(codec::encode_change(c), &back));
   EXPECT_EQ(back.id, 5u);
   EXPECT_EQ(back.state, StoredState::kBuried);

@@ -45,8 +45,8 @@ class LogMetricsTest : public ::testing::Test {
     Recovered r;
     return testing::open_log(o, &r);
   }
-  StoredJob job(JobLog& log, std::size_t body = 10) {
-    StoredJob j;
+  PutRecord job(JobLog& log, std::size_t body = 10) {
+    PutRecord j;
     EXPECT_FALSE(log.allocate_id(&j.id));
     j.tube = "default";
     j.body = std::string(body, 'b');
@@ -94,7 +94,7 @@ TEST_F(LogMetricsTest, SyncSecondsIsTheTimeTheFdatasyncsTookOnTheLogsClock) {
   JobLogOptions o = options();
   o.sync_clock = [&] { return std::chrono::nanoseconds(now_ns.load()); };
   auto log = open(o);
-  std::vector<StoredJob> jobs;
+  std::vector<PutRecord> jobs;
   for (int i = 0; i < 100; ++i) jobs.push_back(job(*log));  // the id lease syncs inline
   const LogSyncMetrics m0 = log->sync_metrics();
 
@@ -142,7 +142,7 @@ TEST_F(LogMetricsTest, HistogramsAreReadWhileTheSyncThreadWritesThem) {
   // on a busy machine the puts could all finish before its first read).
   ASSERT_TRUE(wheel_test::wait_until([&] { return reads.load() > 0; }));
   constexpr int kPuts = 200;
-  std::vector<StoredJob> jobs;
+  std::vector<PutRecord> jobs;
   for (int i = 0; i < kPuts; ++i) jobs.push_back(job(*log));  // the id lease syncs inline
   const LogSyncMetrics m0 = log->sync_metrics();
   const std::uint64_t syncs0 = fs_.file_syncs();
@@ -172,7 +172,7 @@ TEST_F(LogMetricsTest, LiveAndDeadBytesFollowPutsDeletesAndCompaction) {
   EXPECT_EQ(s0.dead_bytes, s0.total_bytes) << "a fresh log holds only bookkeeping";
 
   JobLog::Lsn lsn = 0;
-  std::vector<StoredJob> jobs;
+  std::vector<PutRecord> jobs;
   for (int i = 0; i < 3; ++i) {
     jobs.push_back(job(*log, 200));
     ASSERT_FALSE(log->put(jobs.back(), &lsn));
@@ -191,7 +191,7 @@ TEST_F(LogMetricsTest, LiveAndDeadBytesFollowPutsDeletesAndCompaction) {
   // Churn: many puts deleted again, so dead bytes pile up until compaction takes them back.
   std::uint64_t peak_dead = 0;
   for (int i = 0; i < 400; ++i) {
-    StoredJob j = job(*log, 200);
+    PutRecord j = job(*log, 200);
     ASSERT_FALSE(log->put(j, &lsn));
     ASSERT_FALSE(log->remove(j.id, &lsn));
     log->commit();

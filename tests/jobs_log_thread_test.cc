@@ -36,8 +36,8 @@ class LogThreadTest : public ::testing::Test {
     o.sync_clock = [this] { return std::chrono::nanoseconds(now_ns_.load()); };
     return o;
   }
-  static StoredJob job(JobLog& log, std::size_t body) {
-    StoredJob j;
+  static PutRecord job(JobLog& log, std::size_t body) {
+    PutRecord j;
     EXPECT_FALSE(log.allocate_id(&j.id));
     j.tube = "default";
     j.body = std::string(body, static_cast<char>('a' + j.id % 26));
@@ -57,7 +57,7 @@ TEST_F(LogThreadTest, AFrozenDiskNeverBlocksTheOwnerChangesWaitAtTheBoundAndTheA
     ~Thaw() { fs.set_frozen(false); }
   } thaw{fs_};
   JobLog::Lsn lsn = 0;
-  const StoredJob first = job(*log, 100);
+  const PutRecord first = job(*log, 100);
   ASSERT_FALSE(log->put(first, &lsn));
   log->commit();
   ASSERT_TRUE(wheel_test::wait_until([&] { return log->durable_lsn() >= lsn; }));
@@ -76,7 +76,7 @@ TEST_F(LogThreadTest, AFrozenDiskNeverBlocksTheOwnerChangesWaitAtTheBoundAndTheA
   };
   auto owner = std::async(std::launch::async, [&] {
     Frozen f;
-    const StoredJob held = job(*log, 100);
+    const PutRecord held = job(*log, 100);
     if (log->put(held, &f.lsn)) return f;
     log->commit();
     log->read_body(held.id, &f.body);  // from the batch in the log thread's hands

@@ -28,7 +28,7 @@ constexpr std::uint32_t kIntervalMs = 20;
 // One job's versions, oldest first: nullopt = absent. acked = index of the last version the
 // log acknowledged (-1: none, the job may be absent or any version).
 struct History {
-  std::vector<std::optional<StoredJob>> versions{std::nullopt};
+  std::vector<std::optional<PutRecord>> versions{std::nullopt};
   std::vector<JobLog::Lsn> lsns{0};
   std::vector<std::uint64_t> times{0};
   int acked = 0;  // the initial "absent" counts as acknowledged
@@ -66,7 +66,7 @@ Outcome run_workload(FaultInjectionFs& fs, SyncPolicy policy, std::uint64_t seed
       const auto pick = rng() % 10;
       JobLog::Lsn lsn = 0;
       if (live.empty() || pick < 5) {
-        StoredJob job;
+        PutRecord job;
         if (log->allocate_id(&job.id)) break;
         out.max_id = std::max(out.max_id, job.id);
         job.priority = static_cast<std::uint32_t>(rng() % 1000);
@@ -84,7 +84,7 @@ Outcome run_workload(FaultInjectionFs& fs, SyncPolicy policy, std::uint64_t seed
         const std::uint64_t id = live[k];
         auto& h = out.jobs[id];
         if (pick < 8) {
-          StoredJob job = *h.versions.back();
+          PutRecord job = *h.versions.back();
           job.state = static_cast<StoredState>(rng() % 3);
           job.priority = static_cast<std::uint32_t>(rng() % 1000);
           job.due_unix_ms = job.state == StoredState::kDelayed ? static_cast<std::int64_t>(now) : 0;
@@ -131,7 +131,7 @@ std::string check(FaultInjectionFs& fs, const Outcome& out) {
   auto log = JobLog::open(o, &r, &error);
   if (!log) return "open failed: " + error;
   if (r.next_id <= out.max_id) return "id " + std::to_string(r.next_id) + " would be reused";
-  std::map<std::uint64_t, const StoredJob*> found;
+  std::map<std::uint64_t, const PutRecord*> found;
   for (const auto& job : r.jobs) found[job.id] = &job;
   for (const auto& [id, h] : out.jobs) {
     auto it = found.find(id);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// LogJournal (wheel/jobs/log_journal.h): a JobQueue kept in a JobLog on the fault-injecting
-// file system. Every durable change survives a reopen with its id, tube, priority and state;
-// delays keep their wall-clock due time; replies wait for the fdatasync with `always`; a log
-// that refuses leaves the queue unchanged: OUT_OF_MEMORY for a full disk, INTERNAL_ERROR for a
+// DurableJournal (wheel/jobs/durable/durable_journal.h): a JobQueue kept in a JobLog on the
+// fault-injecting file system. Every durable change survives a reopen with its id, tube, priority
+// and state; delays keep their wall-clock due time; replies wait for the fdatasync with `always`; a
+// log that refuses leaves the queue unchanged: OUT_OF_MEMORY for a full disk, INTERNAL_ERROR for a
 // log stopped by an I/O error.
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
-#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/durable/durable_journal.h"
 #include "wheel/jobs/model/job_queue.h"
 
 namespace wheel::jobs {
@@ -20,7 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class LogJournalTest : public ::testing::Test {
+class DurableJournalTest : public ::testing::Test {
  protected:
   JobLogOptions options(SyncPolicy sync = SyncPolicy::kAlways) {
     JobLogOptions o = testing::log_options(fs, JobLogOptions{}.segment_bytes);
@@ -33,25 +33,25 @@ class LogJournalTest : public ::testing::Test {
 
   testing::FaultInjectionFs fs;
   std::int64_t wall = 1'700'000'000'000;  // Unix ms, moved by hand
-  LogJournal::WallClock clock = [this] { return wall; };
+  DurableJournal::WallClock clock = [this] { return wall; };
 
   // A queue kept in the log: the log opened (its recovered state ignored), a journal with
   // `policy` on it, the queue on the journal, and one session of the queue.
   struct Journaled {
-    Journaled(LogJournalTest& t, SyncPolicy policy)
+    Journaled(DurableJournalTest& t, SyncPolicy policy)
         : log(t.open(&recovered)),
           journal(*log, policy, t.clock),
           queue({}, &journal),
           session(queue.open_session()) {}
     Recovered recovered;
     std::unique_ptr<JobLog> log;
-    LogJournal journal;
+    DurableJournal journal;
     JobQueue queue;
     SessionId session;
   };
 };
 
-TEST_F(LogJournalTest, EveryDurableChangeSurvivesAReopen) {
+TEST_F(DurableJournalTest, EveryDurableChangeSurvivesAReopen) {
   {
     Journaled j(*this, SyncPolicy::kAlways);
     JobQueue& queue = j.queue;
@@ -78,7 +78,7 @@ TEST_F(LogJournalTest, EveryDurableChangeSurvivesAReopen) {
   Recovered r;
   auto log = open(&r);
   JobQueue queue({}, nullptr, 100ms);
-  LogJournal::restore_into(queue, r, wall);
+  DurableJournal::restore_into(queue, r, wall);
   EXPECT_EQ(queue.peek(3), nullptr);
   EXPECT_EQ(queue.peek(1)->state, JobState::kReady);
   EXPECT_EQ(queue.peek(1)->priority, 5u);
@@ -99,13 +99,13 @@ TEST_F(LogJournalTest, EveryDurableChangeSurvivesAReopen) {
 // beanstalkd writes a job's whole record (created_at, delay, deadline_at, the five counters)
 // with each binlog change and reads it back on replay; reserves and TTR timeouts are not
 // written, so they count as of the job's last change. stats-job after a restart reads the same.
-TEST_F(LogJournalTest, StatsJobAfterARestartReadsAsBeanstalkdsAfterABinlogReplay) {
+TEST_F(DurableJournalTest, StatsJobAfterARestartReadsAsBeanstalkdsAfterABinlogReplay) {
   std::uint64_t id = 0;
   std::uint64_t quiet = 0;
   {
     Recovered r;
     auto log = open(&r);
-    LogJournal journal(*log, SyncPolicy::kNever, clock);
+    DurableJournal journal(*log, SyncPolicy::kNever, clock);
     JobQueue queue({}, &journal, 0ms);
     SessionId s = queue.open_session();
     id = queue.put(s, 5, 0ms, 2s, "a").id;
@@ -127,7 +127,7 @@ TEST_F(LogJournalTest, StatsJobAfterARestartReadsAsBeanstalkdsAfterABinlogReplay
   Recovered r;
   auto log = open(&r);
   JobQueue queue({}, nullptr, 500ms);
-  LogJournal::restore_into(queue, r, wall);
+  DurableJournal::restore_into(queue, r, wall);
   const auto job = queue.job_stats(id);
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->state, JobState::kReady);  // reserved before: ready again
@@ -152,7 +152,7 @@ TEST_F(LogJournalTest, StatsJobAfterARestartReadsAsBeanstalkdsAfterABinlogReplay
   EXPECT_EQ(queue.job_stats(id)->age, 40'000ms);  // and it goes on
 }
 
-TEST_F(LogJournalTest, KickedJobsComeBackReady) {
+TEST_F(DurableJournalTest, KickedJobsComeBackReady) {
   {
     Journaled j(*this, SyncPolicy::kAlways);
     JobQueue& queue = j.queue;
@@ -168,12 +168,12 @@ TEST_F(LogJournalTest, KickedJobsComeBackReady) {
   Recovered r;
   auto log = open(&r);
   JobQueue queue;
-  LogJournal::restore_into(queue, r, wall);
+  DurableJournal::restore_into(queue, r, wall);
   EXPECT_EQ(queue.peek(1)->state, JobState::kReady);
   EXPECT_EQ(queue.peek(2)->state, JobState::kReady);
 }
 
-TEST_F(LogJournalTest, IdsAreNeverReusedAfterAPowerLoss) {
+TEST_F(DurableJournalTest, IdsAreNeverReusedAfterAPowerLoss) {
   {
     Journaled j(*this, SyncPolicy::kNever);
     JobQueue& queue = j.queue;
@@ -184,14 +184,14 @@ TEST_F(LogJournalTest, IdsAreNeverReusedAfterAPowerLoss) {
   fs.power_loss(rng, true);
   Recovered r;
   auto log = open(&r);
-  LogJournal journal(*log, SyncPolicy::kNever, clock);
+  DurableJournal journal(*log, SyncPolicy::kNever, clock);
   JobQueue queue({}, &journal);
-  LogJournal::restore_into(queue, r, wall);
+  DurableJournal::restore_into(queue, r, wall);
   SessionId s = queue.open_session();
   EXPECT_GT(queue.put(s, 0, 0ms, 1s, "y").id, 5u);
 }
 
-TEST_F(LogJournalTest, ADiskFullLogRefusesPutsAndTheQueueStaysAsItWas) {
+TEST_F(DurableJournalTest, ADiskFullLogRefusesPutsAndTheQueueStaysAsItWas) {
   fs.set_reserve_supported(false);  // each record written as it comes: the next one is refused
   Journaled j(*this, SyncPolicy::kAlways);
   JobQueue& queue = j.queue;
@@ -205,7 +205,7 @@ TEST_F(LogJournalTest, ADiskFullLogRefusesPutsAndTheQueueStaysAsItWas) {
   EXPECT_EQ(queue.counters().ready, 1u);
 }
 
-TEST_F(LogJournalTest, WithSpaceSetAsideTheDiskFullRefusalComesWhenItIsUsedUp) {
+TEST_F(DurableJournalTest, WithSpaceSetAsideTheDiskFullRefusalComesWhenItIsUsedUp) {
   // Batched writes go into space set aside beforehand (WritableFile::reserve): a full disk
   // refuses the put that no longer fits there, at once, and every put accepted before is kept.
   std::uint64_t accepted = 1;
@@ -233,7 +233,7 @@ TEST_F(LogJournalTest, WithSpaceSetAsideTheDiskFullRefusalComesWhenItIsUsedUp) {
   EXPECT_EQ(r.jobs.size(), accepted);
 }
 
-TEST_F(LogJournalTest, ALogStoppedByAnIoErrorAnswersInternalErrorNotOutOfMemory) {
+TEST_F(DurableJournalTest, ALogStoppedByAnIoErrorAnswersInternalErrorNotOutOfMemory) {
   fs.set_reserve_supported(false);  // each record written as it comes: that write fails
   Journaled j(*this, SyncPolicy::kAlways);
   JobQueue& queue = j.queue;
@@ -248,7 +248,7 @@ TEST_F(LogJournalTest, ALogStoppedByAnIoErrorAnswersInternalErrorNotOutOfMemory)
   EXPECT_EQ(queue.counters().total_jobs, 1u);
 }
 
-TEST_F(LogJournalTest, ABatchWhoseWriteFailsIsNeverAcknowledgedAndLaterChangesAreRefused) {
+TEST_F(DurableJournalTest, ABatchWhoseWriteFailsIsNeverAcknowledgedAndLaterChangesAreRefused) {
   // Batched writes (the default): the put is taken into the batch, the batch's one write fails
   // with EIO at when_durable(): its callback runs as lost, never as durable; then the log
   // refuses everything with INTERNAL_ERROR.

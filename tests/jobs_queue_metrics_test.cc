@@ -144,9 +144,9 @@ TEST_F(QueueMetricsTest, EveryKindOfChangeIsCountedOnce) {
   EXPECT_EQ(change_counter_name(static_cast<ChangeCounter>(kChangeCounters)), "unknown");
 }
 
-class RefusingJournal final : public JobJournal {
+class RefusingJournal final : public QueueJournal {
  public:
-  bool record(const JobChange&) override { return false; }
+  bool record(const JournalChange&) override { return false; }
   void when_durable(std::function<void()> done) override { done(); }
 };
 

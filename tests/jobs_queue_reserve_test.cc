@@ -184,9 +184,9 @@ TEST_F(JobQueueReserveTest, TtrExpiryServesAWaiter) {
 }
 
 // A journal that records what it is told and can refuse.
-class TestJournal : public JobJournal {
+class TestJournal : public QueueJournal {
  public:
-  bool record(const JobChange& c) override {
+  bool record(const JournalChange& c) override {
     if (refuse) return false;
     if (full) {
       last = Refusal::kFull;

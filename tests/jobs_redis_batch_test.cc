@@ -81,7 +81,7 @@ TEST_F(RedisBatchTest, PutsIssuedTogetherRideOneScriptPerRoundTripWithIdsInIssue
   }
   // Each job is whole: its body, tube and state.
   for (std::size_t i : {std::size_t{0}, std::size_t{1}, n - 1}) {
-    const JobInfo j = job(got[i]->id);
+    const StoreJobInfo j = job(got[i]->id);
     ASSERT_EQ(j.status, StoreStatus::kOk);
     EXPECT_EQ(j.tube, i % 3 == 0 ? "a" : "b");
     EXPECT_EQ(j.stats.state, i % 2 == 0 ? JobState::kDelayed : JobState::kReady);

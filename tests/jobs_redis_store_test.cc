@@ -267,7 +267,7 @@ TEST_F(RedisStoreTest, ReleaseBuryKickAndCounters) {
               store_->release(p.id, r.token, std::nullopt, milliseconds(60'000), true, d);
             }).status,
             StoreStatus::kOk);
-  const JobInfo j = job(p.id);
+  const StoreJobInfo j = job(p.id);
   EXPECT_EQ(j.tube, "k");
   EXPECT_EQ(j.stats.state, JobState::kDelayed);
   EXPECT_EQ(j.stats.priority, 4u);  // nullopt kept the job's priority

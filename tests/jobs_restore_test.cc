@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A restart with many jobs (LogJournal::restore_into and restore_deferred, JobQueue::restore,
+// A restart with many jobs (DurableJournal::restore_into and restore_deferred, JobQueue::restore,
 // build_restored and add_restored): every tube comes back with the same orders — peek-delayed
 // and kick take the delayed jobs by due time then id, peek-ready and reserve take the ready ones
 // by priority then id — and the recovered jobs are handed over, not copied (Recovered::jobs is
@@ -18,7 +18,7 @@
 
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
-#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/durable/durable_journal.h"
 #include "wheel/jobs/model/job_queue.h"
 #include "wheel/logger.h"
 
@@ -66,7 +66,7 @@ void RestoreTest::SetUp() {
     std::string error;
     auto log = JobLog::open(o, &r, &error);
     ASSERT_TRUE(log) << error;
-    LogJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
+    DurableJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
     JobQueue queue({}, &journal);
     SessionId s = queue.open_session();
     for (int i = 0; i < 6000; ++i) {
@@ -91,17 +91,17 @@ TEST_P(RestoreTest, ManyDelayedAndReadyJobsComeBackInTheSameOrders) {
   ASSERT_TRUE(log) << error;
   EXPECT_EQ(r.live_jobs, puts.size());
   // Memory only (the queue copies bodies) or on the journal (bodies read back from the log).
-  LogJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
+  DurableJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
   JobQueue queue({}, o.defer_jobs ? &journal : nullptr, 1000ms);
   if (o.defer_jobs) {
     EXPECT_TRUE(r.jobs.empty());
     journal.restore_deferred(queue, r, wall);
-    EXPECT_EQ(log->take_recovered_jobs([](StoredJob&) { FAIL() << "taken twice"; }), 0u);
+    EXPECT_EQ(log->take_recovered_jobs([](PutRecord&) { FAIL() << "taken twice"; }), 0u);
   } else {
     ASSERT_EQ(r.jobs.size(), puts.size());
     ASSERT_TRUE(std::is_sorted(r.jobs.begin(), r.jobs.end(),
-                               [](const StoredJob& a, const StoredJob& b) { return a.id < b.id; }));
-    LogJournal::restore_into(queue, r, wall);
+                               [](const PutRecord& a, const PutRecord& b) { return a.id < b.id; }));
+    DurableJournal::restore_into(queue, r, wall);
     EXPECT_TRUE(r.jobs.empty());
   }
   EXPECT_EQ(jobs_in(queue), puts.size());
@@ -164,14 +164,14 @@ TEST_F(RestoreTest, AnErrorAddingAJobStopsTheHelperAndReachesTheCaller) {
   Recovered r;
   auto log = testing::open_log(o, &r);
   ASSERT_TRUE(log);
-  LogJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
+  DurableJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
   JobQueue queue({}, &journal, 1000ms);
   RestoredJob twice;
   twice.id = puts[3000].id;
   twice.tube = "a";
   queue.restore(twice);
   EXPECT_THROW(journal.restore_deferred(queue, r, wall), std::invalid_argument);
-  EXPECT_EQ(log->take_recovered_jobs([](StoredJob&) {}), 0u);  // the held bytes are freed
+  EXPECT_EQ(log->take_recovered_jobs([](PutRecord&) {}), 0u);  // the held bytes are freed
 }
 
 // A queue that keeps no bodies needs them loaded: building the first job fails on the helper
@@ -182,7 +182,7 @@ TEST_F(RestoreTest, AnErrorBuildingAJobReachesTheCaller) {
   Recovered r;
   auto log = testing::open_log(o, &r);
   ASSERT_TRUE(log);
-  LogJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
+  DurableJournal journal(*log, SyncPolicy::kNever, [&] { return wall; });
   JobQueue queue({}, nullptr, 1000ms);
   EXPECT_THROW(journal.restore_deferred(queue, r, wall), std::invalid_argument);
   EXPECT_EQ(jobs_in(queue), 0u);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // BeanstalkServerHandler (wheel/jobs/beanstalk_server_handler.h) in-process: the handler on a
-// TcpServer on its own loop thread, its JobQueue journalled by a LogJournal on the
+// TcpServer on its own loop thread, its JobQueue journalled by a DurableJournal on the
 // fault-injecting file system, real TCP clients over loopback. What only an embedded log can
 // show through the socket: a full disk answers OUT_OF_MEMORY while reads and deletes go on and
 // puts come back with the space (the log's re-check on a ManualClock); a log stopped by an I/O
@@ -22,7 +22,7 @@
 #include "support/job_log_on_fs.h"
 #include "support/loop_calls.h"
 #include "support/timer_test_support.h"
-#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/durable/durable_journal.h"
 #include "wheel/jobs/log/job_log.h"
 #include "wheel/jobs/server/beanstalk_server_handler.h"
 #include "wheel/logger.h"
@@ -79,7 +79,7 @@ class EmbeddedServer {
         timer = std::make_unique<net::LoopTimer>(&loop, clock_, tick);
       }
       const auto now = static_cast<std::int64_t>(manual_ ? timer->now_ms() : uv_now(&loop));
-      LogJournal journal(*log, log_options.sync);
+      DurableJournal journal(*log, log_options.sync);
       JobQueue queue({}, &journal, Millis(now));
       BeanstalkDispatcher dispatcher(queue, {});
       BeanstalkServerHandler handler(queue, journal, dispatcher);

@@ -26,7 +26,7 @@ namespace wheel::jobs_app {
 
 // The jobs by state, put in total, timed out, and the tubes, from `counts`: a QueueCounters or a
 // StoreTotals (the same numbers kept in memory or in Redis).
-inline void render_job_counts(server::PrometheusText& text, const jobs::JobCounts& counts) {
+inline void render_job_counts(server::PrometheusText& text, const jobs::StateCounts& counts) {
   text.series("wheel_jobs_jobs", "gauge", "Jobs held, by state.", "state",
               {{"ready", counts.ready},
                {"delayed", counts.delayed},

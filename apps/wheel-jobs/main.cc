@@ -23,7 +23,7 @@
 #include "jobs_metrics.h"
 #include "json_log.h"
 #include "wheel/jobs/beanstalk/beanstalk_protocol.h"
-#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/durable/durable_journal.h"
 #include "wheel/jobs/fleet/redis_jobs_handler.h"
 #include "wheel/jobs/log/job_log.h"
 #include "wheel/jobs/server/beanstalk_server_handler.h"
@@ -122,20 +122,20 @@ void listen_metrics(wheel::server::MetricsHttpServer& metrics, const ServeOption
   }
 }
 
-// The server on `loop` with `journal` (and `log_journal` when durable) until SIGTERM/SIGINT:
+// The server on `loop` with `journal` (and `durable_journal` when durable) until SIGTERM/SIGINT:
 // 0, or 1 when it cannot start.
-int serve_on(uv_loop_t* loop, const ServeOptions& o, jobs::JobJournal& journal,
-             jobs::LogJournal* log_journal, jobs::Recovered* recovered) {
+int serve_on(uv_loop_t* loop, const ServeOptions& o, jobs::QueueJournal& journal,
+             jobs::DurableJournal* durable_journal, jobs::Recovered* recovered) {
   // uv_now() is the loop's time when it was made, before the log was read: without this, the
   // queue's clock would start behind the wall clock the restore reads below by the recovery's
   // length, and every restored delayed job would come due early by that much.
   uv_update_time(loop);
   jobs::JobQueue queue(o.limits, &journal, jobs::Millis(static_cast<std::int64_t>(uv_now(loop))));
   if (recovered != nullptr) {
-    log_journal->restore_deferred(queue, *recovered,
-                                  std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      std::chrono::system_clock::now().time_since_epoch())
-                                      .count());
+    durable_journal->restore_deferred(queue, *recovered,
+                                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
   }
   jobs::BeanstalkDispatcher dispatcher(queue, server_info(o.max_job_size));
   jobs::BeanstalkServerOptions handler_options;
@@ -156,9 +156,9 @@ int serve_on(uv_loop_t* loop, const ServeOptions& o, jobs::JobJournal& journal,
   std::unique_ptr<wheel::server::MetricsHttpServer> metrics;
   if (o.metrics_port != 0) {
     metrics = std::make_unique<wheel::server::MetricsHttpServer>(loop, metrics_options(o), [&] {
-      return wheel::jobs_app::render_metrics(dispatcher, queue,
-                                             log_journal != nullptr ? &log_journal->log() : nullptr,
-                                             o.metrics_tubes, server.counters());
+      return wheel::jobs_app::render_metrics(
+          dispatcher, queue, durable_journal != nullptr ? &durable_journal->log() : nullptr,
+          o.metrics_tubes, server.counters());
     });
     handler.on_shutdown_also([&] { metrics->close(); });
     try {
@@ -287,7 +287,7 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
       jobs::MemoryOnlyJournal journal;
       status = serve_on(&loop, o, journal, nullptr, nullptr);
     } else {
-      log_options->load_bodies = false;  // bodies stay in the log: LogJournal reads them back
+      log_options->load_bodies = false;  // bodies stay in the log: DurableJournal reads them back
       log_options->defer_jobs = true;    // straight from the log into the queue, never held twice
       jobs::Recovered recovered;
       std::string error;
@@ -301,7 +301,7 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
             "cut off)",
             recovered.live_jobs, log_options->dir, recovered.segments, recovered.bytes,
             recovered.torn_bytes);
-        jobs::LogJournal journal(*log, log_options->sync);
+        jobs::DurableJournal journal(*log, log_options->sync);
         status = serve_on(&loop, o, journal, &journal, &recovered);
         if (std::error_code e = log->sync_now()) {
           wheel::logger()->error("wheel-jobs: the last sync of the job log failed: {}",

@@ -45,8 +45,8 @@ void read_all(std::string_view data) {
     const char* p = data.data() + rec.offset;
     check(crc32c::unmask(log::get_u32(p)) ==
           crc32c::extend_portable(0, p + 4, 5 + rec.payload.size()));
-    StoredJob job;
-    StoredChange change;
+    PutRecord job;
+    ChangeRecord change;
     codec::SegmentStart start;
     codec::SyncedMark mark;
     std::uint64_t v = 0;

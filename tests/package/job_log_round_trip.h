@@ -20,7 +20,7 @@ inline bool log_round_trip() {
   {
     auto log = wheel::jobs::JobLog::open(options, &recovered, &error);
     if (!log) return false;
-    wheel::jobs::StoredJob job;
+    wheel::jobs::PutRecord job;
     if (log->allocate_id(&job.id)) return false;
     job.body = "hello";
     wheel::jobs::JobLog::Lsn lsn = 0;

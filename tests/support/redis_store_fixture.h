@@ -99,9 +99,9 @@ class RedisStoreTest : public ::testing::Test {
     call([&](ChangeResult&& v) { r = std::move(v); });
     return wait(r);
   }
-  JobInfo job(std::uint64_t id) {
-    std::optional<JobInfo> r;
-    store_->job_stats(id, [&](JobInfo&& v) { r = std::move(v); });
+  StoreJobInfo job(std::uint64_t id) {
+    std::optional<StoreJobInfo> r;
+    store_->job_stats(id, [&](StoreJobInfo&& v) { r = std::move(v); });
     return wait(r);
   }
   PeekResult peek_tube(std::string tube, PeekWhich which) {
@@ -118,7 +118,7 @@ class RedisStoreTest : public ::testing::Test {
   bool wait_state(std::uint64_t id, JobState state, std::chrono::seconds bound) {
     const auto deadline = Clock::now() + bound;
     while (Clock::now() < deadline) {
-      JobInfo j = job(id);
+      StoreJobInfo j = job(id);
       if (j.status == StoreStatus::kOk && j.stats.state == state) return true;
       std::this_thread::sleep_for(milliseconds(50));
     }

@@ -187,7 +187,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
           },
           [&](bs::StatsJob& s) {
             busy();
-            store_.job_stats(s.id, [this, conn](JobInfo&& r) {
+            store_.job_stats(s.id, [this, conn](StoreJobInfo&& r) {
               std::string reply;
               if (r.status == StoreStatus::kOk) {
                 r.stats.tube = r.tube;

@@ -232,9 +232,9 @@ void RedisStore::peek_tube(std::string_view tube, PeekWhich which, Done<PeekResu
                answer(std::move(done), read_peek));
 }
 
-void RedisStore::job_stats(std::uint64_t id, Done<JobInfo> done) {
+void RedisStore::job_stats(std::uint64_t id, Done<StoreJobInfo> done) {
   client_.eval(scripts_->stats_job, {options_.prefix, member(id)},
-               answer(std::move(done), [id](const RedisValue& v, JobInfo& r) {
+               answer(std::move(done), [id](const RedisValue& v, StoreJobInfo& r) {
                  if (!found(v, r, 13)) return;
                  auto& s = r.stats;
                  r.tube = at(v, 1).str;

@@ -9,7 +9,7 @@
 
 namespace wheel::jobs {
 
-std::error_code JobLog::put(const StoredJob& job, Lsn* lsn, LogPosition* position) {
+std::error_code JobLog::put(const PutRecord& job, Lsn* lsn, LogPosition* position) {
   if (job.tube.size() > 255 || job.body.size() > (1u << 30) || job.id >= impl_->next_id) {
     throw std::invalid_argument(
         "JobLog::put: tube over 255 bytes, body over 1 GiB or id not allocated");
@@ -44,7 +44,7 @@ std::error_code JobLog::put(const StoredJob& job, Lsn* lsn, LogPosition* positio
   return {};
 }
 
-void JobLog::Impl::set_counters(std::uint64_t id, const StoredCounters& c) {
+void JobLog::Impl::set_counters(std::uint64_t id, const RecordCounters& c) {
   auto [it, fresh] = counters.insert_or_assign(id, c);
   if (!fresh) return;
   // The job's next put (compaction) carries them: count them live now (compaction recounts).
@@ -61,7 +61,7 @@ void JobLog::Impl::set_counters(std::uint64_t id, const StoredCounters& c) {
   if (SegmentInfo* seg = segment_info(where.segment)) seg->live += codec::kCountersSize;
 }
 
-std::error_code JobLog::change(const StoredChange& change, Lsn* lsn) {
+std::error_code JobLog::change(const ChangeRecord& change, Lsn* lsn) {
   Impl& d = *impl_;
   PutAt at;
   if (!d.locate(change.id, &at)) throw std::invalid_argument("JobLog::change: no such live job");

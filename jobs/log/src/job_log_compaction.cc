@@ -25,7 +25,8 @@ bool JobLog::Impl::over_bound(bool hard) const {
   return total_bytes > live + 2 * opt.segment_bytes;
 }
 
-void JobLog::Impl::restate(std::uint64_t id, const LogIndex::Entry& entry, StoredJob* job) const {
+void JobLog::Impl::restate(std::uint64_t id, const LiveJobIndex::Entry& entry,
+                           PutRecord* job) const {
   // Changed since its put: its state now and the counters of its last change. Else the
   // put's own still hold: a lent index answers the queue's state (a delayed job that became
   // ready, its due time read back through the queue's clock), which is no change a restart
@@ -97,12 +98,12 @@ bool JobLog::Impl::compact_oldest() {
     std::uint64_t id = 0;
     if (!codec::peek_put_id(rec.payload, &id)) continue;
     PutAt at;
-    LogIndex::Entry entry;
+    LiveJobIndex::Entry entry;
     if (!locate(id, &at, &entry) || at.segment != old.number || at.offset != rec.offset) {
       continue;  // dead, or rewritten since
     }
     if (disk_full) return false;  // keep the reserve for deletes; pure drops still happen
-    StoredJob job;
+    PutRecord job;
     if (!codec::decode_put(rec.payload, &job)) continue;
     restate(id, entry, &job);
     JobLog::Lsn lsn = 0;

@@ -18,12 +18,12 @@
 #include "syncer.h"
 #include "wheel/jobs/log/file_system.h"
 #include "wheel/jobs/log/job_log_options.h"
-#include "wheel/jobs/log/log_index.h"
-#include "wheel/jobs/log/stored_job.h"
+#include "wheel/jobs/log/live_job_index.h"
+#include "wheel/jobs/log/put_record.h"
 
 namespace wheel::jobs {
 
-// A live job's put record (its LogIndex::Entry's PutPlace) in segment terms: where it is and
+// A live job's put record (its LiveJobIndex::Entry's PutPlace) in segment terms: where it is and
 // its share of live bytes (its framed size, or more by the counters it will carry once
 // rewritten: JobLog::Impl::counters says which).
 struct PutAt {
@@ -94,7 +94,7 @@ class JobLogImpl {
   std::error_code append(log::RecordType type, std::string_view payload, bool may_use_reserve,
                          Lsn* lsn, std::uint64_t* segment, std::uint64_t* offset);
   // The same for a put record, encoded straight into `framed`.
-  std::error_code append_put(const StoredJob& job, Lsn* lsn, std::uint64_t* segment,
+  std::error_code append_put(const PutRecord& job, Lsn* lsn, std::uint64_t* segment,
                              std::uint64_t* offset);
   // Appends the record in `framed`.
   std::error_code append_framed(log::RecordType type, bool may_use_reserve, Lsn* lsn,
@@ -160,7 +160,7 @@ class JobLogImpl {
   // counters a rewritten put carries; after the rewrite, note_rewritten() drops what the new put
   // makes needless (`needs_counters`: codec::put_needs_counters of the new put). Shared by
   // both kinds of compaction.
-  void restate(std::uint64_t id, const LogIndex::Entry& entry, StoredJob* job) const;
+  void restate(std::uint64_t id, const LiveJobIndex::Entry& entry, PutRecord* job) const;
   void note_rewritten(std::uint64_t id, bool needs_counters);
   // Compaction on a full disk (job_log_space.cc): one step that gives space back, if one fits
   // in the free space; true when it gave some.
@@ -203,12 +203,12 @@ class JobLogImpl {
   std::uint64_t marked_end = 0;  // the head's last kSynced offset
   // Where each live job's put is and its state now: this map (recovery fills it), until the
   // owner lends its own index (JobLog::lend_index); then `lent` answers and the map is empty.
-  std::unordered_map<std::uint64_t, LogIndex::Entry> index;
-  LogIndex* lent = nullptr;
+  std::unordered_map<std::uint64_t, LiveJobIndex::Entry> index;
+  LiveJobIndex* lent = nullptr;
   bool index_lent = false;  // lend_index() was called (`lent` may be null again)
   // Live job `id`'s put record from whichever index holds it (and its entry, when `entry` is
   // not null); false when it is not live (or no index is lent now).
-  bool locate(std::uint64_t id, PutAt* at, LogIndex::Entry* entry = nullptr) const;
+  bool locate(std::uint64_t id, PutAt* at, LiveJobIndex::Entry* entry = nullptr) const;
   // Job `id`'s put record at `put` in segment terms; false when `put` is in no segment (yet:
   // during recovery the segment being replayed is not in `segments`).
   bool put_at(std::uint64_t id, const PutPlace& put, PutAt* at) const;
@@ -225,7 +225,7 @@ class JobLogImpl {
   }
   // The counters of the live jobs that changed since their put (the others' are a new job's):
   // most pending jobs never change, so they cost nothing here.
-  std::unordered_map<std::uint64_t, StoredCounters> counters;
+  std::unordered_map<std::uint64_t, RecordCounters> counters;
   // Jobs changed since their put by a version-1 update record (which carries no counters, so
   // `counters` does not show the change): every other change sets counters.
   std::unordered_set<std::uint64_t> changed_by_v1;
@@ -239,7 +239,7 @@ class JobLogImpl {
   std::unordered_map<std::uint64_t, std::unique_ptr<FileContents>> recovered_segments;
   bool load_recovered_bodies = false;
   // Records `c` as job `id`'s counters; its put grows by them the first time (live bytes).
-  void set_counters(std::uint64_t id, const StoredCounters& c);
+  void set_counters(std::uint64_t id, const RecordCounters& c);
   std::uint64_t live_bytes = 0;
   std::uint64_t total_bytes = 0;
   std::uint64_t next_id = 1;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The log's index: where each live job's put record is and its state now, from the log's own
-// map (recovery fills it; a log used alone keeps it) or from the owner's lent LogIndex
-// (log_index.h), and the LogPositions that name places across segments.
+// map (recovery fills it; a log used alone keeps it) or from the owner's lent LiveJobIndex
+// (live_job_index.h), and the LogPositions that name places across segments.
 #include <algorithm>
 #include <unordered_map>
 
@@ -11,8 +11,8 @@
 
 namespace wheel::jobs {
 
-bool JobLog::Impl::locate(std::uint64_t id, PutAt* at, LogIndex::Entry* entry) const {
-  LogIndex::Entry e;
+bool JobLog::Impl::locate(std::uint64_t id, PutAt* at, LiveJobIndex::Entry* entry) const {
+  LiveJobIndex::Entry e;
   if (!index_lent) {
     auto it = index.find(id);
     if (it == index.end()) return false;
@@ -64,13 +64,13 @@ bool JobLog::Impl::segment_at(LogPosition position, std::uint64_t* number,
   return true;
 }
 
-void JobLog::lend_index(LogIndex* index) {
+void JobLog::lend_index(LiveJobIndex* index) {
   Impl& d = *impl_;
   d.index_lent = true;
   d.lent = index;
   // Frees its nodes, unless take_recovered_jobs() still needs them (it frees them then).
   if (d.recovered_segments.empty()) {
-    std::unordered_map<std::uint64_t, LogIndex::Entry>().swap(d.index);
+    std::unordered_map<std::uint64_t, LiveJobIndex::Entry>().swap(d.index);
   }
 }
 

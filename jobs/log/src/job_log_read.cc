@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // JobLog::read_body(): a live job's body read back from its put record, so that the owner need
 // not keep bodies in memory (JobLogOptions::load_bodies). The owner says where the record is
-// (the PutPlace it keeps, which follows the job through compaction: LogIndex::placed), or the
+// (the PutPlace it keeps, which follows the job through compaction: LiveJobIndex::placed), or the
 // index does; compaction drops a segment's reader with the segment.
 #include <spdlog/spdlog.h>
 
@@ -74,7 +74,7 @@ std::error_code JobLog::read_body(std::uint64_t id, const PutPlace& put, std::st
 }
 
 std::error_code JobLog::read_body(std::uint64_t id, std::string* body) {
-  LogIndex::Entry entry;
+  LiveJobIndex::Entry entry;
   PutAt at;
   if (!impl_->locate(id, &at, &entry)) {
     throw std::invalid_argument("JobLog::read_body: no such live job");

@@ -43,7 +43,7 @@ struct Replay {
   std::uint64_t id_limit = 1;
   std::uint64_t nonce = 0;       // of the segment being replayed
   std::uint64_t synced_end = 0;  // its largest kSynced offset seen so far
-  StoredJob scratch;             // reused: a put is decoded without allocating
+  PutRecord scratch;             // reused: a put is decoded without allocating
 
   // Applies one record to the log's index (where each live job's latest put is, and its state
   // now); the jobs themselves are decoded once, at the end, from those puts. False (and *why)
@@ -68,7 +68,7 @@ struct Replay {
         return true;
       }
       case log::RecordType::kPut: {
-        StoredJob& job = scratch;
+        PutRecord& job = scratch;
         if (!codec::decode_put(r.payload, &job, false)) break;
         max_id = std::max(max_id, job.id);
         const std::uint64_t size = codec::put_record_size(job, job.body_size);
@@ -90,7 +90,7 @@ struct Replay {
         return true;
       }
       case log::RecordType::kUpdate: {
-        StoredChange c;
+        ChangeRecord c;
         bool with_counters = false;
         if (!codec::decode_change(r.payload, &c, &with_counters)) break;
         // A change of a job whose put was compacted into a later segment: that put has it.
@@ -159,10 +159,10 @@ std::uint64_t synced_mark_after(std::string_view data, std::uint64_t from, std::
 
 // Hands the live jobs to `each` by id, decoded from their latest puts (CRCs checked by the
 // replay) with their state now, then frees the segments' bytes. 0 when they were taken.
-std::uint64_t take_jobs(JobLog::Impl& d, const std::function<void(StoredJob&)>& each) {
+std::uint64_t take_jobs(JobLog::Impl& d, const std::function<void(PutRecord&)>& each) {
   if (d.recovered_segments.empty()) return 0;
   // Sorting (id, entry) pairs spares a lookup per job; the entries stay put meanwhile.
-  std::vector<std::pair<std::uint64_t, const LogIndex::Entry*>> live;
+  std::vector<std::pair<std::uint64_t, const LiveJobIndex::Entry*>> live;
   live.reserve(d.index.size());
   for (const auto& [id, entry] : d.index) live.emplace_back(id, &entry);
   std::sort(live.begin(), live.end(),
@@ -170,7 +170,7 @@ std::uint64_t take_jobs(JobLog::Impl& d, const std::function<void(StoredJob&)>& 
   std::string_view cached;  // the segment of the previous job: most neighbours share one
   LogPosition cached_base = 0;
   LogPosition cached_end = 0;  // its valid bytes end here (a torn tail's data goes on)
-  StoredJob job;
+  PutRecord job;
   for (const auto& [id, e] : live) {
     const LogPosition position = e->put.position;
     if (cached.empty() || position < cached_base || position >= cached_end) {
@@ -198,19 +198,19 @@ std::uint64_t take_jobs(JobLog::Impl& d, const std::function<void(StoredJob&)>& 
       each(job);
     } catch (...) {
       d.recovered_segments.clear();  // taken or not, they are gone
-      if (d.index_lent) std::unordered_map<std::uint64_t, LogIndex::Entry>().swap(d.index);
+      if (d.index_lent) std::unordered_map<std::uint64_t, LiveJobIndex::Entry>().swap(d.index);
       throw;
     }
   }
   d.recovered_segments.clear();
   // An owner lent its index while the jobs were held back (lend_index() kept ours for this).
-  if (d.index_lent) std::unordered_map<std::uint64_t, LogIndex::Entry>().swap(d.index);
+  if (d.index_lent) std::unordered_map<std::uint64_t, LiveJobIndex::Entry>().swap(d.index);
   return live.size();
 }
 
 }  // namespace
 
-std::uint64_t JobLog::take_recovered_jobs(const std::function<void(StoredJob&)>& each) {
+std::uint64_t JobLog::take_recovered_jobs(const std::function<void(PutRecord&)>& each) {
   return take_jobs(*impl_, each);
 }
 
@@ -349,7 +349,7 @@ std::unique_ptr<JobLog> JobLog::open(const JobLogOptions& options, Recovered* ou
   d->load_recovered_bodies = options.load_bodies;
   if (!options.defer_jobs) {
     out->jobs.reserve(d->index.size());
-    take_jobs(*d, [out](StoredJob& job) { out->jobs.push_back(std::move(job)); });
+    take_jobs(*d, [out](PutRecord& job) { out->jobs.push_back(std::move(job)); });
   }
 
   d->count_segment_live();

@@ -110,7 +110,7 @@ bool JobLog::Impl::rewrite_in_place(std::size_t index, std::uint64_t free) {
   std::string out;
   log::Reader reader(data);
   log::Record rec;
-  StoredJob job;
+  PutRecord job;
   for (;;) {
     const auto status = reader.next(&rec);
     if (status == log::Reader::Status::kEnd) break;
@@ -125,7 +125,7 @@ bool JobLog::Impl::rewrite_in_place(std::size_t index, std::uint64_t free) {
     const auto keep = [&] { out.append(data, rec.offset, rec.size()); };
     std::uint64_t id = 0;
     PutAt at;
-    LogIndex::Entry entry;
+    LiveJobIndex::Entry entry;
     switch (static_cast<log::RecordType>(rec.type)) {
       case log::RecordType::kSegmentStart: {  // its number, id limit and nonce, as they were
         codec::SegmentStart start;
@@ -152,7 +152,7 @@ bool JobLog::Impl::rewrite_in_place(std::size_t index, std::uint64_t free) {
         }
         break;
       case log::RecordType::kUpdate: {
-        StoredChange change;
+        ChangeRecord change;
         if (!oldest && codec::decode_change(rec.payload, &change) && locate(change.id, &at) &&
             at.segment != number) {
           keep();  // its put, elsewhere, does not carry it (one older does not)

@@ -241,7 +241,7 @@ std::error_code JobLog::Impl::append(log::RecordType type, std::string_view payl
   return append_framed(type, may_use_reserve, lsn, segment, offset);
 }
 
-std::error_code JobLog::Impl::append_put(const StoredJob& job, JobLog::Lsn* lsn,
+std::error_code JobLog::Impl::append_put(const PutRecord& job, JobLog::Lsn* lsn,
                                          std::uint64_t* segment, std::uint64_t* offset) {
   // Encoded in place: no copy of the payload between the codec and the framing.
   framed.clear();

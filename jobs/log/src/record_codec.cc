@@ -24,18 +24,18 @@ bool valid_state(std::uint8_t s) {
 }
 
 // The delay of a job as put: what a put record without counters means.
-std::uint64_t put_delay(const StoredJob& job) {
+std::uint64_t put_delay(const PutRecord& job) {
   if (job.state != StoredState::kDelayed || job.due_unix_ms <= job.created_unix_ms) return 0;
   return static_cast<std::uint64_t>(job.due_unix_ms - job.created_unix_ms);
 }
 
-void put_counters(std::string* out, const StoredCounters& c) {
+void put_counters(std::string* out, const RecordCounters& c) {
   put_u64(out, c.delay_ms);
   for (std::uint32_t v : {c.reserves, c.timeouts, c.releases, c.buries, c.kicks}) put_u32(out, v);
 }
 
-StoredCounters get_counters(const char* p) {
-  StoredCounters c;
+RecordCounters get_counters(const char* p) {
+  RecordCounters c;
   c.delay_ms = get_u64(p);
   c.reserves = get_u32(p + 8);
   c.timeouts = get_u32(p + 12);
@@ -47,13 +47,13 @@ StoredCounters get_counters(const char* p) {
 
 }  // namespace
 
-bool put_needs_counters(const StoredJob& job) {
-  const StoredCounters& c = job.counters;
+bool put_needs_counters(const PutRecord& job) {
+  const RecordCounters& c = job.counters;
   return c.reserves != 0 || c.timeouts != 0 || c.releases != 0 || c.buries != 0 || c.kicks != 0 ||
          c.delay_ms != put_delay(job);
 }
 
-void append_put(std::string* out, const StoredJob& job) {
+void append_put(std::string* out, const PutRecord& job) {
   char fixed[kPutFixed];
   log::store_u64(fixed, job.id);
   fixed[8] = static_cast<char>(job.state);
@@ -69,7 +69,7 @@ void append_put(std::string* out, const StoredJob& job) {
   if (put_needs_counters(job)) put_counters(out, job.counters);
 }
 
-std::string encode_put(const StoredJob& job) {
+std::string encode_put(const PutRecord& job) {
   std::string out;
   out.reserve(kPutFixed + job.tube.size() + 4 + job.body.size() + kCountersSize);
   append_put(&out, job);
@@ -93,7 +93,7 @@ bool put_body(std::string_view p, std::uint64_t* id, std::string_view* body) {
   return true;
 }
 
-bool decode_put(std::string_view p, StoredJob* job, bool with_body) {
+bool decode_put(std::string_view p, PutRecord* job, bool with_body) {
   if (p.size() < kPutFixed) return false;
   const char* d = p.data();
   const auto state = static_cast<std::uint8_t>(d[8]);
@@ -119,7 +119,7 @@ bool decode_put(std::string_view p, StoredJob* job, bool with_body) {
   }
   job->body_size = body_len;
   if (p.size() == base) {
-    job->counters = StoredCounters{};
+    job->counters = RecordCounters{};
     job->counters.delay_ms = put_delay(*job);
   } else {
     job->counters = get_counters(d + base);
@@ -127,11 +127,11 @@ bool decode_put(std::string_view p, StoredJob* job, bool with_body) {
   return true;
 }
 
-std::uint64_t put_record_size(const StoredJob& job) {
+std::uint64_t put_record_size(const PutRecord& job) {
   return put_record_size(job, job.body.size());
 }
 
-std::uint64_t put_record_size(const StoredJob& job, std::uint64_t body_size) {
+std::uint64_t put_record_size(const PutRecord& job, std::uint64_t body_size) {
   return put_record_size(job.tube.size(), body_size, put_needs_counters(job));
 }
 
@@ -141,7 +141,7 @@ std::uint64_t put_record_size(std::uint64_t tube_size, std::uint64_t body_size,
          (with_counters ? kCountersSize : 0);
 }
 
-std::string encode_change(const StoredChange& c) {
+std::string encode_change(const ChangeRecord& c) {
   std::string out;
   put_u64(&out, c.id);
   out.push_back(static_cast<char>(c.state));
@@ -151,7 +151,7 @@ std::string encode_change(const StoredChange& c) {
   return out;
 }
 
-bool decode_change(std::string_view p, StoredChange* c, bool* with_counters) {
+bool decode_change(std::string_view p, ChangeRecord* c, bool* with_counters) {
   if (p.size() != kChangeSize && p.size() != kChangeSize + kCountersSize) return false;
   const auto state = static_cast<std::uint8_t>(p[8]);
   if (!valid_state(state)) return false;
@@ -160,7 +160,7 @@ bool decode_change(std::string_view p, StoredChange* c, bool* with_counters) {
   c->priority = get_u32(p.data() + 9);
   c->due_unix_ms = static_cast<std::int64_t>(get_u64(p.data() + 13));
   // Version 1: no counters; the job keeps those it had (see recovery's apply).
-  c->counters = p.size() == kChangeSize ? StoredCounters{} : get_counters(p.data() + kChangeSize);
+  c->counters = p.size() == kChangeSize ? RecordCounters{} : get_counters(p.data() + kChangeSize);
   if (with_counters != nullptr) *with_counters = p.size() != kChangeSize;
   return true;
 }

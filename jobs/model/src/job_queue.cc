@@ -38,7 +38,7 @@ using queue_detail::kMaxJobs;
 using queue_detail::kUrgentBelow;
 using queue_detail::to_wheel;
 
-JobQueue::JobQueue(JobQueueLimits limits, JobJournal* journal, Millis now)
+JobQueue::JobQueue(JobQueueLimits limits, QueueJournal* journal, Millis now)
     : limits_(limits), journal_(journal), now_(now), deadlines_(wheel_options(), to_wheel(now)) {
   if (limits.max_jobs == 0 || limits.max_body_bytes == 0 || limits.max_tubes == 0 ||
       limits.max_watched_per_session == 0) {
@@ -124,7 +124,7 @@ void JobQueue::take_out(Job* job) {
   }
 }
 
-bool JobQueue::journal(const JobChange& change) {
+bool JobQueue::journal(const JournalChange& change) {
   if (journal_ != nullptr && !journal_->record(change)) return false;
   // Every recorded change is applied next: count it here, once for all commands.
   metrics_.count(map_enum(kChangeCounterOf, change.kind, ChangeCounter::kPut));
@@ -163,7 +163,7 @@ PutResult JobQueue::put(SessionId id, std::uint32_t priority, Millis delay, Mill
   if (job_id == 0) return {refusal(), 0};
   if (job_id >= next_id_) next_id_ = job_id + 1;
   std::uint64_t ref = 0;
-  JobChange change{
+  JournalChange change{
       ChangeKind::kPut, job_id, session->used->name(), priority, delay, ttr, body, now_};
   change.put_ref = &ref;
   if (!journal(change)) return {refusal(), 0};

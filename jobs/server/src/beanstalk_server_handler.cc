@@ -39,7 +39,7 @@ struct BeanstalkServerHandler::Client {
   std::uint32_t unsent = 0;  // batches of replies waiting for the journal
 };
 
-BeanstalkServerHandler::BeanstalkServerHandler(JobQueue& queue, JobJournal& journal,
+BeanstalkServerHandler::BeanstalkServerHandler(JobQueue& queue, QueueJournal& journal,
                                                BeanstalkDispatcher& dispatcher,
                                                BeanstalkServerOptions options)
     : housekeeping_(journal.housekeeping()),

@@ -20,8 +20,8 @@
 #include <tuple>
 
 #include "wheel/jobs/beanstalk/beanstalk_request.h"
-#include "wheel/jobs/model/job_counts.h"
 #include "wheel/jobs/model/job_stats.h"
+#include "wheel/jobs/model/state_counts.h"
 
 namespace wheel::jobs::beanstalk {
 
@@ -67,8 +67,8 @@ struct CommandCounts {
 // kick; quit and a request that did not parse not at all.
 void count_command(CommandCounts& counts, const Request& request);
 
-// The job counts (JobCounts) and the rest of the stats reply.
-struct ServerStats : JobCounts {
+// The job counts (StateCounts) and the rest of the stats reply.
+struct ServerStats : StateCounts {
   CommandCounts commands;
   std::uint64_t max_job_size = 0;
   std::uint64_t connections = 0, producers = 0, workers = 0, waiting = 0;

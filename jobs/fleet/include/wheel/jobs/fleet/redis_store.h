@@ -89,7 +89,7 @@ class RedisStore {
   void kick_job(std::uint64_t id, Done<ChangeResult> done);
   void peek(std::uint64_t id, Done<PeekResult> done);
   void peek_tube(std::string_view tube, PeekWhich which, Done<PeekResult> done);
-  void job_stats(std::uint64_t id, Done<JobInfo> done);
+  void job_stats(std::uint64_t id, Done<StoreJobInfo> done);
   // `known`: the caller uses or watches the tube, so it exists even without jobs.
   void tube_stats(std::string_view tube, bool known, Done<TubeInfo> done);
   void totals(Done<StoreTotals> done);

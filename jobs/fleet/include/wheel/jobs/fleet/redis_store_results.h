@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "wheel/jobs/beanstalk/beanstalk_stats.h"
-#include "wheel/jobs/model/job_counts.h"
+#include "wheel/jobs/model/state_counts.h"
 
 namespace wheel::jobs {
 
@@ -49,14 +49,14 @@ struct PeekResult : StoreResult {
   std::uint64_t id = 0;
   std::string body;
 };
-struct JobInfo : StoreResult {
+struct StoreJobInfo : StoreResult {
   std::string tube;
   JobStats stats;  // stats.tube is empty: use `tube`
 };
 struct TubeInfo : StoreResult {
   TubeStats stats;  // counts and pause only (name and connection counts are local)
 };
-struct StoreTotals : StoreResult, JobCounts {};  // the whole fleet's job counts
+struct StoreTotals : StoreResult, StateCounts {};  // the whole fleet's job counts
 struct TubeList : StoreResult {
   std::vector<std::string> names;  // in creation order (older data without it first, by name)
 };

@@ -38,10 +38,10 @@
 
 #include "wheel/jobs/log/file_system.h"
 #include "wheel/jobs/log/job_log_options.h"
+#include "wheel/jobs/log/live_job_index.h"
 #include "wheel/jobs/log/log_error.h"
-#include "wheel/jobs/log/log_index.h"
 #include "wheel/jobs/log/log_metrics.h"
-#include "wheel/jobs/log/stored_job.h"
+#include "wheel/jobs/log/put_record.h"
 
 namespace wheel::jobs {
 
@@ -49,7 +49,7 @@ class JobLogImpl;  // internal (job_log_impl.h)
 
 // What open() found.
 struct Recovered {
-  std::vector<StoredJob> jobs;  // the live jobs, by id (empty with JobLogOptions::defer_jobs)
+  std::vector<PutRecord> jobs;  // the live jobs, by id (empty with JobLogOptions::defer_jobs)
   std::uint64_t live_jobs = 0;  // how many live jobs there are (jobs.size() unless deferred)
   std::uint64_t next_id = 1;    // the first id allocate_id() will hand out
   std::uint64_t segments = 0;
@@ -104,7 +104,7 @@ class JobLog {
   // Recovered::jobs would have held it (the job may be moved from), then frees the segment bytes
   // open() held for it. Returns how many; 0 when called again or without defer_jobs. Owner
   // thread, before any append.
-  std::uint64_t take_recovered_jobs(const std::function<void(StoredJob&)>& each);
+  std::uint64_t take_recovered_jobs(const std::function<void(PutRecord&)>& each);
   // Syncs what was appended (whatever the policy) and stops the sync thread.
   ~JobLog();
   JobLog(const JobLog&) = delete;
@@ -121,13 +121,13 @@ class JobLog {
   // returns; remove keeps working from the reserve. `job.id` must come from allocate_id() and
   // `change.id`, `id` must name a live job (put and not removed). put() sets *position (may
   // be null) to where the put record went: an owner that lent its index keeps it there.
-  std::error_code put(const StoredJob& job, Lsn* lsn, LogPosition* position = nullptr);
-  std::error_code change(const StoredChange& change, Lsn* lsn);
+  std::error_code put(const PutRecord& job, Lsn* lsn, LogPosition* position = nullptr);
+  std::error_code change(const ChangeRecord& change, Lsn* lsn);
   std::error_code remove(std::uint64_t id, Lsn* lsn);
 
   // Reads the body of live job `id` back from its put record at `put` (one positional read,
   // no lookup: the owner that lent its index knows where each job's put is; put() and
-  // compaction's LogIndex::placed() tell it). Appended records are readable at once, synced or
+  // compaction's LiveJobIndex::placed() tell it). Appended records are readable at once, synced or
   // not. Errors: the file system's (EIO, ...), or std::errc::illegal_byte_sequence for a
   // record that fails its CRC or does not hold job `id` (logged with file and offset).
   // REQUIRES: `id` is live (put and not removed) and its put record is at `put`. Does not stop
@@ -136,13 +136,13 @@ class JobLog {
   // The same, finding the put record in the index (the log's own, or the lent one's find()).
   std::error_code read_body(std::uint64_t id, std::string* body);
 
-  // From now on `index` (the owner's, log_index.h) says where each live job's put record is
+  // From now on `index` (the owner's, live_job_index.h) says where each live job's put record is
   // and its state, and the log drops its own index (about 70 bytes per live job). REQUIRES:
   // before the next change, remove, read_body or poll, `index` knows every live job: those
-  // open() recovered (at StoredJob::log_position) and those put since (put()'s *position).
+  // open() recovered (at PutRecord::log_position) and those put since (put()'s *position).
   // A job `index` does not know is dead to compaction. Null: no index for now (compaction
   // waits; change, remove and read_body must not be called) until one is lent again.
-  void lend_index(LogIndex* index);
+  void lend_index(LiveJobIndex* index);
 
   // Ends a batch of appends: writes them to the file (one write), then with kAlways starts (or
   // queues) one fdatasync for all of them.

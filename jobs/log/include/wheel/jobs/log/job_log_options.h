@@ -34,7 +34,7 @@ struct JobLogOptions {
   // A corrupt record in the middle of the log stops open() unless this is set: then the
   // damaged stretch is skipped (logged with file and offset) and the jobs after it are kept.
   bool skip_corrupt = false;
-  // False: open() leaves the bodies of the recovered jobs in the log (StoredJob::body empty,
+  // False: open() leaves the bodies of the recovered jobs in the log (PutRecord::body empty,
   // body_size set) and the owner reads them back with read_body() when it needs them: a
   // restart then holds no body in memory.
   bool load_bodies = true;

@@ -48,9 +48,9 @@ struct Job {
   Millis delay{0};  // as last put or released
   Millis ttr{0};    // at least 1 ms; an integer TTR of 0 became 1 s
   // The body: the queue's own copy (a memory-only queue; owned, null when empty), or, when the
-  // journal keeps bodies (JobJournal::keeps_bodies, body_in_journal), the journal's reference
+  // journal keeps bodies (QueueJournal::keeps_bodies, body_in_journal), the journal's reference
   // to the job's stored copy (its put record's place in a log): set by the put's record()
-  // (JobChange::put_ref) or restore (RestoredJob::journal_ref), moved by the journal
+  // (JournalChange::put_ref) or restore (RestoredJob::journal_ref), moved by the journal
   // (JournaledJobs::move_journal_ref).
   union {
     char* body_data = nullptr;

@@ -30,7 +30,7 @@
 // to call advance() next, so the owner arms one timer for it (a libuv timer). Tests move time
 // by hand.
 //
-// Durability: every durable change goes through the JobJournal (job_journal.h) before it is
+// Durability: every durable change goes through the QueueJournal (queue_journal.h) before it is
 // applied; a journal that refuses makes the command fail, state unchanged: kOutOfMemory when
 // the journal has no room (a full disk), kInternalError for any other refusal.
 //
@@ -51,13 +51,13 @@
 #include <vector>
 
 #include "wheel/jobs/model/job.h"
-#include "wheel/jobs/model/job_counts.h"
-#include "wheel/jobs/model/job_journal.h"
 #include "wheel/jobs/model/job_queue_limits.h"
 #include "wheel/jobs/model/job_session.h"
 #include "wheel/jobs/model/job_stats.h"
 #include "wheel/jobs/model/job_table.h"
+#include "wheel/jobs/model/queue_journal.h"
 #include "wheel/jobs/model/queue_metrics.h"
+#include "wheel/jobs/model/state_counts.h"
 #include "wheel/jobs/model/tube.h"
 
 namespace wheel::jobs {
@@ -98,7 +98,7 @@ class ReserveListener {
 };
 
 // The queue-wide counters of beanstalkd's stats (the command counts are the protocol's).
-struct QueueCounters : JobCounts {
+struct QueueCounters : StateCounts {
   std::uint64_t sessions = 0, producers = 0, workers = 0, waiting = 0, total_sessions = 0;
   std::uint64_t body_bytes = 0;
 };
@@ -109,13 +109,13 @@ inline constexpr Millis kMinTtr{1000};
 // The last second of a TTR: a waiting session holding a job that enters it gets DEADLINE_SOON.
 inline constexpr Millis kSafetyMargin{1000};
 
-// A JobQueue answers its journal as JournaledJobs (job_journal.h); that face is private.
+// A JobQueue answers its journal as JournaledJobs (queue_journal.h); that face is private.
 class JobQueue : private JournaledJobs {
  public:
   // An empty queue at time `now` with the tube "default". `journal` (may be null: memory only)
   // must outlive the queue. Throws std::invalid_argument for a zero limit or max_jobs over
-  // 2^32. Attaches itself to `journal` (JobJournal::attach) until destroyed.
-  explicit JobQueue(JobQueueLimits limits = {}, JobJournal* journal = nullptr,
+  // 2^32. Attaches itself to `journal` (QueueJournal::attach) until destroyed.
+  explicit JobQueue(JobQueueLimits limits = {}, QueueJournal* journal = nullptr,
                     Millis now = Millis{0});
   ~JobQueue();
   JobQueue(const JobQueue&) = delete;
@@ -208,7 +208,7 @@ class JobQueue : private JournaledJobs {
   const Tube* find_tube(std::string_view name) const;
   // Changes by kind, lateness and ready waits (queue_metrics.h).
   const QueueMetrics& metrics() const { return metrics_; }
-  // Why the journal refused last (JobJournal::last_refusal_reason): the reason of the latest
+  // Why the journal refused last (QueueJournal::last_refusal_reason): the reason of the latest
   // kInternalError (or kOutOfMemory from the journal). Empty without a journal.
   std::string refusal_reason() const {
     return journal_ != nullptr ? journal_->last_refusal_reason() : std::string();
@@ -229,7 +229,7 @@ class JobQueue : private JournaledJobs {
   // the journal); else job.body is copied.
   void restore(const RestoredJob& job);
   // restore() in two halves, so that a restart can build jobs on one thread while the queue's
-  // thread adds them (LogJournal::restore_deferred). build_restored() checks `job` as restore()
+  // thread adds them (DurableJournal::restore_deferred). build_restored() checks `job` as restore()
   // does (throws the same) and makes the Job, its tube and place left to add_restored(); it
   // reads only what the constructor set (clock, journal): safe from any thread, also while
   // add_restored() runs. add_restored() adds a Job built by build_restored() in tube `tube`
@@ -284,13 +284,13 @@ class JobQueue : private JournaledJobs {
   void arm_delays(Tube* tube);              // the tube's delay timeout for its soonest delayed job
   void wait_due(std::uint64_t session_id);  // reserve timeout or DEADLINE_SOON
   void pause_due(std::uint64_t tube_address);
-  bool journal(const JobChange& change);
+  bool journal(const JournalChange& change);
   Outcome refusal() const;  // the outcome of the journal's last refusal
   static JobCounters counters_of(const Job* job);
   void erase_job(Job* job);
 
   JobQueueLimits limits_;
-  JobJournal* journal_;
+  QueueJournal* journal_;
   ReserveListener* listener_ = nullptr;
   Millis now_;
   Millis granularity_{0};  // set_clock_granularity

@@ -36,8 +36,8 @@ void fill_process_stats(const ServerInfo& info, beanstalk::ServerStats& stats);
 
 // Sets the job counts of `stats` (by state, timed out, put in total, tubes) from `counts`: a
 // QueueCounters or a StoreTotals, the same numbers kept in memory or in Redis.
-inline void fill_job_counts(const JobCounts& counts, beanstalk::ServerStats& stats) {
-  static_cast<JobCounts&>(stats) = counts;
+inline void fill_job_counts(const StateCounts& counts, beanstalk::ServerStats& stats) {
+  static_cast<StateCounts&>(stats) = counts;
 }
 
 class BeanstalkDispatcher {

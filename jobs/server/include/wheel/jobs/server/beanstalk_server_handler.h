@@ -2,10 +2,10 @@
 // BeanstalkServerHandler: beanstalkd 1.12's protocol served by a wheel::net::TcpServer, so any
 // libuv program can embed a beanstalkd-compatible server (wheel-jobs is one such program).
 //
-// Wiring: a JobQueue (the model), its JobJournal (memory only, a LogJournal, or another store),
-// a BeanstalkDispatcher on that queue, and a TcpServer with Framing::kBytes whose handler is this
-// object. Per connection: one RequestParser and one queue session. The replies of one read are
-// sent together once the journal says the changes behind them are durable (group commit; at
+// Wiring: a JobQueue (the model), its QueueJournal (memory only, a DurableJournal, or another
+// store), a BeanstalkDispatcher on that queue, and a TcpServer with Framing::kBytes whose handler
+// is this object. Per connection: one RequestParser and one queue session. The replies of one read
+// are sent together once the journal says the changes behind them are durable (group commit; at
 // once when memory only). A reserve that waits stops the connection's requests, as beanstalkd
 // stops reading it: bytes that arrive meanwhile are held (at most max_held_input; beyond that
 // the connection is closed) and run when the reserve ends. A change that arrives while the
@@ -28,7 +28,7 @@
 // with a log, one at its next_poll_ms(), so they and the log's housekeeping run on the loop. The
 // timer is the handler's own (1 ms tick) unless attach() is given one.
 //
-// A journal with housekeeping of its own (JobJournal::housekeeping(): a LogJournal) is run by
+// A journal with housekeeping of its own (QueueJournal::housekeeping(): a DurableJournal) is run by
 // the handler on the server's loop: polled after each read, when its next_poll_ms() says, and
 // whenever it wakes the loop (a uv_async_t the handler owns, handed to the journal with
 // set_wakeup(): the log's sync thread calls it after each sync, so replies whose changes are
@@ -52,8 +52,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wheel/jobs/model/job_journal.h"
 #include "wheel/jobs/model/job_queue.h"
+#include "wheel/jobs/model/queue_journal.h"
 #include "wheel/jobs/server/beanstalk_dispatcher.h"
 #include "wheel/net/connection_handler.h"
 #include "wheel/net/loop_timer.h"
@@ -77,7 +77,7 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   // `queue`, and `journal` be the queue's). The handler becomes the queue's ReserveListener. Throws
   // std::invalid_argument for a max_job_size beyond beanstalk::kMaxMaxJobSize, a max_held_input of
   // 0 or a max_queued_output below 2.
-  BeanstalkServerHandler(JobQueue& queue, JobJournal& journal, BeanstalkDispatcher& dispatcher,
+  BeanstalkServerHandler(JobQueue& queue, QueueJournal& journal, BeanstalkDispatcher& dispatcher,
                          BeanstalkServerOptions options = {});
   // Frees the per-connection state left (the server closes connections before; see below) and
   // closes the journal's wake-up (the loop must run once more to finish closing it).
@@ -143,7 +143,7 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   uv_async_t* wake_ = nullptr;  // the journal's wakeup; freed by its close callback
 
   JobQueue& queue_;
-  JobJournal& journal_;
+  QueueJournal& journal_;
   BeanstalkDispatcher& dispatcher_;
   BeanstalkServerOptions options_;
   net::TcpServer* server_ = nullptr;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// LogIndex: a JobLog's per-job memory kept by the log's owner instead of the log (lent with
+// LiveJobIndex: a JobLog's per-job memory kept by the log's owner instead of the log (lent with
 // JobLog::lend_index): for each live job, where its put record is and its state now. A log that
 // keeps its own index holds a hash-map node per live job (about 70 bytes); the owner of a job
-// queue already holds each job and can keep the place in it (8 bytes: a LogJournal keeps it
+// queue already holds each job and can keep the place in it (8 bytes: a DurableJournal keeps it
 // in Job::journal_ref), so with a lent index the log holds nothing per job.
 //
 // Threads: called on the log's owner thread only, from the log's own calls (change, remove,
@@ -11,13 +11,13 @@
 
 #include <cstdint>
 
-#include "wheel/jobs/log/stored_job.h"
+#include "wheel/jobs/log/put_record.h"
 
 namespace wheel::jobs {
 
 // Where a put record is: its byte position over the log's segments taken in the order they
 // were written. Meaningful while one JobLog is open (open() hands out the recovered jobs' in
-// StoredJob::log_position, put() the new ones'; compaction moves them with LogIndex::placed).
+// PutRecord::log_position, put() the new ones'; compaction moves them with LiveJobIndex::placed).
 using LogPosition = std::uint64_t;
 
 // Where a live job's put record is, and the sizes its length follows from (the log adds the
@@ -29,7 +29,7 @@ struct PutPlace {
   std::uint32_t body_size = 0;
 };
 
-class LogIndex {
+class LiveJobIndex {
  public:
   // A live job as the log's index knows it (the log's own index holds these too).
   struct Entry {
@@ -46,7 +46,7 @@ class LogIndex {
   virtual void placed(std::uint64_t id, LogPosition position) = 0;
 
  protected:
-  ~LogIndex() = default;
+  ~LiveJobIndex() = default;
 };
 
 }  // namespace wheel::jobs

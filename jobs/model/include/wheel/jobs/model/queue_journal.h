@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// JobJournal: the one narrow door through which every durable change of a JobQueue's jobs
+// QueueJournal: the one narrow door through which every durable change of a JobQueue's jobs
 // passes, so that a log (the jobs log of wheel::jobs) can record it; and RestoredJob, what such
 // a log hands back at start-up.
 //
@@ -40,7 +40,7 @@ enum class ChangeKind : std::uint8_t {
 };
 
 // One change. The views are valid during record() only.
-struct JobChange {
+struct JournalChange {
   ChangeKind kind = ChangeKind::kPut;
   std::uint64_t id = 0;
   std::string_view tube;  // kPut
@@ -60,7 +60,7 @@ struct JobChange {
 };
 
 // What a journal that keeps bodies may ask of the queue it serves (JobQueue implements it and
-// hands itself to JobJournal::attach): the live jobs by id, so the journal need keep nothing
+// hands itself to QueueJournal::attach): the live jobs by id, so the journal need keep nothing
 // per job beyond the reference each job holds (Job::journal_ref).
 class JournaledJobs {
  public:
@@ -85,7 +85,7 @@ enum class Refusal : std::uint8_t {
 // The work of a journal that runs on its own (a log: syncs finished on its thread, interval
 // syncs, compaction, disk-space checks), which the journal's owner (a server's loop) runs for
 // it: poll() after each batch of changes, whenever the wakeup given to set_wakeup() is called,
-// and by next_poll_ms(). JobJournal::housekeeping() hands it out.
+// and by next_poll_ms(). QueueJournal::housekeeping() hands it out.
 //
 // Threads: the owner's thread only; the wakeup is called from another.
 class JournalHousekeeping {
@@ -103,15 +103,15 @@ class JournalHousekeeping {
   ~JournalHousekeeping() = default;
 };
 
-class JobJournal {
+class QueueJournal {
  public:
-  virtual ~JobJournal() = default;
+  virtual ~QueueJournal() = default;
   // The id of the next put: `proposed` (the queue's next id) or a larger one the journal owns
   // (a log that hands out ids never reused across crashes). 0: no id can be had (the put is
   // refused). A refused put may leave the id unused; ids are never handed out twice.
   virtual std::uint64_t allocate_id(std::uint64_t proposed) { return proposed; }
   // Records `change` (see the protocol above). False: not recorded, the change must not happen.
-  virtual bool record(const JobChange& change) = 0;
+  virtual bool record(const JournalChange& change) = 0;
   // Why the last allocate_id() that returned 0 or record() that returned false refused.
   // Meaningful right after such a call only; the default says kFailed.
   virtual Refusal last_refusal() const { return Refusal::kFailed; }
@@ -154,9 +154,9 @@ class JobJournal {
 };
 
 // A journal that keeps nothing: the queue is memory only. when_durable calls back at once.
-class MemoryOnlyJournal final : public JobJournal {
+class MemoryOnlyJournal final : public QueueJournal {
  public:
-  bool record(const JobChange&) override { return true; }
+  bool record(const JournalChange&) override { return true; }
   void when_durable(std::function<void()> done) override { done(); }
 };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// LogJournal::restore_into() and restore_deferred(): the recovered jobs into a fresh queue.
+// DurableJournal::restore_into() and restore_deferred(): the recovered jobs into a fresh queue.
 // restore_deferred() runs on two threads: a helper takes the jobs from the log, decodes them
 // and builds each Job (JobQueue::build_restored), a chunk at a time, while the calling thread
 // adds the chunks to the queue (JobQueue::add_restored: the id table, the heaps). A restart's
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/durable/durable_journal.h"
 
 namespace wheel::jobs {
 namespace {
@@ -23,7 +23,7 @@ namespace {
 // What a stored job becomes in the queue, in `job` (reused from job to job). The body moves:
 // a restart never holds a body twice. The tube is copied only when it differs from the
 // previous job's (most neighbours share one).
-void to_restored(StoredJob& stored, std::int64_t wall_now_ms, RestoredJob& job) {
+void to_restored(PutRecord& stored, std::int64_t wall_now_ms, RestoredJob& job) {
   job.id = stored.id;
   if (job.tube != stored.tube) job.tube = stored.tube;
   job.priority = stored.priority;
@@ -114,19 +114,19 @@ struct Stopped {};  // unwinds the helper out of JobLog::take_recovered_jobs()
 
 }  // namespace
 
-void LogJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms) {
+void DurableJournal::restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms) {
   queue.reserve_jobs(recovered.jobs.size());
   RestoredJob job;
-  for (StoredJob& stored : recovered.jobs) {
+  for (PutRecord& stored : recovered.jobs) {
     to_restored(stored, wall_now_ms, job);
     queue.restore(job);
   }
-  std::vector<StoredJob>().swap(recovered.jobs);
+  std::vector<PutRecord>().swap(recovered.jobs);
   queue.reserve_ids_below(recovered.next_id);
 }
 
-void LogJournal::restore_deferred(JobQueue& queue, const Recovered& recovered,
-                                  std::int64_t wall_now_ms) {
+void DurableJournal::restore_deferred(JobQueue& queue, const Recovered& recovered,
+                                      std::int64_t wall_now_ms) {
   queue.reserve_jobs(static_cast<std::size_t>(recovered.live_jobs));
   Handoff handoff;
   // The helper: only the log (which the owner leaves alone meanwhile) and build_restored().
@@ -135,7 +135,7 @@ void LogJournal::restore_deferred(JobQueue& queue, const Recovered& recovered,
     try {
       RestoredJob job;
       Chunk chunk;
-      log_.take_recovered_jobs([&](StoredJob& stored) {
+      log_.take_recovered_jobs([&](PutRecord& stored) {
         to_restored(stored, wall_now_ms, job);
         if (chunk.tubes.empty() || chunk.tubes.back().second != job.tube) {
           chunk.tubes.emplace_back(chunk.jobs.size(), job.tube);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "wheel/jobs/durable/log_journal.h"
+#include "wheel/jobs/durable/durable_journal.h"
 
 #include <algorithm>
 #include <chrono>
@@ -17,8 +17,8 @@ StoredState stored_state(Millis delay) {
   return delay.count() > 0 ? StoredState::kDelayed : StoredState::kReady;
 }
 
-StoredCounters stored_counters(const JobChange& c) {
-  StoredCounters out;
+RecordCounters stored_counters(const JournalChange& c) {
+  RecordCounters out;
   out.delay_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(c.delay.count(), 0));
   out.reserves = c.counters.reserves;
   out.timeouts = c.counters.timeouts;
@@ -30,17 +30,17 @@ StoredCounters stored_counters(const JobChange& c) {
 
 }  // namespace
 
-LogJournal::LogJournal(JobLog& log, SyncPolicy policy, WallClock wall_now_ms)
+DurableJournal::DurableJournal(JobLog& log, SyncPolicy policy, WallClock wall_now_ms)
     : log_(log), policy_(policy), wall_now_ms_(std::move(wall_now_ms)) {}
 
-std::int64_t LogJournal::wall_now() const {
+std::int64_t DurableJournal::wall_now() const {
   if (wall_now_ms_) return wall_now_ms_();
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
-std::uint64_t LogJournal::allocate_id(std::uint64_t proposed) {
+std::uint64_t DurableJournal::allocate_id(std::uint64_t proposed) {
   std::uint64_t id = 0;
   if (refused(log_.allocate_id(&id))) return 0;
   // The queue may have been told of higher ids (restore); the log's are never below them once
@@ -48,7 +48,7 @@ std::uint64_t LogJournal::allocate_id(std::uint64_t proposed) {
   return id < proposed ? proposed : id;
 }
 
-bool LogJournal::refused(std::error_code ec) {
+bool DurableJournal::refused(std::error_code ec) {
   if (!ec) return false;
   // No room now (disk, descriptors): the same change may succeed later.
   last_refusal_ = ec == LogError::kDiskFull || ec == LogError::kNoDescriptors ? Refusal::kFull
@@ -57,12 +57,12 @@ bool LogJournal::refused(std::error_code ec) {
   return true;
 }
 
-bool LogJournal::record(const JobChange& change) {
+bool DurableJournal::record(const JournalChange& change) {
   JobLog::Lsn lsn = 0;
   const std::int64_t now = wall_now();
   switch (change.kind) {
     case ChangeKind::kPut: {
-      StoredJob job;
+      PutRecord job;
       job.id = change.id;
       job.state = stored_state(change.delay);
       job.priority = change.priority;
@@ -94,20 +94,20 @@ bool LogJournal::record(const JobChange& change) {
   return false;
 }
 
-bool LogJournal::read_body(const Job& job, std::string* body) {
+bool DurableJournal::read_body(const Job& job, std::string* body) {
   return !log_.read_body(job.id, put_place(job), body);
 }
 
-void LogJournal::attach(JournaledJobs* jobs) {
+void DurableJournal::attach(JournaledJobs* jobs) {
   jobs_ = jobs;
   log_.lend_index(jobs == nullptr ? nullptr : this);
 }
 
-PutPlace LogJournal::put_place(const Job& job) {
+PutPlace DurableJournal::put_place(const Job& job) {
   return {job.journal_ref, static_cast<std::uint32_t>(job.tube->name().size()), job.body_size};
 }
 
-bool LogJournal::find(std::uint64_t id, Entry* entry) const {
+bool DurableJournal::find(std::uint64_t id, Entry* entry) const {
   const Job* job = jobs_ == nullptr ? nullptr : jobs_->journaled_job(id);
   if (job == nullptr || !job->body_in_journal) return false;
   entry->put = put_place(*job);
@@ -131,23 +131,23 @@ bool LogJournal::find(std::uint64_t id, Entry* entry) const {
   return true;
 }
 
-void LogJournal::placed(std::uint64_t id, LogPosition position) {
+void DurableJournal::placed(std::uint64_t id, LogPosition position) {
   if (jobs_ != nullptr) jobs_->move_journal_ref(id, position);
 }
 
-JobLog::Lsn LogJournal::acked_lsn() const {
+JobLog::Lsn DurableJournal::acked_lsn() const {
   return policy_ == SyncPolicy::kAlways ? log_.durable_lsn() : log_.written_lsn();
 }
 
-void LogJournal::when_durable(std::function<void()> done) {
+void DurableJournal::when_durable(std::function<void()> done) {
   answer(std::move(done), false);
 }
 
-void LogJournal::when_durable_or_now(std::function<void()> done) {
+void DurableJournal::when_durable_or_now(std::function<void()> done) {
   answer(std::move(done), true);
 }
 
-void LogJournal::answer(std::function<void()> done, bool may_pass) {
+void DurableJournal::answer(std::function<void()> done, bool may_pass) {
   const JobLog::Lsn lsn = log_.last_lsn();
   const bool recorded = lsn > last_batch_lsn_;
   last_batch_lsn_ = lsn;
@@ -176,7 +176,7 @@ void LogJournal::answer(std::function<void()> done, bool may_pass) {
   run_durable();
 }
 
-void LogJournal::run_durable() {
+void DurableJournal::run_durable() {
   const JobLog::Lsn durable = acked_lsn();
   // Callbacks may record more (a reply resumes a client): take each out before calling it.
   while (!waiting_.empty() && waiting_.front().first <= durable) {
@@ -192,7 +192,7 @@ void LogJournal::run_durable() {
   calling_back_lost_ = false;
 }
 
-void LogJournal::poll(std::uint64_t now_ms) {
+void DurableJournal::poll(std::uint64_t now_ms) {
   log_.poll(now_ms);
   run_durable();
 }

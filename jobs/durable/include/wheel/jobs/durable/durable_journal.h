@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// LogJournal: the JobJournal of a JobQueue kept in a JobLog (job_log.h), so the queue survives
-// restarts and crashes as the log's contract says. Each durable change of the queue becomes
-// one log record (put, change, remove); ids come from the log's allocate_id() (never reused,
-// even across a crash); when_durable() calls back once the log's durable LSN covers every
+// DurableJournal: the QueueJournal of a JobQueue kept in a JobLog (job_log.h), so the queue
+// survives restarts and crashes as the log's contract says. Each durable change of the queue
+// becomes one log record (put, change, remove); ids come from the log's allocate_id() (never
+// reused, even across a crash); when_durable() calls back once the log's durable LSN covers every
 // change recorded before it (group commit with SyncPolicy::kAlways; with kInterval and kNever
 // once the log thread wrote them: JobLog::written_lsn()).
 // restore_into() loads what JobLog::open() recovered into a fresh queue; restore_deferred()
 // does it straight from a log opened with JobLogOptions::defer_jobs, on two threads.
 //
-// Memory: the log keeps nothing per job. The journal lends the log an index (log_index.h)
+// Memory: the log keeps nothing per job. The journal lends the log an index (live_job_index.h)
 // answered from the attached queue's jobs: each holds its put record's place
 // (Job::journal_ref), and its state is the queue's. So the queue attached to the journal must
 // hold every live job of the log before the log's next poll(): restore_into() or
@@ -31,20 +31,20 @@
 #include <utility>
 
 #include "wheel/jobs/log/job_log.h"
-#include "wheel/jobs/model/job_journal.h"
 #include "wheel/jobs/model/job_queue.h"
+#include "wheel/jobs/model/queue_journal.h"
 
 namespace wheel::jobs {
 
-class LogJournal final : public JobJournal, public JournalHousekeeping, private LogIndex {
+class DurableJournal final : public QueueJournal, public JournalHousekeeping, private LiveJobIndex {
  public:
   using WallClock = std::function<std::int64_t()>;  // Unix milliseconds
 
   // `log` must outlive the journal; `policy` is the log's.
-  LogJournal(JobLog& log, SyncPolicy policy, WallClock wall_now_ms = {});
+  DurableJournal(JobLog& log, SyncPolicy policy, WallClock wall_now_ms = {});
 
   std::uint64_t allocate_id(std::uint64_t proposed) override;
-  bool record(const JobChange& change) override;
+  bool record(const JournalChange& change) override;
   // kFull after a refusal for a full disk (LogError::kDiskFull), kFailed otherwise.
   Refusal last_refusal() const override { return last_refusal_; }
   // "the job log refused the change: " and the log's error.
@@ -78,7 +78,7 @@ class LogJournal final : public JobJournal, public JournalHousekeeping, private 
   // Adds the recovered jobs to `queue` (REQUIRES: no session open) and moves its ids past the
   // log's. Delayed jobs keep their due time on the wall clock (due already: ready at once).
   // Takes the jobs' tubes and bodies out of recovered.jobs (left empty, its memory freed), so
-  // a restart never holds a body twice. A queue whose journal keeps bodies (a LogJournal)
+  // a restart never holds a body twice. A queue whose journal keeps bodies (a DurableJournal)
   // needs none: open the log with JobLogOptions::load_bodies = false and they stay on disk.
   static void restore_into(JobQueue& queue, Recovered& recovered, std::int64_t wall_now_ms);
   // The same for a log opened with JobLogOptions::defer_jobs: takes the jobs from this
@@ -89,7 +89,7 @@ class LogJournal final : public JobJournal, public JournalHousekeeping, private 
  private:
   // Where `job`'s put record is (its journal_ref) and the sizes its length follows from.
   static PutPlace put_place(const Job& job);
-  // LogIndex, from the attached queue's jobs.
+  // LiveJobIndex, from the attached queue's jobs.
   bool find(std::uint64_t id, Entry* entry) const override;
   void placed(std::uint64_t id, LogPosition position) override;
 
