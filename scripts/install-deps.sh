@@ -18,6 +18,9 @@ packages+=(lua5.1)
 # Docs: scripts/bench-charts.py draws docs/img/*.svg from docs/bench with matplotlib; a ctest
 # test runs it, so CI needs it too.
 packages+=(python3-matplotlib)
+# The web console's browser test (tests/console) drives Debian's chromium headless; npm ci of its
+# lockfile (playwright-core) runs when the test does.
+packages+=(chromium)
 # Bench only: Boost.Asio for wheel-idle-bench's asio implementation (the build goes on without).
 packages+=(libboost-dev)
 missing=()
