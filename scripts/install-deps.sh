@@ -4,11 +4,13 @@
 # Usage: scripts/install-deps.sh [extra-package ...]
 set -euo pipefail
 packages=(g++ cmake make pkg-config libuv1-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
-          libcli11-dev nlohmann-json3-dev beanstalkd nodejs ccache libhiredis-dev redis-server "$@")
+          libcli11-dev nlohmann-json3-dev beanstalkd nodejs ccache libhiredis-dev redis-server
+          redis-sentinel "$@")
 # The beanstalkd client scenario (tests/clients) runs an npm client under node against Debian's
 # beanstalkd. Debian packages npm apart from nodejs; NodeSource's nodejs brings its own npm.
 # ccache: the build scripts compile through it when it is there (scripts/ccache-env.sh).
-# libhiredis-dev: wheel::jobs_redis (wheel-jobs --store); redis-server: its tests start one.
+# libhiredis-dev: wheel::jobs_redis (wheel-jobs --store); redis-server: its tests start one;
+# redis-sentinel: the Sentinel tests start three beside a primary and its replica.
 command -v npm >/dev/null || packages+=(npm)
 # Installing and packaging: manual pages from --help (help2man), the .deb's dependencies
 # (dpkg-shlibdeps, in dpkg-dev). The build goes on without them.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Style checks: clang-format on every C++ file (fails on a diff); with --tidy also clang-tidy
-# (.clang-tidy) over the library sources, using build/plain/compile_commands.json.
+# Style checks: clang-format on every C++ file (fails on a diff), license lines, conflict markers,
+# Lua syntax, the docs' links (scripts/check-doc-links.py), include cycles; with --tidy also
+# clang-tidy (.clang-tidy) over the library sources, using build/plain/compile_commands.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files '*.h' '*.cc')
@@ -45,6 +46,8 @@ for f in "${lua[@]}"; do
   fi
 done
 echo "lint: luac5.1 -p clean (${#lua[@]} .lua files)" >&2
+# Every link in the docs leads somewhere, and no page points at an issue the reader cannot see.
+python3 scripts/check-doc-links.py
 # No two files include each other, in every C++ folder (issue 18).
 python3 scripts/check-include-cycles.py common timer net redis server jobs load apps examples bench tests
 if [[ ${1:-} == --tidy ]]; then

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The README's main job: installs what it needs, builds, runs the timer example, then the
-# idle-disconnect demo: wheel-server (reader-idle 5 s) under wheel-load (10,000 connections, half
-# of them sending PING every second, 15 s). Prints wheel-load's report, stops the server and
-# exits with wheel-load's status (0 only when every connection behaved as expected).
-# stdout carries only the example's lines and the report; package installation and the build
+# The README's main job: installs what it needs, builds the five programs it runs (through
+# ccache when installed: scripts/ccache-env.sh), runs the timer example, then two demos:
+# 1. idle disconnects: wheel-server (reader-idle 5 s) under wheel-load (10,000 connections,
+#    half of them sending PING every second, 15 s);
+# 2. durable jobs: `wheel-jobs-load demo` (load/include/wheel/load/jobs_demo.h): wheel-jobs
+#    --dir in a temporary directory, 10,000 jobs delayed 1-5 s put over 8 connections, kill -9
+#    halfway through the puts, restart, then every acknowledged job reserved, none early.
+# Prints both reports and exits 0 only when both passed (wheel-load: every connection behaved
+# as expected; the jobs demo: nothing acknowledged lost or early).
+# stdout carries only the example's lines and the reports; package installation and the build
 # write to build/plain/demo-build.log (its tail goes to stderr when the build fails), progress
-# lines to stderr. Measured times: docs/load-testing.md. The JSON report:
+# lines to stderr. Measured times: docs/load-testing.md. wheel-load's JSON report:
 # build/plain/demo-report.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,9 +19,14 @@ mkdir -p build/plain
 log=build/plain/demo-build.log
 : >"$log"
 echo "=== installing packages and building (log: $log)" >&2
-if ! { scripts/install-deps.sh &&
-       cmake -S . -B build/plain -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-       cmake --build build/plain -j "$(nproc)" --target wheel-example wheel-server wheel-load
+scripts/install-deps.sh >>"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
+source scripts/ccache-env.sh  # after install-deps: it installs ccache
+# The same build directory and settings as `scripts/run-tests.sh plain`, so each reuses what
+# the other built; only the programs this script runs are built.
+if ! { cmake -S . -B build/plain -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEEL_SANITIZE= \
+         "${wheel_launcher[@]}" &&
+       cmake --build build/plain -j "$(nproc)" \
+         --target wheel-example wheel-server wheel-load wheel-jobs wheel-jobs-load
      } >>"$log" 2>&1; then
   tail -n 40 "$log" >&2
   echo "run-demo: the build failed (the whole log: $log)" >&2
@@ -68,4 +78,12 @@ build/plain/apps/wheel-load/wheel-load --host 127.0.0.1 --port "$port" \
 stop_server
 trap - EXIT
 echo "run-demo: wheel-load exit status $status (report: build/plain/demo-report.json)" >&2
-exit "$status"
+
+echo "=== demo: wheel-jobs --dir, 10,000 delayed jobs, kill -9 partway, restart, reserve all" >&2
+jobs_status=0
+build/plain/apps/wheel-load/wheel-jobs-load demo \
+  --wheel-jobs build/plain/apps/wheel-jobs/wheel-jobs --jobs 10000 --connections 8 \
+  --delay-min 1 --delay-max 5 || jobs_status=$?
+echo "run-demo: wheel-jobs-load demo exit status $jobs_status" >&2
+((status != 0)) && exit "$status"
+exit "$jobs_status"

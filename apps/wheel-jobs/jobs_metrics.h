@@ -19,6 +19,7 @@
 #include "wheel/jobs/server/internal_errors.h"
 #include "wheel/net/tcp_server_counters.h"
 #include "wheel/redis/redis_client.h"
+#include "wheel/redis/redis_sentinel.h"
 #include "wheel/server/prometheus_text.h"
 
 namespace wheel::jobs_app {
@@ -90,8 +91,11 @@ std::string render_metrics(const jobs::BeanstalkDispatcher& dispatcher, const jo
 // when Redis could not be read: those families are left out and wheel_jobs_redis_counts_read
 // is 0), this node's commands, clients, changes and delivery lateness, and its Redis clients'
 // round trips, reconnects and failures.
+// With `sentinel` (redis-sentinel://, else null), its questions and announcements too.
 std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
                                  const jobs::StoreTotals* totals, const jobs::RedisClient& commands,
-                                 const jobs::RedisClient& events, const net::TcpServerCounters& io);
+                                 const jobs::RedisClient& events,
+                                 const jobs::RedisSentinel* sentinel,
+                                 const net::TcpServerCounters& io);
 
 }  // namespace wheel::jobs_app

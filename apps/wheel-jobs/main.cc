@@ -37,6 +37,7 @@
 #include "wheel/net/tcp_server.h"
 #include "wheel/redis/redis_endpoint.h"
 #include "wheel/redis/redis_first_contact.h"
+#include "wheel/redis/redis_sentinel.h"
 #include "wheel/server/metrics_http_server.h"
 #include "wheel/version.h"
 
@@ -178,17 +179,34 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
 
 // Serves from Redis (--store): every job in Redis, so any number of processes share the tubes.
 // `reach_within`: how long to wait for Redis's first answer before `listening on` (0: not at all).
+// With `sentinel` (redis-sentinel://) both connections, the commands' and the events', go to the
+// primary the sentinels name and follow it through failovers.
 int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
+                const std::optional<jobs::RedisSentinelEndpoint>& sentinel,
                 std::chrono::milliseconds max_scan_interval,
                 std::chrono::milliseconds reach_within) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   int status = 1;
   {
+    const std::string store_name = sentinel ? jobs::format_redis_sentinel_url(*sentinel)
+                                            : jobs::format_redis_url(client_options.endpoint);
+    std::optional<jobs::RedisSentinel> sentinels;
+    if (sentinel) {
+      jobs::RedisSentinelOptions sentinel_options;
+      sentinel_options.endpoint = *sentinel;
+      sentinel_options.name = "wheel-jobs: redis sentinel";
+      sentinels.emplace(&loop, sentinel_options);
+      client_options.endpoint = sentinel->primary;
+    }
     client_options.name = "wheel-jobs: redis";
     jobs::RedisClient client(&loop, client_options);
     client_options.name = "wheel-jobs: redis events";
     jobs::RedisClient events(&loop, client_options);
+    if (sentinels) {
+      sentinels->follow(client);
+      sentinels->follow(events);
+    }
     jobs::RedisStore store(client);
     jobs::RedisJobsOptions options;
     options.max_job_size = o.max_job_size;
@@ -206,7 +224,7 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
             store.totals([&, reply = std::move(reply)](jobs::StoreTotals&& t) {
               reply(wheel::jobs_app::render_redis_metrics(
                   handler, t.status == jobs::StoreStatus::kOk ? &t : nullptr, client, events,
-                  server.counters()));
+                  sentinels ? &*sentinels : nullptr, server.counters()));
             });
           },
           console);
@@ -215,17 +233,18 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
       if (metrics) metrics->close();
       client.stop();
       events.stop();
+      if (sentinels) sentinels->stop();
     });
     try {
+      if (sentinels) sentinels->start();
       client.start();
       events.start();
       if (reach_within.count() > 0) {
         const std::string why = jobs::wait_for_first_reply(&loop, client, reach_within);
         if (!why.empty()) {
-          throw std::runtime_error(
-              "the store at " + jobs::format_redis_url(client_options.endpoint) +
-              " did not answer within " + std::to_string(reach_within.count()) +
-              " ms (--store-connect-timeout): " + why);
+          throw std::runtime_error("the store at " + store_name + " did not answer within " +
+                                   std::to_string(reach_within.count()) +
+                                   " ms (--store-connect-timeout): " + why);
         }
       }
       std::uint16_t bound = 0;
@@ -238,8 +257,7 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
       if (metrics) metrics->listen();
       handler.attach(server);
       server.handle_signals();
-      wheel::logger()->info("wheel-jobs: jobs in {}",
-                            jobs::format_redis_url(client_options.endpoint));
+      wheel::logger()->info("wheel-jobs: jobs in {}", store_name);
       std::printf("listening on %s\n", wheel::net::format_host_port(o.host, bound).c_str());
       std::fflush(stdout);
       status = 0;
@@ -251,6 +269,7 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
     if (metrics) metrics->close();
     client.stop();
     events.stop();
+    if (sentinels) sentinels->stop();
     uv_run(&loop, UV_RUN_DEFAULT);
     if (status == 0) wheel::logger()->info("wheel-jobs: stopped");
   }
@@ -317,6 +336,7 @@ int run(int argc, char** argv) {
   std::string dir;
   std::string fsync;
   std::string store_url;
+  std::string sentinel_password;
   std::chrono::milliseconds max_scan_interval = jobs::RedisJobsOptions{}.max_scan_interval;
   std::chrono::milliseconds store_connect_timeout = kDefaultStoreConnectTimeout;
   jobs::RedisClientOptions client_options;
@@ -351,11 +371,24 @@ int run(int argc, char** argv) {
                  "keep every job in Redis at redis://[[USER]:PASSWORD@]HOST:PORT[/DB] (PORT 1 "
                  "to 65535, default 6379; DB 0 to " +
                      std::to_string(jobs::kMaxRedisDb) +
-                     "), shared by any number of wheel-jobs processes; replaces --dir. Read from "
-                     "the environment variable WHEEL_JOBS_STORE when not given, which keeps a "
-                     "password out of the process list")
+                     "), or at the primary Redis Sentinel names: "
+                     "redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT][,HOST[:PORT]...][/DB]#MASTER "
+                     "(the sentinels, PORT default 26379; USER, PASSWORD and DB are the "
+                     "primary's; failovers are followed), shared by any number of wheel-jobs "
+                     "processes; replaces --dir. Read from the environment variable "
+                     "WHEEL_JOBS_STORE when not given, which keeps a password out of the process "
+                     "list")
       ->type_name("URL")
       ->envname("WHEEL_JOBS_STORE");
+  app.add_option(
+         "--store-sentinel-password", sentinel_password,
+         "with --store redis-sentinel://: the sentinels' own password (their "
+         "requirepass), at most " +
+             std::to_string(jobs::kMaxRedisCredential) +
+             " bytes. Read from the environment variable WHEEL_JOBS_STORE_SENTINEL_PASSWORD "
+             "when not given")
+      ->type_name("PASSWORD")
+      ->envname("WHEEL_JOBS_STORE_SENTINEL_PASSWORD");
   wheel::cli::add_duration(app, "--max-scan-interval", &max_scan_interval,
                            "with --store: the longest gap between two safety scans, the bound on "
                            "finding a job whose wake-up event was lost",
@@ -430,10 +463,22 @@ int run(int argc, char** argv) {
     return *exit_status;
   }
   std::optional<jobs::RedisEndpoint> endpoint;
+  std::optional<jobs::RedisSentinelEndpoint> sentinel;
   if (!store_url.empty()) {
     std::string error;
-    endpoint = jobs::parse_redis_url(store_url, &error);
-    if (!endpoint) return usage_error("--store: " + error);
+    if (store_url.starts_with("redis-sentinel://")) {
+      sentinel = jobs::parse_redis_sentinel_url(store_url, &error);
+      if (!sentinel) return usage_error("--store: " + error);
+      if (sentinel_password.size() > jobs::kMaxRedisCredential) {
+        return usage_error("--store-sentinel-password: must be at most " +
+                           std::to_string(jobs::kMaxRedisCredential) + " bytes");
+      }
+      sentinel->sentinel_password = sentinel_password;
+      endpoint = sentinel->primary;
+    } else {
+      endpoint = jobs::parse_redis_url(store_url, &error);
+      if (!endpoint) return usage_error("--store: " + error);
+    }
     for (const char* other : {"--dir", "--fsync", "--segment-size", "--skip-corrupt", "--max-jobs",
                               "--max-memory", "--max-tubes", "--metrics-tubes"}) {
       if (app.count(other) > 0) {
@@ -452,6 +497,11 @@ int run(int argc, char** argv) {
     if (store_url.empty() && app.count(option) > 0) {
       return usage_error(std::string(option) + ": needs --store (replicas of the Redis store)");
     }
+  }
+  if (!sentinel && !sentinel_password.empty()) {
+    return usage_error(
+        "--store-sentinel-password: needs --store redis-sentinel://... (the sentinels it logs in "
+        "to)");
   }
   jobs::JobLogOptions log_options;
   log_options.dir = dir;
@@ -506,7 +556,8 @@ int run(int argc, char** argv) {
                              http, metrics_tubes};
   if (endpoint) {
     client_options.endpoint = *endpoint;
-    return serve_redis(serve_options, client_options, max_scan_interval, store_connect_timeout);
+    return serve_redis(serve_options, client_options, sentinel, max_scan_interval,
+                       store_connect_timeout);
   }
   return serve(serve_options, dir.empty() ? nullptr : &log_options);
 }

@@ -47,11 +47,37 @@ void render_clients(server::PrometheusText& text, const jobs::RedisClient& comma
       {{"commands", commands.connected() ? 1u : 0u}, {"events", events.connected() ? 1u : 0u}});
 }
 
+// redis-sentinel:// only: how the node found and followed the primary.
+void render_sentinel(server::PrometheusText& text, const jobs::RedisSentinel& sentinel,
+                     const jobs::RedisClient& commands, const jobs::RedisClient& events) {
+  const jobs::RedisSentinelMetrics& m = sentinel.metrics();
+  text.series("wheel_jobs_redis_sentinel_asks_total", "counter",
+              "Questions to a sentinel for the primary's address (get-master-addr-by-name), by "
+              "result: ok, failed (unreachable, an error, or an unknown name: the next sentinel "
+              "is asked).",
+              "result", {{"ok", m.asks}, {"failed", m.ask_failures}});
+  text.counter("wheel_jobs_redis_sentinel_switches_total",
+               "+switch-master announcements for this node's primary (a failover).", m.switches);
+  text.series(
+      "wheel_jobs_redis_relocations_total", "counter",
+      "Connections dropped to ask where the primary is now (Sentinel announced a new "
+      "one, or Redis answered READONLY), by connection.",
+      "connection",
+      {{"commands", commands.metrics().relocations}, {"events", events.metrics().relocations}});
+  text.series(
+      "wheel_jobs_redis_not_primary_total", "counter",
+      "Connections left because ROLE showed the server the sentinels named is not a "
+      "primary (yet), by connection.",
+      "connection",
+      {{"commands", commands.metrics().not_primary}, {"events", events.metrics().not_primary}});
+}
+
 }  // namespace
 
 std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
                                  const jobs::StoreTotals* totals, const jobs::RedisClient& commands,
                                  const jobs::RedisClient& events,
+                                 const jobs::RedisSentinel* sentinel,
                                  const net::TcpServerCounters& io) {
   server::PrometheusText text;
   text.gauge("wheel_jobs_redis_counts_read",
@@ -66,6 +92,7 @@ std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
   render_client_io(text, io);
   render_changes(text, handler.metrics(), kNodeChanges);
   render_clients(text, commands, events);
+  if (sentinel != nullptr) render_sentinel(text, *sentinel, commands, events);
   constexpr jobs::InternalErrorCause kFleet[] = {
       jobs::InternalErrorCause::kRedisError, jobs::InternalErrorCause::kRedisUnavailable,
       jobs::InternalErrorCause::kNotReplicated, jobs::InternalErrorCause::kBadReply};

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// wheel-jobs-load: the load client of job servers (issue 19 §4). `run` drives one server with
-// one phase (jobs_load.h); `compare` runs the side-by-side comparison of scripts/compare-jobs.sh
-// (jobs_compare.h). Option parsing and wiring only.
+// wheel-jobs-load: the load client of job servers. `run` drives one server with one phase
+// (jobs_load.h); `compare` runs the side-by-side comparison of scripts/compare-jobs.sh
+// (jobs_compare.h); `demo` is the durable-jobs demo of scripts/run-demo.sh (jobs_demo.h).
+// Option parsing and wiring only.
 #include <sys/resource.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "cli_style.h"
 #include "json_log.h"
 #include "wheel/load/jobs_compare.h"
+#include "wheel/load/jobs_demo.h"
 #include "wheel/load/jobs_load.h"
 #include "wheel/load/jobs_load_report.h"
 #include "wheel/load/redis_deliver.h"
@@ -105,6 +107,18 @@ int deliver(load::RedisDeliverConfig& c) {
   const nlohmann::json j = load::redis_deliver_json(c, r, cpu);
   std::printf("%s\n", j.dump().c_str());
   return r.complete ? 0 : 1;
+}
+
+// demo: the report on stdout; exit 0 only when nothing acknowledged was lost or early.
+int demo(load::JobsDemoConfig& c) {
+  if (const std::string bad = load::check_jobs_demo(c); !bad.empty()) {
+    std::fprintf(stderr, "wheel-jobs-load: %s\n", bad.c_str());
+    return 2;
+  }
+  c.progress = log_progress;
+  const load::JobsDemoResult r = load::run_jobs_demo(c);
+  std::fputs(load::format_jobs_demo(c, r).c_str(), stdout);
+  return r.passed() ? 0 : 1;
 }
 
 }  // namespace
@@ -203,6 +217,30 @@ int main(int argc, char** argv) {
   add_count(*rd, "--concurrency", &dc.concurrency, "reserves in flight", 1, 10'000);
   add_duration(*rd, "--timeout", &dc.timeout, "give up after this", 1s, 24h);
 
+  load::JobsDemoConfig dm;
+  std::chrono::milliseconds lost_after{dm.lost_after};
+  CLI::App* dem = app.add_subcommand(
+      "demo",
+      "wheel-jobs --dir under delayed puts, kill -9 partway, restart, then every acknowledged job "
+      "reserved, none early (scripts/run-demo.sh)");
+  dem->fallthrough();
+  wheel::cli::add_existing_file(*dem, "--wheel-jobs", dm.wheel_jobs, "the wheel-jobs program");
+  add_count(*dem, "--jobs", &dm.jobs, "delayed jobs to have acknowledged", 2, 1'000'000);
+  add_count(*dem, "--connections", &dm.connections, "connections putting, then reserving", 1,
+            1'000);
+  add_count(*dem, "--delay-min", &dm.delay_min_s, "shortest delay in seconds", 1, 3600);
+  add_count(*dem, "--delay-max", &dm.delay_max_s, "longest delay in seconds (>= --delay-min)", 1,
+            3600);
+  add_count(*dem, "--kill-after", &dm.kill_after,
+            "kill -9 the server at this many acknowledged puts (< --jobs); 0: half of --jobs", 0,
+            999'999);
+  add_duration(*dem, "--lost-after", &lost_after,
+               "a job not reserved this long after the latest due time counts as lost", 1s, 1h);
+  dem->add_option("--work-dir", dm.work_dir,
+                  "scratch directory for the server's data and log (default: a temporary one, "
+                  "removed when the demo passes)")
+      ->type_name("DIR");
+
   if (const auto exit_status = wheel::cli::parse_command_line(app, argc, argv, "wheel-jobs-load")) {
     return *exit_status;
   }
@@ -219,6 +257,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     return run_one(c, phase, json_path);
+  }
+  if (dem->parsed()) {
+    dm.lost_after = std::chrono::duration_cast<std::chrono::seconds>(lost_after);
+    return demo(dm);
   }
   if (rd->parsed()) {
     try {

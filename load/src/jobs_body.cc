@@ -31,6 +31,11 @@ std::string check_jobs_load(const JobsLoadConfig& c) {
       return "probe rate must be from 1 to 100000";
     if (c.duration.count() <= 0) return "the lateness run needs a duration";
   }
+  if (c.phase == JobsPhase::kDrain) {
+    if (c.protocol != JobsProtocol::kBeanstalk) return "the drain run needs beanstalkd's protocol";
+    if (!c.on_reserved) return "the drain run needs on_reserved";
+    if (c.duration.count() <= 0) return "the drain run needs a duration";
+  }
   if (c.stall_timeout.count() < 1000) return "stall timeout must be at least 1 s";
   return {};
 }

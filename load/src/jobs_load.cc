@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The driver of a jobs load: one libuv loop, a FIFO of requests in flight per connection
 // (replies come in request order in both protocols), a 1 s tick for progress and stalls, a
-// one-shot timer for the run's duration and a 5 ms pacer for lateness probes.
+// one-shot timer for the run's duration and a 5 ms pacer for lateness probes. The lateness
+// and drain phases share the reservers: reserve-with-timeout, then delete what came.
 #include "wheel/load/jobs_load.h"
 
 #include <uv.h>
@@ -77,6 +78,10 @@ class Driver {
 
  private:
   double now_ms() { return static_cast<double>(uv_hrtime()) / 1e6; }
+  // The phases whose connections reserve and delete (the lateness probe excepted).
+  bool reserves() const {
+    return c_.phase == JobsPhase::kLateness || c_.phase == JobsPhase::kDrain;
+  }
 
   bool connect_all() {
     sockaddr_storage address{};
@@ -209,7 +214,7 @@ class Driver {
             &pacer_, [](uv_timer_t* t) { static_cast<Driver*>(t->data)->pace_probes(); }, 5, 5);
       }
       for (auto& c : conns_) {
-        if (c_.phase == JobsPhase::kLateness && !c->probe) {
+        if (reserves() && !c->probe) {
           std::string out;
           c->writer.append_reserve(out, 1);
           c->pending.push_back({Expect::kReserve, now_ms()});
@@ -228,7 +233,7 @@ class Driver {
 
   // Tops up the connection's window with puts or deletes.
   void pump(Conn& conn) {
-    if (!conn.ready || stopping_ || c_.phase == JobsPhase::kLateness) return;
+    if (!conn.ready || stopping_ || reserves()) return;
     std::string out;
     const double t = now_ms();
     const std::int64_t us = unix_us();
@@ -277,7 +282,7 @@ class Driver {
   void on_reply(Conn& conn, const Pending& p, JobsReply& reply) {
     const double t = now_ms();
     last_reply_ms_ = t;
-    if (p.expect == Expect::kDelete && c_.phase == JobsPhase::kLateness) --deletes_in_flight_;
+    if (p.expect == Expect::kDelete && reserves()) --deletes_in_flight_;
     if (p.expect == Expect::kHello) {
       if (reply.kind != Kind::kText) {
         fail("the server refused the set-up: " + reply.text);
@@ -296,10 +301,12 @@ class Driver {
         if (stopping_) return;  // after the deadline: not counted
         ++r_.acknowledged;
         last_counted_ms_ = t;
-        if (c_.phase != JobsPhase::kLateness) {
+        if (!reserves()) {
           reply_ms_.push_back(t - p.sent_ms);
           if (reply.kind == Kind::kInserted) r_.ids.push_back(reply.id);
         }
+        if (reply.kind == Kind::kInserted && c_.on_acknowledged)
+          c_.on_acknowledged(r_.acknowledged);
         return;
       case Kind::kNotFound:
         ++r_.not_found;
@@ -309,6 +316,17 @@ class Driver {
         std::int64_t sent_us = 0;
         std::uint64_t delay_ms = 0;
         bool probe = false;
+        if (c_.phase == JobsPhase::kDrain) {
+          ++r_.reserved;
+          if (c_.on_reserved(reply.id, reply.text)) r_.drained = true;
+          if (!stopping_ && !r_.drained) {  // no delete: the next job waits on no fsync
+            std::string out;
+            conn.writer.append_reserve(out, 1);
+            conn.pending.push_back({Expect::kReserve, t});
+            send(conn, std::move(out));
+          }
+          return;
+        }
         if (parse_job_body(reply.text, sent_us, delay_ms, probe) && probe) {
           const double late_ms =
               static_cast<double>(unix_us() - sent_us) / 1000.0 - static_cast<double>(delay_ms);
@@ -328,7 +346,7 @@ class Driver {
         return;
       }
       case Kind::kTimedOut:
-        if (!stopping_) {
+        if (!stopping_ && !r_.drained) {
           std::string out;
           conn.writer.append_reserve(out, 1);
           conn.pending.push_back({Expect::kReserve, t});
@@ -359,6 +377,9 @@ class Driver {
           finish();
         }
         return;
+      case JobsPhase::kDrain:
+        if (r_.drained) finish();
+        return;
     }
   }
 
@@ -385,7 +406,10 @@ class Driver {
     char line[200];
     const double second = static_cast<double>(r_.acknowledged - last_progress_acks_);
     last_progress_acks_ = r_.acknowledged;
-    if (c_.phase == JobsPhase::kLateness) {
+    if (c_.phase == JobsPhase::kDrain) {
+      std::snprintf(line, sizeof line, "drain %.0fs: %llu reserved", (t - t0_ms_) / 1000.0,
+                    static_cast<unsigned long long>(r_.reserved));
+    } else if (c_.phase == JobsPhase::kLateness) {
       std::snprintf(line, sizeof line, "lateness %.0fs: probes put %llu timed %zu, others %llu",
                     (t - t0_ms_) / 1000.0, static_cast<unsigned long long>(r_.probes_put),
                     lateness_ms_.size(), static_cast<unsigned long long>(r_.others_reserved));

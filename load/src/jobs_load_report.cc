@@ -22,6 +22,7 @@ nlohmann::json jobs_load_json(const JobsLoadConfig& c, const JobsLoadResult& r) 
               {"probes_missing", r.probes_missing},
               {"others_reserved", r.others_reserved}});
   }
+  if (c.phase == JobsPhase::kDrain) j.update({{"reserved", r.reserved}, {"drained", r.drained}});
   if (!r.first_error_reply.empty()) j["first_error_reply"] = r.first_error_reply;
   if (!r.error.empty()) j["error"] = r.error;
   return j;

@@ -170,6 +170,7 @@ struct RedisClient::Pending {
   RedisCallback done;
   std::uint64_t sent_ms = 0;
   std::uint64_t sent_ns = 0;               // uv_hrtime(): the round trip in the metrics
+  std::uint64_t generation = 0;            // the connection it was sent on
   RedisScript* script = nullptr;           // eval(): resent as EVAL on NOSCRIPT
   std::vector<std::string> args;           // eval(): ARGV, for that resend
   std::shared_ptr<Replicated> replicated;  // eval() with replicas: its WAIT follows it
@@ -178,6 +179,7 @@ struct RedisClient::Pending {
 RedisClient::RedisClient(uv_loop_t* loop, RedisClientOptions options)
     : loop_(loop),
       options_(std::move(options)),
+      endpoint_(options_.endpoint),
       backoff_(options_.min_backoff),
       errors_(options_.name + ": Redis answered", kRedisErrorCauseNames,
               options_.error_log_interval) {
@@ -255,10 +257,47 @@ void RedisClient::on_turn_end() {
   if (ac_ != nullptr) flush_output(ac_);
 }
 
+void RedisClient::set_locator(Locator locator, bool primary) {
+  locator_ = std::move(locator);
+  locate_primary_ = primary;
+}
+
 void RedisClient::connect() {
+  if (!locator_) return connect_to();
+  state_ = State::kLocating;
+  const std::uint64_t generation = ++generation_;
+  locator_([this, alive = std::weak_ptr<char>(life_), generation](
+               std::optional<RedisAddress> address, std::string why) {
+    if (alive.expired() || generation != generation_ || state_ != State::kLocating) return;
+    if (!address) return drop("cannot find the primary: " + why);
+    endpoint_.host = std::move(address->host);
+    endpoint_.port = address->port;
+    connect_to();
+  });
+}
+
+void RedisClient::relocate(const std::string& why) {
+  if (!locator_ || state_ == State::kIdle || state_ == State::kStopped) return;
+  ++metrics_.relocations;
+  logger()->info("{}: {}; asking where the primary is (was {})", options_.name, why,
+                 format_redis_url(endpoint_));
+  last_error_ = "ERR redis unavailable: " + why;
+  if (ac_ != nullptr) {
+    redisAsyncContext* ac = ac_;
+    ac_ = nullptr;
+    ac->data = nullptr;
+    redisAsyncFree(ac);  // the commands in flight fail with last_error_
+  }
+  timed_out_ = false;
+  uv_timer_stop(retry_timer_);
+  backoff_ = options_.min_backoff;
+  connect();
+}
+
+void RedisClient::connect_to() {
   state_ = State::kConnecting;
   ++generation_;
-  redisAsyncContext* ac = redisAsyncConnect(options_.endpoint.host.c_str(), options_.endpoint.port);
+  redisAsyncContext* ac = redisAsyncConnect(endpoint_.host.c_str(), endpoint_.port);
   if (ac == nullptr || ac->err != 0) {
     const std::string why = ac != nullptr ? ac->errstr : "out of memory";
     if (ac != nullptr) redisAsyncFree(ac);
@@ -280,25 +319,40 @@ void RedisClient::connect() {
   // Queued before anything else: hiredis writes them first once the socket connects. A refused
   // login drops the connection, so callers get the reason at once and the client retries with
   // backoff (an operator may fix the ACL without restarting us).
-  if (!options_.endpoint.password.empty()) {
+  if (!endpoint_.password.empty()) {
     std::vector<std::string> auth{"AUTH"};
-    if (!options_.endpoint.username.empty()) auth.push_back(options_.endpoint.username);
-    auth.push_back(options_.endpoint.password);
+    if (!endpoint_.username.empty()) auth.push_back(endpoint_.username);
+    auth.push_back(endpoint_.password);
     command(auth, [this, generation = generation_](const RedisValue& v) {
       if (generation != generation_ || state_ != State::kUp) return;  // that connection is gone
       if (v.is_error()) return drop("AUTH refused: " + v.str, true);  // on_reply logged it
       backoff_ = options_.min_backoff;  // logged in: only now is the connection usable
     });
   }
-  if (options_.endpoint.db != 0) {
-    command({"SELECT", std::to_string(options_.endpoint.db)}, [this](const RedisValue& v) {
+  if (endpoint_.db != 0) {
+    command({"SELECT", std::to_string(endpoint_.db)}, [this](const RedisValue& v) {
       if (v.is_error())
-        logger()->error("{}: SELECT {} failed: {}", options_.name, options_.endpoint.db, v.str);
+        logger()->error("{}: SELECT {} failed: {}", options_.name, endpoint_.db, v.str);
     });
   }
+  if (locate_primary_) check_role();
   load_scripts();
   resubscribe();
   if (on_connect_) on_connect_();
+}
+
+// A located address may be stale (Sentinel has not noticed a failover yet, or a demoted primary
+// came back): a server that is not the primary is left before anything else ran on it.
+void RedisClient::check_role() {
+  command({"ROLE"}, [this, generation = generation_](const RedisValue& v) {
+    if (generation != generation_ || state_ != State::kUp || v.is_error()) return;
+    const std::string role = v.type == RedisValue::Type::kArray && !v.elements.empty()
+                                 ? v.elements.front().str
+                                 : std::string("no role");
+    if (role == "master") return;
+    ++metrics_.not_primary;
+    drop("not the primary (ROLE: " + role + ")");
+  });
 }
 
 void RedisClient::load_scripts() {
@@ -329,7 +383,7 @@ void RedisClient::on_connected(const redisAsyncContext* ac, int status) {
   self->state_ = State::kUp;
   self->last_error_.clear();
   // With a password the login's answer decides (connect()): a refused one keeps backing off.
-  if (self->options_.endpoint.password.empty()) self->backoff_ = self->options_.min_backoff;
+  if (self->endpoint_.password.empty()) self->backoff_ = self->options_.min_backoff;
   if (self->connects_ > 0) ++self->metrics_.reconnects;
   ++self->connects_;
   if (self->pending_.empty()) {
@@ -337,8 +391,7 @@ void RedisClient::on_connected(const redisAsyncContext* ac, int status) {
   } else {
     self->arm_timeout();
   }
-  logger()->info("{}: connected to {}", self->options_.name,
-                 format_redis_url(self->options_.endpoint));
+  logger()->info("{}: connected to {}", self->options_.name, format_redis_url(self->endpoint_));
 }
 
 void RedisClient::on_disconnected(const redisAsyncContext* ac, int) {
@@ -362,7 +415,7 @@ void RedisClient::drop(const std::string& why, bool told) {
   state_ = State::kBackoff;
   if (!told && (was_up || backoff_ == options_.min_backoff)) {
     logger()->warn("{}: {} ({}); retrying in {} ms", options_.name, why,
-                   format_redis_url(options_.endpoint), backoff_.count());
+                   format_redis_url(endpoint_), backoff_.count());
   }
   uv_timer_start(
       retry_timer_,
@@ -463,6 +516,7 @@ void RedisClient::send(const std::vector<std::string>& args, std::unique_ptr<Pen
   }
   pending->sent_ms = now_ms();
   pending->sent_ns = uv_hrtime();
+  pending->generation = generation_;
   Pending* raw = pending.release();
   pending_.push_back(raw);
   if (redisAsyncCommandArgv(ac_, &RedisClient::on_reply, raw, static_cast<int>(argv.size()),
@@ -561,7 +615,15 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
     return;
   }
   if (r->type == REDIS_REPLY_ERROR) self->count_failure(RedisFailure::kReply);
+  // A primary demoted under us (a failover we were not told of): ask where the primary is now,
+  // once per connection, after this caller has its answer.
+  const bool demoted =
+      self->locate_primary_ && p->generation == self->generation_ && r->type == REDIS_REPLY_ERROR &&
+      classify_redis_error(std::string_view(r->str, r->len)) == RedisErrorCause::kReadonly;
   if (p->done) p->done(copy_reply(r));
+  if (demoted && p->generation == self->generation_) {
+    self->relocate("the server answered READONLY: it is no longer the primary");
+  }
 }
 
 void RedisClient::note_error(std::string_view message) {

@@ -50,103 +50,227 @@ std::optional<std::string> percent_decoded(std::string_view text) {
   return out;
 }
 
-}  // namespace
-
-std::optional<RedisEndpoint> parse_redis_url(std::string_view url, std::string* error) {
-  constexpr std::string_view kScheme = "redis://";
-  std::string_view rest = url.substr(std::min(url.size(), kScheme.size()));
-  // The credentials end at the last '@' (a password may hold '@' or '/' unescaped); what the
-  // messages quote has the password masked.
+// `url` with the password of its credentials (before the last '@') replaced by "***".
+std::string masked(std::string_view url) {
+  const std::size_t scheme = url.find("://");
+  const std::string_view rest = url.substr(scheme == std::string_view::npos ? 0 : scheme + 3);
   const std::size_t at = rest.rfind('@');
-  const std::string_view userinfo = at == std::string_view::npos ? "" : rest.substr(0, at);
-  const std::size_t colon_in_userinfo = userinfo.find(':');
-  const std::string shown = at == std::string_view::npos
-                                ? std::string(url)
-                                : std::string(url.substr(0, url.size() - rest.size())) +
-                                      std::string(userinfo.substr(0, colon_in_userinfo)) +
-                                      (colon_in_userinfo == std::string_view::npos ? "" : ":***") +
-                                      "@" + std::string(rest.substr(at + 1));
-  if (url.substr(0, kScheme.size()) != kScheme) {
-    return fail(error,
-                "must start with redis:// (rediss:// and unix sockets are not supported), "
-                "got '" +
-                    shown + "'");
+  if (at == std::string_view::npos) return std::string(url);
+  const std::string_view userinfo = rest.substr(0, at);
+  const std::size_t colon = userinfo.find(':');
+  return std::string(url.substr(0, url.size() - rest.size())) +
+         std::string(userinfo.substr(0, colon)) + (colon == std::string_view::npos ? "" : ":***") +
+         "@" + std::string(rest.substr(at + 1));
+}
+
+// Takes "[[USER]:PASSWORD@]" off the front of `rest` into `endpoint`. The credentials end at the
+// last '@' (a password may hold '@' or '/' unescaped). False with `error` set when malformed.
+bool take_credentials(std::string_view& rest, const std::string& shown, RedisEndpoint& endpoint,
+                      std::string* error) {
+  const std::size_t at = rest.rfind('@');
+  if (at == std::string_view::npos) return true;
+  const std::string_view userinfo = rest.substr(0, at);
+  const std::size_t colon = userinfo.find(':');
+  rest = rest.substr(at + 1);
+  if (colon == std::string_view::npos) {
+    fail(error, "a user needs a password (redis://USER:PASSWORD@HOST), got '" + shown + "'");
+    return false;
   }
-  RedisEndpoint endpoint;
-  if (at != std::string_view::npos) {
-    rest = rest.substr(at + 1);
-    if (colon_in_userinfo == std::string_view::npos) {
-      return fail(error,
-                  "a user needs a password (redis://USER:PASSWORD@HOST), got '" + shown + "'");
-    }
-    const auto user = percent_decoded(userinfo.substr(0, colon_in_userinfo));
-    const auto password = percent_decoded(userinfo.substr(colon_in_userinfo + 1));
-    if (!user || !password) {
-      return fail(error, "a '%' in the user or password must start an escape such as %40, got '" +
-                             shown + "'");
-    }
-    if (password->empty()) return fail(error, "empty password in '" + shown + "'");
-    if (user->size() > kMaxRedisCredential || password->size() > kMaxRedisCredential) {
-      return fail(error, "the user and the password must be at most " +
-                             std::to_string(kMaxRedisCredential) + " bytes each, in '" + shown +
-                             "'");
-    }
-    endpoint.username = *user;
-    endpoint.password = *password;
+  const auto user = percent_decoded(userinfo.substr(0, colon));
+  const auto password = percent_decoded(userinfo.substr(colon + 1));
+  if (!user || !password) {
+    fail(error,
+         "a '%' in the user or password must start an escape such as %40, got '" + shown + "'");
+    return false;
   }
-  if (rest.find_first_of("?#") != std::string_view::npos) {
-    return fail(error, "queries and fragments are not supported, got '" + shown + "'");
+  if (password->empty()) {
+    fail(error, "empty password in '" + shown + "'");
+    return false;
   }
-  std::string_view authority = rest.substr(0, rest.find('/'));
-  std::string_view path =
-      rest.size() > authority.size() ? rest.substr(authority.size() + 1) : std::string_view{};
+  if (user->size() > kMaxRedisCredential || password->size() > kMaxRedisCredential) {
+    fail(error, "the user and the password must be at most " + std::to_string(kMaxRedisCredential) +
+                    " bytes each, in '" + shown + "'");
+    return false;
+  }
+  endpoint.username = *user;
+  endpoint.password = *password;
+  return true;
+}
+
+// HOST[:PORT] (an IPv6 host in brackets); `port` when none is given.
+std::optional<RedisAddress> parse_address(std::string_view authority, std::uint16_t port,
+                                          const std::string& shown, std::string* error) {
+  RedisAddress address;
+  address.port = port;
   std::string_view port_text;
   if (!authority.empty() && authority.front() == '[') {
     const std::size_t close = authority.find(']');
     if (close == std::string_view::npos || close == 1) {
-      return fail(error,
-                  "an IPv6 host must be in brackets, e.g. redis://[::1]:6379, got '" + shown + "'");
+      fail(error, "an IPv6 host must be in brackets, e.g. redis://[::1]:6379, got '" + shown + "'");
+      return std::nullopt;
     }
-    endpoint.host = std::string(authority.substr(1, close - 1));
+    address.host = std::string(authority.substr(1, close - 1));
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
-      if (after.front() != ':') return fail(error, "expected ':PORT' after ']' in '" + shown + "'");
+      if (after.front() != ':') {
+        fail(error, "expected ':PORT' after ']' in '" + shown + "'");
+        return std::nullopt;
+      }
       port_text = after.substr(1);
-      if (port_text.empty()) return fail(error, "empty port in '" + shown + "'");
+      if (port_text.empty()) {
+        fail(error, "empty port in '" + shown + "'");
+        return std::nullopt;
+      }
     }
   } else {
     const std::size_t colon = authority.find(':');
-    endpoint.host = std::string(authority.substr(0, colon));
+    address.host = std::string(authority.substr(0, colon));
     if (colon != std::string_view::npos) {
       port_text = authority.substr(colon + 1);
-      if (port_text.empty()) return fail(error, "empty port in '" + shown + "'");
+      if (port_text.empty()) {
+        fail(error, "empty port in '" + shown + "'");
+        return std::nullopt;
+      }
     }
   }
-  if (endpoint.host.empty()) return fail(error, "no host in '" + shown + "'");
+  if (address.host.empty()) {
+    fail(error, "no host in '" + shown + "'");
+    return std::nullopt;
+  }
   if (!port_text.empty()) {
-    const auto port = whole(port_text, 1, 65535);
-    if (!port) {
-      return fail(error, "port must be a whole number from 1 to 65535, got '" +
-                             std::string(port_text) + "'");
+    const auto value = whole(port_text, 1, 65535);
+    if (!value) {
+      fail(error,
+           "port must be a whole number from 1 to 65535, got '" + std::string(port_text) + "'");
+      return std::nullopt;
     }
-    endpoint.port = static_cast<std::uint16_t>(*port);
+    address.port = static_cast<std::uint16_t>(*value);
   }
-  if (!path.empty()) {
-    const auto db = whole(path, 0, kMaxRedisDb);
-    if (!db) {
-      return fail(error, "database must be a whole number from 0 to " +
-                             std::to_string(kMaxRedisDb) + ", got '" + std::string(path) + "'");
-    }
-    endpoint.db = static_cast<std::uint32_t>(*db);
+  return address;
+}
+
+// "/DB" after the hosts (`path` without its '/'); empty: 0.
+bool parse_db(std::string_view path, RedisEndpoint& endpoint, std::string* error) {
+  if (path.empty()) return true;
+  const auto db = whole(path, 0, kMaxRedisDb);
+  if (!db) {
+    fail(error, "database must be a whole number from 0 to " + std::to_string(kMaxRedisDb) +
+                    ", got '" + std::string(path) + "'");
+    return false;
   }
+  endpoint.db = static_cast<std::uint32_t>(*db);
+  return true;
+}
+
+std::string format_host(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+}  // namespace
+
+std::optional<RedisEndpoint> parse_redis_url(std::string_view url, std::string* error) {
+  constexpr std::string_view kScheme = "redis://";
+  const std::string shown = masked(url);
+  if (url.substr(0, kScheme.size()) != kScheme) {
+    return fail(error,
+                "must start with redis:// (or redis-sentinel://; rediss:// and unix sockets are "
+                "not supported), got '" +
+                    shown + "'");
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  RedisEndpoint endpoint;
+  if (!take_credentials(rest, shown, endpoint, error)) return std::nullopt;
+  if (rest.find_first_of("?#") != std::string_view::npos) {
+    return fail(error, "queries and fragments are not supported, got '" + shown + "'");
+  }
+  const std::string_view authority = rest.substr(0, rest.find('/'));
+  const std::string_view path =
+      rest.size() > authority.size() ? rest.substr(authority.size() + 1) : std::string_view{};
+  const auto address = parse_address(authority, endpoint.port, shown, error);
+  if (!address) return std::nullopt;
+  endpoint.host = address->host;
+  endpoint.port = address->port;
+  if (!parse_db(path, endpoint, error)) return std::nullopt;
   return endpoint;
 }
 
+std::optional<RedisSentinelEndpoint> parse_redis_sentinel_url(std::string_view url,
+                                                              std::string* error) {
+  constexpr std::string_view kScheme = "redis-sentinel://";
+  const std::string shown = masked(url);
+  auto refuse = [&](std::string message) -> std::optional<RedisSentinelEndpoint> {
+    if (error != nullptr) *error = std::move(message);
+    return std::nullopt;
+  };
+  if (url.substr(0, kScheme.size()) != kScheme) {
+    return refuse("must start with redis-sentinel://, got '" + shown + "'");
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  RedisSentinelEndpoint sentinel;
+  sentinel.primary.host.clear();
+  sentinel.primary.port = 0;
+  if (!take_credentials(rest, shown, sentinel.primary, error)) return std::nullopt;
+  const std::size_t hash = rest.find('#');
+  if (hash == std::string_view::npos || hash + 1 == rest.size()) {
+    return refuse(
+        "the primary's name is missing: add #MASTER (the name in the sentinels' "
+        "`sentinel monitor`), got '" +
+        shown + "'");
+  }
+  const std::string_view master = rest.substr(hash + 1);
+  rest = rest.substr(0, hash);
+  if (master.size() > kMaxMasterName) {
+    return refuse("the primary's name must be at most " + std::to_string(kMaxMasterName) +
+                  " bytes, in '" + shown + "'");
+  }
+  for (char c : master) {
+    if (c <= ' ' || c > '~') {
+      return refuse("the primary's name must be printable ASCII without spaces, in '" + shown +
+                    "'");
+    }
+  }
+  sentinel.master = std::string(master);
+  if (rest.find('?') != std::string_view::npos) {
+    return refuse("queries are not supported, got '" + shown + "'");
+  }
+  const std::string_view hosts = rest.substr(0, rest.find('/'));
+  const std::string_view path =
+      rest.size() > hosts.size() ? rest.substr(hosts.size() + 1) : std::string_view{};
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = std::min(hosts.find(',', start), hosts.size());
+    if (sentinel.sentinels.size() == kMaxSentinels) {
+      return refuse("at most " + std::to_string(kMaxSentinels) + " sentinels, in '" + shown + "'");
+    }
+    const auto address =
+        parse_address(hosts.substr(start, comma - start), kDefaultSentinelPort, shown, error);
+    if (!address) return std::nullopt;
+    sentinel.sentinels.push_back(*address);
+    if (comma == hosts.size()) break;
+    start = comma + 1;
+  }
+  if (!parse_db(path, sentinel.primary, error)) return std::nullopt;
+  return sentinel;
+}
+
 std::string format_redis_url(const RedisEndpoint& endpoint) {
-  const bool v6 = endpoint.host.find(':') != std::string::npos;
   const std::string user = endpoint.username.empty() ? "" : endpoint.username + "@";
-  return "redis://" + user + (v6 ? "[" + endpoint.host + "]" : endpoint.host) + ":" +
-         std::to_string(endpoint.port) + "/" + std::to_string(endpoint.db);
+  return "redis://" + user + format_host(endpoint.host) + ":" + std::to_string(endpoint.port) +
+         "/" + std::to_string(endpoint.db);
+}
+
+std::string format_redis_address(const RedisAddress& address) {
+  return format_host(address.host) + ":" + std::to_string(address.port);
+}
+
+std::string format_redis_sentinel_url(const RedisSentinelEndpoint& endpoint) {
+  std::string out = "redis-sentinel://";
+  if (!endpoint.primary.username.empty()) out += endpoint.primary.username + "@";
+  for (std::size_t i = 0; i < endpoint.sentinels.size(); ++i) {
+    if (i > 0) out += ',';
+    out += format_redis_address(endpoint.sentinels[i]);
+  }
+  return out + "/" + std::to_string(endpoint.primary.db) + "#" + endpoint.master;
 }
 
 }  // namespace wheel::jobs

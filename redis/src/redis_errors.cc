@@ -48,7 +48,8 @@ RedisErrorCause classify_redis_error(std::string_view message) {
 std::string_view redis_error_hint(RedisErrorCause cause) {
   switch (cause) {
     case RedisErrorCause::kReadonly:
-      return "the store is a read-only replica: point --store at the primary";
+      return "the store is a read-only replica: point --store at the primary (through "
+             "redis-sentinel://, the node asks Sentinel again)";
     case RedisErrorCause::kNoscript:
       return "Redis forgot the scripts (SCRIPT FLUSH, a restart, a proxy in front of several "
              "servers): resent as EVAL; many of these mean they keep being lost";

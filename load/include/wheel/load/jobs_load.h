@@ -11,6 +11,12 @@
 //            becomes ready; a probe's lateness is the time its RESERVED arrived minus the time
 //            its put was sent plus its delay (an upper bound of the server's lateness: it
 //            includes one network hop). Jobs that were not probes are deleted, not timed.
+//   drain    (beanstalkd protocol) `connections` reservers reserve every job that becomes
+//            ready, handing each to `on_reserved` as its RESERVED arrives, until `on_reserved`
+//            says it has all it waits for or `duration` passed. Jobs are not deleted (a
+//            durable delete would put an fsync before the next reserve): they stay reserved
+//            until the run's connections close, then are ready again. The caller judges the
+//            jobs (jobs_ledger.h).
 // Every job body is `body_size` bytes and starts with "wjl <unix_us> <delay_ms> <probe>"
 // (when it fits), so a reserver can tell a probe and when it was due; the rest is 'x'.
 #pragma once
@@ -20,6 +26,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wheel/load/jobs_wire.h"
@@ -30,7 +37,7 @@ namespace wheel::load {
 // The longest delay or TTR a run may use: 30 days.
 inline constexpr std::uint32_t kMaxJobsDelayS = 30 * 24 * 3600;
 
-enum class JobsPhase : std::uint8_t { kPut, kDelete, kLateness };
+enum class JobsPhase : std::uint8_t { kPut, kDelete, kLateness, kDrain };
 
 struct JobsLoadConfig {
   JobsProtocol protocol = JobsProtocol::kBeanstalk;
@@ -57,6 +64,12 @@ struct JobsLoadConfig {
   std::chrono::milliseconds stall_timeout{60'000};
   // Called about once a second with a one-line progress text (e.g. logged). May be empty.
   std::function<void(const std::string&)> progress;
+  // put: called on the run's loop after each acknowledged put with the count so far (the
+  // durable-jobs demo kills the server from here at an exact count). May be empty.
+  std::function<void(std::uint64_t acknowledged)> on_acknowledged;
+  // drain: called on the run's loop with each reserved job's id and body when its RESERVED
+  // arrives; returns true once the drain has every job it waits for. Required for drain.
+  std::function<bool(std::uint64_t id, std::string_view body)> on_reserved;
 };
 
 struct JobsLoadResult {
@@ -75,6 +88,9 @@ struct JobsLoadResult {
   std::uint64_t probes_put = 0;
   std::uint64_t probes_missing = 0;
   std::uint64_t others_reserved = 0;
+  // drain: jobs reserved, and whether on_reserved said it had them all.
+  std::uint64_t reserved = 0;
+  bool drained = false;
   // Empty on success; else why the run failed (connect refused, stalled, protocol fault).
   std::string error;
 };

@@ -23,6 +23,10 @@
 //    and its caller gets the script's reply only once that many replicas acknowledged it; fewer
 //    within the timeout fail it ("ERR not replicated ..."), though the primary has applied it,
 //    as with a lost reply. Reads (peek, stats) never wait for replicas.
+//  - following a primary: with a locator (set_locator; RedisSentinel is one) the client asks
+//    where to connect before every connection attempt, confirms with ROLE that it reached a
+//    primary, and asks again (relocate()) when told READONLY or when the locator says the
+//    primary moved.
 // Subscriber mode: subscribe() turns the connection into a pub/sub one (then only subscribe());
 // subscriptions are renewed after every reconnect; messages sent while it was down are lost,
 // which the caller covers with its own periodic scan.
@@ -40,6 +44,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,7 +104,9 @@ std::string_view redis_failure_name(RedisFailure kind);
 struct RedisClientMetrics {
   // Sent to answered, per command that got a reply (errors from Redis included).
   MetricsHistogram<kRedisRoundTripBounds.size()> round_trip{kRedisRoundTripBounds};
-  std::uint64_t reconnects = 0;  // connections made after the first one
+  std::uint64_t reconnects = 0;   // connections made after the first one
+  std::uint64_t relocations = 0;  // relocate(): the primary moved (Sentinel, READONLY)
+  std::uint64_t not_primary = 0;  // connections left because ROLE named no primary
   std::array<std::uint64_t, kRedisFailureKinds> failures{};
   std::uint64_t failed(RedisFailure kind) const { return failures[static_cast<std::size_t>(kind)]; }
   // Redis's error replies by cause (their sum is failures[kReply] plus the NOSCRIPTs, which are
@@ -128,6 +135,21 @@ class RedisClient {
   ~RedisClient();  // REQUIRES: stop() was called and the loop ran since (handles closed)
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
+
+  // Where to connect: `answer` gets the address, or nullopt and why there is none.
+  using Locate = std::function<void(std::optional<RedisAddress>, std::string)>;
+  using Locator = std::function<void(const Locate& answer)>;
+  // Asks `locator` where to connect before every connection attempt, instead of taking the
+  // endpoint's host and port (its user, password and database stay); no answer drops the
+  // attempt and backs off. With `primary`, every new connection asks ROLE first and is dropped
+  // (the locator asked again after the backoff) unless it reached a primary, and a READONLY
+  // reply relocate()s. `locator` may answer at once or later; an answer for an attempt that
+  // is over is ignored. Call before start().
+  void set_locator(Locator locator, bool primary);
+  // With a locator: drops the connection (its commands in flight fail with "ERR redis
+  // unavailable: <why>"; their effect is unknown) and connects again at once, asking the
+  // locator first; the backoff starts over. Nothing before start() or after stop().
+  void relocate(const std::string& why);
 
   // Connects (and keeps reconnecting until stop()).
   void start();
@@ -167,14 +189,20 @@ class RedisClient {
   bool want_turn_end();
 
   bool connected() const { return state_ == State::kUp; }
+  // Connection attempts so far: changes on every new attempt (a relocate() included).
+  std::uint64_t attempts() const { return generation_; }
+  // Where the client connects: the options' endpoint, with the located host and port.
+  const RedisEndpoint& endpoint() const { return endpoint_; }
   std::uint64_t connects() const { return connects_; }       // successful connections so far
   std::size_t in_flight() const { return pending_.size(); }  // commands without a reply yet
   const RedisClientMetrics& metrics() const { return metrics_; }
 
  private:
-  enum class State : std::uint8_t { kIdle, kConnecting, kUp, kBackoff, kStopped };
+  enum class State : std::uint8_t { kIdle, kLocating, kConnecting, kUp, kBackoff, kStopped };
   struct Pending;
-  void connect();
+  void connect();     // asks the locator (if any), then connect_to()
+  void connect_to();  // to endpoint_
+  void check_role();  // with a primary locator: ROLE on the new connection
   // Fails everything in flight, schedules a reconnect; logs `why` unless `told` (the reason log
   // has said it).
   void drop(const std::string& why, bool told = false);
@@ -198,6 +226,10 @@ class RedisClient {
 
   uv_loop_t* loop_;
   RedisClientOptions options_;
+  RedisEndpoint endpoint_;  // options_.endpoint, at the located address
+  Locator locator_;
+  bool locate_primary_ = false;
+  std::shared_ptr<char> life_ = std::make_shared<char>();  // a locator's answer checks it
   State state_ = State::kIdle;
   redisAsyncContext* ac_ = nullptr;
   uv_timer_t* retry_timer_ = nullptr;    // backoff; freed by its close callback

@@ -8,6 +8,11 @@
 // ("p%40ss" is "p@ss"). Query strings and other schemes (rediss://, unix://) are refused with a
 // message saying so: they are not supported. No message or formatted URL shows the password.
 //
+// Sentinel: redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT][,HOST[:PORT]...][/DB]#MASTER (Lettuce's
+// form) names the sentinels (PORT defaults to 26379) that watch the primary called MASTER. USER,
+// PASSWORD and DB are the data nodes' (the primary's, whichever server it is); a sentinel that
+// wants a password of its own gets it apart (RedisSentinelEndpoint::sentinel_password).
+//
 // Threads: pure functions, safe from any thread.
 #pragma once
 
@@ -16,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wheel::jobs {
 
@@ -36,6 +42,28 @@ struct RedisEndpoint {
 // bounds what a careless command line can make the client send).
 inline constexpr std::size_t kMaxRedisCredential = 1024;
 
+// A server's address: a name, an IPv4 address or an IPv6 address (no brackets), and a port.
+struct RedisAddress {
+  std::string host;
+  std::uint16_t port = 0;
+  bool operator==(const RedisAddress&) const = default;
+};
+
+inline constexpr std::uint16_t kDefaultSentinelPort = 26379;
+// Bounds on what a sentinel URL may name (a careless command line, not Redis's limits).
+inline constexpr std::size_t kMaxSentinels = 64;
+inline constexpr std::size_t kMaxMasterName = 256;
+
+struct RedisSentinelEndpoint {
+  std::vector<RedisAddress> sentinels;  // asked in turn; at least one
+  std::string master;                   // the name the sentinels know the primary by
+  // The data nodes' login and database; its host and port are the primary's, once found.
+  RedisEndpoint primary;
+  // A password for the sentinels themselves (their requirepass); empty: none. Never in the URL.
+  std::string sentinel_password;
+  bool operator==(const RedisSentinelEndpoint&) const = default;
+};
+
 // Parses `url`. On a malformed URL returns nullopt and, when `error` is not null, a one-line
 // reason ("port must be a whole number from 1 to 65535, got '0'"); a URL quoted in it has its
 // password replaced by "***".
@@ -44,5 +72,16 @@ std::optional<RedisEndpoint> parse_redis_url(std::string_view url, std::string* 
 // "redis://HOST:PORT/DB" (brackets around an IPv6 host), or "redis://USER@HOST:PORT/DB" when
 // logging in as an ACL user: never the password, so it is safe in log lines.
 std::string format_redis_url(const RedisEndpoint& endpoint);
+
+// Parses a redis-sentinel:// URL, as parse_redis_url does a redis:// one (same messages, same
+// masking); MASTER is required, at most kMaxMasterName bytes of printable ASCII, not empty.
+std::optional<RedisSentinelEndpoint> parse_redis_sentinel_url(std::string_view url,
+                                                              std::string* error = nullptr);
+
+// "redis-sentinel://[USER@]HOST:PORT,HOST:PORT/DB#MASTER": never a password.
+std::string format_redis_sentinel_url(const RedisSentinelEndpoint& endpoint);
+
+// "HOST:PORT", brackets around an IPv6 host.
+std::string format_redis_address(const RedisAddress& address);
 
 }  // namespace wheel::jobs
