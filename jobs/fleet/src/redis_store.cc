@@ -233,9 +233,6 @@ void RedisStore::peek_tube(std::string_view tube, PeekWhich which, Done<PeekResu
                answer(std::move(done), read_peek));
 }
 
-<<<<<<< HEAD
-void RedisStore::job_stats(std::uint64_t id, Done<StoreJobInfo> done) {
-=======
 void RedisStore::list_jobs(std::string_view tube, PeekWhich which, std::size_t scan,
                            std::size_t preview, std::string_view needle, std::size_t limit,
                            Done<JobListResult> done) {
@@ -260,7 +257,6 @@ void RedisStore::list_jobs(std::string_view tube, PeekWhich which, std::size_t s
 }
 
 void RedisStore::job_stats(std::uint64_t id, Done<StoreJobInfo> done) {
->>>>>>> main
   client_.eval(scripts_->stats_job, {options_.prefix, member(id)},
                answer(std::move(done), [id](const RedisValue& v, StoreJobInfo& r) {
                  if (!found(v, r, 13)) return;
