@@ -66,6 +66,40 @@ TEST(GroupCommitTest, ChangesDuringOneSyncShareTheNext) {
   logger()->set_level(spdlog::level::info);
 }
 
+TEST(GroupCommitTest, SetWakeupReplacesTheWakeupAndTheOldOneIsNoLongerCalled) {
+  // What a server does once the log is open: its own wake-up replaces the options' one.
+  logger()->set_level(spdlog::level::off);
+  FaultInjectionFs fs;
+  std::atomic<int> first{0}, second{0}, third{0};
+  JobLogOptions o;
+  o.dir = "/log";
+  o.fs = &fs;
+  o.reserve_bytes = 0;
+  o.wakeup = [&] { ++first; };
+  Recovered r;
+  std::string error;
+  auto log = JobLog::open(o, &r, &error);
+  ASSERT_TRUE(log) << error;
+  StoredJob job;
+  JobLog::Lsn lsn = 0;
+  // Once set_wakeup() returned the old one is never called again: its count is final.
+  log->set_wakeup([&] { ++second; });
+  const int first_final = first.load();
+  ASSERT_FALSE(log->allocate_id(&job.id));
+  ASSERT_FALSE(log->put(job, &lsn));
+  log->commit();
+  EXPECT_TRUE(wheel_test::wait_until([&] { return second.load() >= 1; }));
+  log->set_wakeup([&] { ++third; });
+  const int second_final = second.load();
+  ASSERT_FALSE(log->allocate_id(&job.id));
+  ASSERT_FALSE(log->put(job, &lsn));
+  log->commit();
+  EXPECT_TRUE(wheel_test::wait_until([&] { return third.load() >= 1; }));
+  EXPECT_EQ(first.load(), first_final);
+  EXPECT_EQ(second.load(), second_final);
+  logger()->set_level(spdlog::level::info);
+}
+
 // Not a test but the figure for docs/jobs.md: N submitter threads, each with one change in
 // flight, against one owner thread on the real file system. Run with
 // --gtest_also_run_disabled_tests --gtest_filter=*Measure*.

@@ -156,6 +156,25 @@ TEST_F(LentIndexTest, CompactionMovesTheJobsTheQueueHolds) {
   }
 }
 
+// Serving a reserve reads the body where the job says its put record is (Job::journal_ref):
+// the log never asks the queue for the job it was handed. With no index lent at all (a lookup
+// by id would find nothing) every body still reads back.
+TEST_F(LentIndexTest, BodiesAreReadByPositionWithoutALookupById) {
+  Served served(*this);
+  JobQueue& queue = *served.queue;
+  const SessionId s = queue.open_session();
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(queue.put(s, 0, 0ms, 60s, body_for(i + 1)).outcome, Outcome::kOk);
+  }
+  served.journal.attach(nullptr);  // reserves record nothing: no change needs the index
+  std::string scratch;
+  for (int i = 0; i < 50; ++i) {
+    const ReserveResult res = queue.reserve(s, 0ms);
+    ASSERT_EQ(res.outcome, Outcome::kOk);
+    EXPECT_EQ(queue.body(*res.job, scratch), body_for(i + 1));
+  }
+}
+
 // Once the queue is gone (JobQueue's destructor detaches it), nothing answers for the jobs:
 // compaction waits rather than take them for dead.
 TEST_F(LentIndexTest, WithoutAQueueCompactionDropsNoLiveJob) {

@@ -102,9 +102,11 @@ TEST(LogReaderTest, FindValidSkipsGarbageAndZeros) {
 }
 
 TEST(RecordCodecTest, PutRoundTripsAndRejectsWrongShapes) {
-  StoredJob job{42,     StoredState::kDelayed, 7,        1'700'000'000'123,
-                60'000, 1'699'999'999'000,     "emails", std::string("body\0with nul", 13),
-                {}};
+  StoredJob job{{42, StoredState::kDelayed, 7, 1'700'000'000'123, {}},
+                60'000,
+                1'699'999'999'000,
+                "emails",
+                std::string("body\0with nul", 13)};
   const std::string payload = codec::encode_put(job);
   StoredJob back;
   ASSERT_TRUE(codec::decode_put(payload, &back));
@@ -120,8 +122,8 @@ TEST(RecordCodecTest, PutRoundTripsAndRejectsWrongShapes) {
 // Version 2 carries a job's counters (stats-job after a restart); a new job's put leaves them
 // out (they follow from its due and created times), and version-1 records still read.
 TEST(RecordCodecTest, CountersRideWithChangesAndWithPutsThatNeedThem) {
-  StoredJob fresh{7, StoredState::kDelayed, 1, 1'700'000'030'000, 1000, 1'700'000'000'000, "t", "b",
-                  {}};
+  StoredJob fresh{
+      {7, StoredState::kDelayed, 1, 1'700'000'030'000, {}}, 1000, 1'700'000'000'000, "t", "b"};
   fresh.counters.delay_ms = 30'000;  // what the put's due time says: nothing to add
   EXPECT_FALSE(codec::put_needs_counters(fresh));
   StoredJob back;

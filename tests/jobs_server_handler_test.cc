@@ -62,13 +62,6 @@ class EmbeddedServer {
   void serve(JobLogOptions log_options, std::promise<std::uint16_t>& bound) {
     uv_loop_t loop;
     uv_loop_init(&loop);
-    uv_async_t wake;
-    uv_async_init(&loop, &wake, [](uv_async_t* a) {
-      if (a->data != nullptr) static_cast<BeanstalkServerHandler*>(a->data)->on_log_wakeup();
-    });
-    wake.data = nullptr;
-    uv_unref(reinterpret_cast<uv_handle_t*>(&wake));
-    log_options.wakeup = [&wake] { uv_async_send(&wake); };
     wheel_test::LoopCalls calls(&loop);
     {
       Recovered recovered;
@@ -95,19 +88,15 @@ class EmbeddedServer {
       options.framing = net::Framing::kBytes;
       net::TcpServer server(&loop, options, handler);
       const std::uint16_t port = server.listen();
-      handler.attach(server, timer.get());
+      handler.attach(server, timer.get());  // sets up the log's wake-up
       if (timer) handler.on_shutdown_also([&timer] { timer->close(); });
-      wake.data = &handler;
-      handler.attach_log(journal);
       calls_ = &calls;
       server_ = &server;
       bound.set_value(port);
       uv_run(&loop, UV_RUN_DEFAULT);  // until the destructor's shutdown() completes
-      wake.data = nullptr;
-    }  // the log stops its sync thread before `wake` closes
-    uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
+    }
     calls.close();
-    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_run(&loop, UV_RUN_DEFAULT);  // closes the handler's wake-up and the test's calls
     uv_loop_close(&loop);
   }
 

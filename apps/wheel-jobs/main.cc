@@ -124,7 +124,7 @@ void listen_metrics(wheel::server::MetricsHttpServer& metrics, const ServeOption
 
 // The server on `loop` with `journal` (and `log_journal` when durable) until SIGTERM/SIGINT:
 // 0, or 1 when it cannot start.
-int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::JobJournal& journal,
+int serve_on(uv_loop_t* loop, const ServeOptions& o, jobs::JobJournal& journal,
              jobs::LogJournal* log_journal, jobs::Recovered* recovered) {
   // uv_now() is the loop's time when it was made, before the log was read: without this, the
   // queue's clock would start behind the wall clock the restore reads below by the recovery's
@@ -153,10 +153,6 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
     return 1;
   }
   handler.attach(server);
-  if (log_journal != nullptr) {
-    wake->data = &handler;
-    handler.attach_log(*log_journal);
-  }
   std::unique_ptr<wheel::server::MetricsHttpServer> metrics;
   if (o.metrics_port != 0) {
     metrics = std::make_unique<wheel::server::MetricsHttpServer>(loop, metrics_options(o), [&] {
@@ -171,7 +167,6 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
       wheel::logger()->error("wheel-jobs: {}", e.what());
       server.shutdown();
       uv_run(loop, UV_RUN_DEFAULT);
-      wake->data = nullptr;
       return 1;
     }
   }
@@ -179,7 +174,6 @@ int serve_on(uv_loop_t* loop, uv_async_t* wake, const ServeOptions& o, jobs::Job
   std::printf("listening on %s\n", wheel::net::format_host_port(o.host, bound).c_str());
   std::fflush(stdout);
   uv_run(loop, UV_RUN_DEFAULT);
-  wake->data = nullptr;
   wheel::logger()->info("wheel-jobs: stopped");
   return 0;
 }
@@ -282,25 +276,17 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
   return status;
 }
 
-// Opens the log (with `log_options`) or none, and serves. The loop is ours: the log's sync
-// thread wakes it through `wake`, which exists before the log opens and closes after the log
-// stopped its thread; it is unreferenced, so it never keeps the loop running.
+// Opens the log (with `log_options`) or none, and serves. The loop is ours; the handler wakes
+// it when the log's sync thread made changes durable.
 int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
   uv_loop_t loop;
   uv_loop_init(&loop);
-  uv_async_t wake;
-  uv_async_init(&loop, &wake, [](uv_async_t* a) {
-    if (a->data != nullptr) static_cast<jobs::BeanstalkServerHandler*>(a->data)->on_log_wakeup();
-  });
-  wake.data = nullptr;
-  uv_unref(reinterpret_cast<uv_handle_t*>(&wake));
   int status = 1;
   try {
     if (log_options == nullptr) {
       jobs::MemoryOnlyJournal journal;
-      status = serve_on(&loop, &wake, o, journal, nullptr, nullptr);
+      status = serve_on(&loop, o, journal, nullptr, nullptr);
     } else {
-      log_options->wakeup = [&wake] { uv_async_send(&wake); };
       log_options->load_bodies = false;  // bodies stay in the log: LogJournal reads them back
       log_options->defer_jobs = true;    // straight from the log into the queue, never held twice
       jobs::Recovered recovered;
@@ -316,20 +302,19 @@ int serve(const ServeOptions& o, jobs::JobLogOptions* log_options) {
             recovered.live_jobs, log_options->dir, recovered.segments, recovered.bytes,
             recovered.torn_bytes);
         jobs::LogJournal journal(*log, log_options->sync);
-        status = serve_on(&loop, &wake, o, journal, &journal, &recovered);
+        status = serve_on(&loop, o, journal, &journal, &recovered);
         if (std::error_code e = log->sync_now()) {
           wheel::logger()->error("wheel-jobs: the last sync of the job log failed: {}",
                                  e.message());
           status = 1;
         }
-      }  // the log stops its sync thread here, before `wake` closes
+      }
     }
   } catch (const std::exception& e) {
     wheel::logger()->error("wheel-jobs: {}", e.what());
     status = 1;
   }
-  uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
-  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_run(&loop, UV_RUN_DEFAULT);  // closes what the handler left closing
   uv_loop_close(&loop);
   return status;
 }

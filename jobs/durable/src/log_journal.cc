@@ -94,8 +94,8 @@ bool LogJournal::record(const JobChange& change) {
   return false;
 }
 
-bool LogJournal::read_body(std::uint64_t id, std::string* body) {
-  return !log_.read_body(id, body);
+bool LogJournal::read_body(const Job& job, std::string* body) {
+  return !log_.read_body(job.id, put_place(job), body);
 }
 
 void LogJournal::attach(JournaledJobs* jobs) {
@@ -103,12 +103,14 @@ void LogJournal::attach(JournaledJobs* jobs) {
   log_.lend_index(jobs == nullptr ? nullptr : this);
 }
 
+PutPlace LogJournal::put_place(const Job& job) {
+  return {job.journal_ref, static_cast<std::uint32_t>(job.tube->name().size()), job.body_size};
+}
+
 bool LogJournal::find(std::uint64_t id, Entry* entry) const {
   const Job* job = jobs_ == nullptr ? nullptr : jobs_->journaled_job(id);
   if (job == nullptr || !job->body_in_journal) return false;
-  entry->position = job->journal_ref;
-  entry->tube_size = job->tube->name().size();
-  entry->body_size = job->body_size;
+  entry->put = put_place(*job);
   entry->priority = job->priority;
   entry->due_unix_ms = 0;
   switch (job->state) {

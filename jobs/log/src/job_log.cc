@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// JobLog: group commit and the disk-full state. Writing records (gathered, one write per
-// batch) is in job_log_write.cc, open and replay in job_log_recovery.cc, the directory's lock
+// JobLog: group commit and the disk-full state. The changes (put, change, remove) and the live
+// bytes they count are in job_log_changes.cc, writing records (gathered, one write per batch)
+// in job_log_write.cc, open and replay in job_log_recovery.cc, the directory's lock
 // and id lease in job_log_dir.cc, compaction in job_log_compaction.cc, the index (own or lent)
 // in job_log_index.cc.
 #include <spdlog/spdlog.h>
@@ -12,6 +13,7 @@
 #include <random>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "job_log_impl.h"
 #include "record_codec.h"
@@ -198,92 +200,6 @@ std::error_code JobLog::allocate_id(std::uint64_t* id) {
   return {};
 }
 
-std::error_code JobLog::put(const StoredJob& job, Lsn* lsn, LogPosition* position) {
-  if (job.tube.size() > 255 || job.body.size() > (1u << 30) || job.id >= impl_->next_id) {
-    throw std::invalid_argument(
-        "JobLog::put: tube over 255 bytes, body over 1 GiB or id not allocated");
-  }
-  Impl& d = *impl_;
-  std::uint64_t seg = 0;
-  std::uint64_t off = 0;
-  if (auto ec = d.append_put(job, lsn, &seg, &off)) return ec;
-  const std::uint64_t size = codec::put_record_size(job);
-  if (!d.index_lent) {
-    auto [it, inserted] = d.index.try_emplace(job.id);
-    if (!inserted) {
-      d.live_bytes -= it->second.put_size;
-      if (SegmentInfo* was = d.segment_info(it->second.segment)) was->live -= it->second.put_size;
-    }
-    it->second = {seg, off, size, job.state, job.priority, job.due_unix_ms};
-  }
-  d.live_bytes += size;
-  d.segments.back().live += size;
-  if (codec::put_needs_counters(job)) {
-    d.counters[job.id] = job.counters;
-  } else {
-    d.counters.erase(job.id);
-  }
-  if (position != nullptr) *position = d.position_of(seg, off);
-  return {};
-}
-
-void JobLog::Impl::set_counters(std::uint64_t id, const StoredCounters& c) {
-  auto [it, fresh] = counters.insert_or_assign(id, c);
-  if (!fresh) return;
-  // The job's next put (compaction) carries them: count them live now (compaction recounts).
-  // A lent index's entries count them by this map (locate()).
-  IndexEntry where;
-  if (!index_lent) {
-    auto entry = index.find(id);
-    if (entry == index.end()) return;
-    entry->second.put_size += codec::kCountersSize;
-    where = entry->second;
-  } else {
-    locate(id, &where);  // else segment 0: none
-  }
-  live_bytes += codec::kCountersSize;
-  if (SegmentInfo* seg = segment_info(where.segment)) seg->live += codec::kCountersSize;
-}
-
-std::error_code JobLog::change(const StoredChange& change, Lsn* lsn) {
-  Impl& d = *impl_;
-  IndexEntry entry;
-  if (!d.locate(change.id, &entry)) {
-    throw std::invalid_argument("JobLog::change: no such live job");
-  }
-  std::uint64_t seg = 0;
-  std::uint64_t off = 0;
-  if (auto ec = d.append(log::RecordType::kUpdate, codec::encode_change(change), false, lsn, &seg,
-                         &off)) {
-    return ec;
-  }
-  // A lent index learns the new state from its owner, who applies the change next.
-  if (auto it = d.index.find(change.id); it != d.index.end()) {
-    it->second.state = change.state;
-    it->second.priority = change.priority;
-    it->second.due_unix_ms = change.due_unix_ms;
-  }
-  d.set_counters(change.id, change.counters);
-  return {};
-}
-
-std::error_code JobLog::remove(std::uint64_t id, Lsn* lsn) {
-  Impl& d = *impl_;
-  IndexEntry entry;
-  if (!d.locate(id, &entry)) throw std::invalid_argument("JobLog::remove: no such live job");
-  std::uint64_t seg = 0;
-  std::uint64_t off = 0;
-  if (auto ec = d.append(log::RecordType::kDelete, codec::encode_u64(id), true, lsn, &seg, &off)) {
-    return ec;
-  }
-  d.live_bytes -= entry.put_size;
-  if (SegmentInfo* seg = d.segment_info(entry.segment)) seg->live -= entry.put_size;
-  d.index.erase(id);  // a lent index forgets it when its owner deletes the job, next
-  d.counters.erase(id);
-  d.changed_by_v1.erase(id);
-  return {};
-}
-
 void JobLog::commit() {
   if (impl_->write_out() || impl_->failed || impl_->opt.sync != SyncPolicy::kAlways) return;
   if (impl_->syncer->durable_lsn() >= impl_->last_lsn) return;
@@ -342,6 +258,10 @@ std::uint64_t JobLog::next_poll_ms() const {
   if (impl_->disk_full && impl_->next_space_check_ms < next) next = impl_->next_space_check_ms;
   if (impl_->disk_full && impl_->full_progress) next = 0;  // the next step may give more back
   return next;
+}
+
+void JobLog::set_wakeup(std::function<void()> wakeup) {
+  impl_->syncer->set_wakeup(std::move(wakeup));
 }
 
 std::error_code JobLog::sync_now() {

@@ -25,7 +25,7 @@ bool JobLog::Impl::over_bound(bool hard) const {
   return total_bytes > live + 2 * opt.segment_bytes;
 }
 
-void JobLog::Impl::restate(std::uint64_t id, const IndexEntry& entry, StoredJob* job) const {
+void JobLog::Impl::restate(std::uint64_t id, const LogIndex::Entry& entry, StoredJob* job) const {
   // Changed since its put: its state now and the counters of its last change. Else the
   // put's own still hold: a lent index answers the queue's state (a delayed job that became
   // ready, its due time read back through the queue's clock), which is no change a restart
@@ -96,8 +96,9 @@ bool JobLog::Impl::compact_oldest() {
     if (static_cast<log::RecordType>(rec.type) != log::RecordType::kPut) continue;
     std::uint64_t id = 0;
     if (!codec::peek_put_id(rec.payload, &id)) continue;
-    IndexEntry entry;
-    if (!locate(id, &entry) || entry.segment != old.number || entry.offset != rec.offset) {
+    PutAt at;
+    LogIndex::Entry entry;
+    if (!locate(id, &at, &entry) || at.segment != old.number || at.offset != rec.offset) {
       continue;  // dead, or rewritten since
     }
     if (disk_full) return false;  // keep the reserve for deletes; pure drops still happen
@@ -111,10 +112,10 @@ bool JobLog::Impl::compact_oldest() {
       return false;  // disk full or failed: the old segment stays, nothing is lost
     }
     const std::uint64_t size = codec::put_record_size(job);
-    live_bytes = live_bytes - entry.put_size + size;
+    live_bytes = live_bytes - at.put_size + size;
     segments.back().live += size;
     note_rewritten(id, codec::put_needs_counters(job));
-    relocate(id, seg, off, size);
+    relocate(id, seg, off);
     rewritten += rec.size();
   }
   // The copies must be on disk before the originals go.

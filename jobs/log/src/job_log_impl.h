@@ -23,15 +23,13 @@
 
 namespace wheel::jobs {
 
-// Where a live job's latest whole record is, and its state now (the log's own index, or what
-// a lent LogIndex answers, in these terms).
-struct IndexEntry {
+// A live job's put record (its LogIndex::Entry's PutPlace) in segment terms: where it is and
+// its share of live bytes (its framed size, or more by the counters it will carry once
+// rewritten: JobLog::Impl::counters says which).
+struct PutAt {
   std::uint64_t segment = 0;
   std::uint64_t offset = 0;
-  std::uint64_t put_size = 0;  // framed size of its put record: its share of live bytes
-  StoredState state = StoredState::kReady;
-  std::uint32_t priority = 0;
-  std::int64_t due_unix_ms = 0;
+  std::uint64_t put_size = 0;
 };
 
 struct SegmentInfo {
@@ -152,7 +150,7 @@ class JobLogImpl {
   // Positional readers of the segments bodies were read from (job_log_read.cc); a segment's
   // is dropped when compaction removes it.
   std::unordered_map<std::uint64_t, std::unique_ptr<RandomAccessFile>> readers;
-  std::error_code read_body(std::uint64_t id, std::string* body);
+  std::error_code read_body(std::uint64_t id, const PutPlace& put, std::string* body);
 
   // Compaction (job_log_compaction.cc).
   bool over_bound(bool hard) const;
@@ -162,7 +160,7 @@ class JobLogImpl {
   // counters a rewritten put carries; after the rewrite, note_rewritten() drops what the new put
   // makes needless (`needs_counters`: codec::put_needs_counters of the new put). Shared by
   // both kinds of compaction.
-  void restate(std::uint64_t id, const IndexEntry& entry, StoredJob* job) const;
+  void restate(std::uint64_t id, const LogIndex::Entry& entry, StoredJob* job) const;
   void note_rewritten(std::uint64_t id, bool needs_counters);
   // Compaction on a full disk (job_log_space.cc): one step that gives space back, if one fits
   // in the free space; true when it gave some.
@@ -205,15 +203,19 @@ class JobLogImpl {
   std::uint64_t marked_end = 0;  // the head's last kSynced offset
   // Where each live job's put is and its state now: this map (recovery fills it), until the
   // owner lends its own index (JobLog::lend_index); then `lent` answers and the map is empty.
-  std::unordered_map<std::uint64_t, IndexEntry> index;
+  std::unordered_map<std::uint64_t, LogIndex::Entry> index;
   LogIndex* lent = nullptr;
   bool index_lent = false;  // lend_index() was called (`lent` may be null again)
-  // Live job `id`'s entry from whichever index holds it; false when it is not live (or no
-  // index is lent now).
-  bool locate(std::uint64_t id, IndexEntry* entry) const;
-  // Compaction rewrote live job `id`'s put at (`segment`, `offset`), `put_size` bytes.
-  void relocate(std::uint64_t id, std::uint64_t segment, std::uint64_t offset,
-                std::uint64_t put_size);
+  // Live job `id`'s put record from whichever index holds it (and its entry, when `entry` is
+  // not null); false when it is not live (or no index is lent now).
+  bool locate(std::uint64_t id, PutAt* at, LogIndex::Entry* entry = nullptr) const;
+  // Job `id`'s put record at `put` in segment terms; false when `put` is in no segment (yet:
+  // during recovery the segment being replayed is not in `segments`).
+  bool put_at(std::uint64_t id, const PutPlace& put, PutAt* at) const;
+  // Job `id`'s share of live bytes (PutAt::put_size).
+  std::uint64_t put_size(std::uint64_t id, const PutPlace& put) const;
+  // Compaction rewrote live job `id`'s put at (`segment`, `offset`).
+  void relocate(std::uint64_t id, std::uint64_t segment, std::uint64_t offset);
   // The position of byte `offset` of segment `number` (REQUIRES: a segment of the log), and
   // back (false when `position` is in no segment of the log).
   LogPosition position_of(std::uint64_t number, std::uint64_t offset) const;

@@ -11,36 +11,38 @@
 
 namespace wheel::jobs {
 
-bool JobLog::Impl::locate(std::uint64_t id, IndexEntry* entry) const {
+bool JobLog::Impl::locate(std::uint64_t id, PutAt* at, LogIndex::Entry* entry) const {
+  LogIndex::Entry e;
   if (!index_lent) {
     auto it = index.find(id);
     if (it == index.end()) return false;
-    *entry = it->second;
-    return true;
-  }
-  LogIndex::Entry e;
-  if (lent == nullptr || !lent->find(id, &e) ||
-      !segment_at(e.position, &entry->segment, &entry->offset)) {
+    e = it->second;
+  } else if (lent == nullptr || !lent->find(id, &e)) {
     return false;
   }
-  entry->put_size = codec::put_record_size(e.tube_size, e.body_size, counters.contains(id));
-  entry->state = e.state;
-  entry->priority = e.priority;
-  entry->due_unix_ms = e.due_unix_ms;
+  if (!put_at(id, e.put, at)) return false;
+  if (entry != nullptr) *entry = e;
   return true;
 }
 
-void JobLog::Impl::relocate(std::uint64_t id, std::uint64_t segment, std::uint64_t offset,
-                            std::uint64_t put_size) {
+bool JobLog::Impl::put_at(std::uint64_t id, const PutPlace& put, PutAt* at) const {
+  if (!segment_at(put.position, &at->segment, &at->offset)) return false;
+  at->put_size = put_size(id, put);
+  return true;
+}
+
+std::uint64_t JobLog::Impl::put_size(std::uint64_t id, const PutPlace& put) const {
+  // The counters a changed job's put carries (or will, once rewritten) are in its share.
+  return codec::put_record_size(put.tube_size, put.body_size, counters.contains(id));
+}
+
+void JobLog::Impl::relocate(std::uint64_t id, std::uint64_t segment, std::uint64_t offset) {
   if (index_lent) {
     if (lent != nullptr) lent->placed(id, position_of(segment, offset));
     return;
   }
   auto it = index.find(id);
-  if (it == index.end()) return;
-  it->second.segment = segment;
-  it->second.offset = offset;
-  it->second.put_size = put_size;
+  if (it != index.end()) it->second.put.position = position_of(segment, offset);
 }
 
 LogPosition JobLog::Impl::position_of(std::uint64_t number, std::uint64_t offset) const {
@@ -67,7 +69,9 @@ void JobLog::lend_index(LogIndex* index) {
   d.index_lent = true;
   d.lent = index;
   // Frees its nodes, unless take_recovered_jobs() still needs them (it frees them then).
-  if (d.recovered_segments.empty()) std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);
+  if (d.recovered_segments.empty()) {
+    std::unordered_map<std::uint64_t, LogIndex::Entry>().swap(d.index);
+  }
 }
 
 }  // namespace wheel::jobs

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // JobLog::read_body(): a live job's body read back from its put record, so that the owner need
-// not keep bodies in memory (JobLogOptions::load_bodies). The index entry says where the
-// record is; it follows the job through compaction, which drops a segment's reader with the
-// segment.
+// not keep bodies in memory (JobLogOptions::load_bodies). The owner says where the record is
+// (the PutPlace it keeps, which follows the job through compaction: LogIndex::placed), or the
+// index does; compaction drops a segment's reader with the segment.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -16,9 +16,11 @@
 
 namespace wheel::jobs {
 
-std::error_code JobLog::Impl::read_body(std::uint64_t id, std::string* body) {
-  IndexEntry e;
-  if (!locate(id, &e)) throw std::invalid_argument("JobLog::read_body: no such live job");
+std::error_code JobLog::Impl::read_body(std::uint64_t id, const PutPlace& put, std::string* body) {
+  PutAt e;
+  if (!put_at(id, put, &e)) {
+    throw std::invalid_argument("JobLog::read_body: no put record at that position");
+  }
   std::string data;
   const SegmentInfo& head_info = segments.back();
   const std::uint64_t written = head_info.bytes - pending.size();
@@ -67,8 +69,17 @@ std::error_code JobLog::Impl::read_body(std::uint64_t id, std::string* body) {
   return {};
 }
 
+std::error_code JobLog::read_body(std::uint64_t id, const PutPlace& put, std::string* body) {
+  return impl_->read_body(id, put, body);
+}
+
 std::error_code JobLog::read_body(std::uint64_t id, std::string* body) {
-  return impl_->read_body(id, body);
+  LogIndex::Entry entry;
+  PutAt at;
+  if (!impl_->locate(id, &at, &entry)) {
+    throw std::invalid_argument("JobLog::read_body: no such live job");
+  }
+  return impl_->read_body(id, entry.put, body);
 }
 
 }  // namespace wheel::jobs

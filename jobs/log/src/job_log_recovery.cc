@@ -73,8 +73,13 @@ struct Replay {
         max_id = std::max(max_id, job.id);
         const std::uint64_t size = codec::put_record_size(job, job.body_size);
         auto [it, inserted] = d->index.try_emplace(job.id);
-        if (!inserted) d->live_bytes -= it->second.put_size;
-        it->second = {segment, r.offset, size, job.state, job.priority, job.due_unix_ms};
+        if (!inserted) d->live_bytes -= d->put_size(job.id, it->second.put);
+        // The segment being replayed starts where the ones before it end.
+        it->second = {
+            {d->next_base() + r.offset, static_cast<std::uint32_t>(job.tube.size()), job.body_size},
+            job.state,
+            job.priority,
+            job.due_unix_ms};
         d->live_bytes += size;
         if (codec::put_needs_counters(job)) {
           d->counters[job.id] = job.counters;
@@ -106,7 +111,7 @@ struct Replay {
         if (!codec::decode_u64(r.payload, &id)) break;
         max_id = std::max(max_id, id);
         if (auto it = d->index.find(id); it != d->index.end()) {
-          d->live_bytes -= it->second.put_size;
+          d->live_bytes -= d->put_size(id, it->second.put);
           d->index.erase(it);
           d->counters.erase(id);
           d->changed_by_v1.erase(id);
@@ -157,44 +162,49 @@ std::uint64_t synced_mark_after(std::string_view data, std::uint64_t from, std::
 std::uint64_t take_jobs(JobLog::Impl& d, const std::function<void(StoredJob&)>& each) {
   if (d.recovered_segments.empty()) return 0;
   // Sorting (id, entry) pairs spares a lookup per job; the entries stay put meanwhile.
-  std::vector<std::pair<std::uint64_t, const IndexEntry*>> live;
+  std::vector<std::pair<std::uint64_t, const LogIndex::Entry*>> live;
   live.reserve(d.index.size());
   for (const auto& [id, entry] : d.index) live.emplace_back(id, &entry);
   std::sort(live.begin(), live.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::uint64_t cached_number = 0;
   std::string_view cached;  // the segment of the previous job: most neighbours share one
   LogPosition cached_base = 0;
+  LogPosition cached_end = 0;  // its valid bytes end here (a torn tail's data goes on)
   StoredJob job;
   for (const auto& [id, e] : live) {
-    if (cached.empty() || cached_number != e->segment) {
-      cached_number = e->segment;
-      auto held = d.recovered_segments.find(e->segment);
+    const LogPosition position = e->put.position;
+    if (cached.empty() || position < cached_base || position >= cached_end) {
+      std::uint64_t number = 0;
+      std::uint64_t offset = 0;
+      const SegmentInfo* info =
+          d.segment_at(position, &number, &offset) ? d.segment_info(number) : nullptr;
+      auto held = info != nullptr ? d.recovered_segments.find(number) : d.recovered_segments.end();
       if (held == d.recovered_segments.end()) {  // compaction ran first: a misuse
         throw std::logic_error("JobLog::take_recovered_jobs: called after the log changed");
       }
       cached = held->second->data();
-      cached_base = d.position_of(e->segment, 0);
+      cached_base = position - offset;
+      cached_end = cached_base + info->bytes;
     }
-    const char* header = cached.data() + e->offset;
+    const char* header = cached.data() + (position - cached_base);
     codec::decode_put(std::string_view(header + log::kHeaderSize, log::get_u32(header + 4)), &job,
                       d.load_recovered_bodies);  // decoded once already: it is well formed
     job.state = e->state;
     job.priority = e->priority;
     job.due_unix_ms = e->due_unix_ms;
-    job.log_position = cached_base + e->offset;
+    job.log_position = position;
     if (auto c = d.counters.find(id); c != d.counters.end()) job.counters = c->second;
     try {
       each(job);
     } catch (...) {
       d.recovered_segments.clear();  // taken or not, they are gone
-      if (d.index_lent) std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);
+      if (d.index_lent) std::unordered_map<std::uint64_t, LogIndex::Entry>().swap(d.index);
       throw;
     }
   }
   d.recovered_segments.clear();
   // An owner lent its index while the jobs were held back (lend_index() kept ours for this).
-  if (d.index_lent) std::unordered_map<std::uint64_t, IndexEntry>().swap(d.index);
+  if (d.index_lent) std::unordered_map<std::uint64_t, LogIndex::Entry>().swap(d.index);
   return live.size();
 }
 

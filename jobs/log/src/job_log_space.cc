@@ -53,7 +53,9 @@ SegmentInfo* JobLog::Impl::segment_info(std::uint64_t number) {
 void JobLog::Impl::count_segment_live() {
   for (SegmentInfo& s : segments) s.live = 0;
   for (const auto& [id, entry] : index) {
-    if (SegmentInfo* s = segment_info(entry.segment)) s->live += entry.put_size;
+    PutAt at;
+    if (!put_at(id, entry.put, &at)) continue;
+    if (SegmentInfo* s = segment_info(at.segment)) s->live += at.put_size;
   }
   fs->remove(opt.dir + "/" + kRewriteFile);  // a rewrite a crash cut short: the segment holds
 }
@@ -122,7 +124,8 @@ bool JobLog::Impl::rewrite_in_place(std::size_t index, std::uint64_t free) {
     }
     const auto keep = [&] { out.append(data, rec.offset, rec.size()); };
     std::uint64_t id = 0;
-    IndexEntry entry;
+    PutAt at;
+    LogIndex::Entry entry;
     switch (static_cast<log::RecordType>(rec.type)) {
       case log::RecordType::kSegmentStart: {  // its number, id limit and nonce, as they were
         codec::SegmentStart start;
@@ -135,12 +138,12 @@ bool JobLog::Impl::rewrite_in_place(std::size_t index, std::uint64_t free) {
         break;
       case log::RecordType::kPut:
         if (!codec::peek_put_id(rec.payload, &id)) break;
-        if (!locate(id, &entry) || entry.segment != number || entry.offset != rec.offset ||
+        if (!locate(id, &at, &entry) || at.segment != number || at.offset != rec.offset ||
             !codec::decode_put(rec.payload, &job)) {
           break;  // dead, or put again since
         }
         restate(id, entry, &job);
-        moved.push_back({id, out.size(), codec::put_record_size(job), entry.put_size,
+        moved.push_back({id, out.size(), codec::put_record_size(job), at.put_size,
                          codec::put_needs_counters(job)});
         {
           const std::size_t start = log::begin_record(&out, log::RecordType::kPut);
@@ -150,8 +153,8 @@ bool JobLog::Impl::rewrite_in_place(std::size_t index, std::uint64_t free) {
         break;
       case log::RecordType::kUpdate: {
         StoredChange change;
-        if (!oldest && codec::decode_change(rec.payload, &change) && locate(change.id, &entry) &&
-            entry.segment != number) {
+        if (!oldest && codec::decode_change(rec.payload, &change) && locate(change.id, &at) &&
+            at.segment != number) {
           keep();  // its put, elsewhere, does not carry it (one older does not)
         }
         break;
@@ -200,7 +203,7 @@ bool JobLog::Impl::rewrite_in_place(std::size_t index, std::uint64_t free) {
   for (const Moved& m : moved) {
     live_bytes = live_bytes - m.old_size + m.size;
     note_rewritten(m.id, m.needs_counters);
-    relocate(m.id, number, m.offset, m.size);
+    relocate(m.id, number, m.offset);
   }
   ++compacted_segments;
   rewritten_bytes += live;

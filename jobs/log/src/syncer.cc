@@ -35,6 +35,11 @@ void Syncer::note_written_locked(const std::shared_ptr<WritableFile>& file, std:
   written_ = {lsn, segment, end, written_.bytes + bytes};
 }
 
+void Syncer::set_wakeup(std::function<void()> wakeup) {
+  std::lock_guard lock(wakeup_mu_);
+  wakeup_.swap(wakeup);
+}  // the previous one is destroyed after the lock is let go
+
 void Syncer::hand_off(std::shared_ptr<WritableFile> file, std::shared_ptr<const std::string> bytes,
                       std::uint64_t lsn, std::uint64_t segment, std::uint64_t end) {
   {
@@ -176,7 +181,10 @@ void Syncer::run() {
       busy_ = false;
     }
     idle_cv_.notify_all();
-    if (wakeup_) wakeup_();
+    {
+      std::lock_guard lock(wakeup_mu_);
+      if (wakeup_) wakeup_();
+    }
   }
 }
 

@@ -65,6 +65,9 @@ class Syncer {
   // `segment`, whose bytes now end at `end`; `bytes` were appended by this write.
   void note_written(const std::shared_ptr<WritableFile>& file, std::uint64_t lsn,
                     std::uint64_t segment, std::uint64_t end, std::uint64_t bytes);
+  // Owner thread: `wakeup` replaces the one given to the constructor (empty: none). Once this
+  // returns, the previous one is neither running nor called again.
+  void set_wakeup(std::function<void()> wakeup);
   // Owner thread: the next sync also syncs the directory.
   void note_dir_changed();
   // Owner thread: start a sync on the thread (or queue one behind the one running).
@@ -100,6 +103,7 @@ class Syncer {
 
   FileSystem* fs_;
   std::string dir_;
+  std::mutex wakeup_mu_;  // held while wakeup_ runs or is replaced
   std::function<void()> wakeup_;
   Clock clock_;
 

@@ -281,7 +281,7 @@ Outcome JobQueue::pause_tube(std::string_view name, Millis delay) {
 
 std::optional<std::string_view> JobQueue::body(const Job& job, std::string& scratch) const {
   if (!keeps_bodies()) return std::string_view(job.body_data, job.body_size);
-  if (!journal_->read_body(job.id, &scratch) || scratch.size() != job.body_size) {
+  if (!journal_->read_body(job, &scratch) || scratch.size() != job.body_size) {
     return std::nullopt;
   }
   return std::string_view(scratch);

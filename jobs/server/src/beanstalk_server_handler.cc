@@ -42,7 +42,11 @@ struct BeanstalkServerHandler::Client {
 BeanstalkServerHandler::BeanstalkServerHandler(JobQueue& queue, JobJournal& journal,
                                                BeanstalkDispatcher& dispatcher,
                                                BeanstalkServerOptions options)
-    : queue_(queue), journal_(journal), dispatcher_(dispatcher), options_(options) {
+    : housekeeping_(journal.housekeeping()),
+      queue_(queue),
+      journal_(journal),
+      dispatcher_(dispatcher),
+      options_(options) {
   if (options.max_job_size > beanstalk::kMaxMaxJobSize) {
     throw std::invalid_argument("BeanstalkServerOptions: max_job_size over " +
                                 std::to_string(beanstalk::kMaxMaxJobSize));
@@ -61,6 +65,13 @@ BeanstalkServerHandler::BeanstalkServerHandler(JobQueue& queue, JobJournal& jour
 BeanstalkServerHandler::~BeanstalkServerHandler() {
   queue_.set_listener(nullptr);
   for (auto& [session, client] : clients_) delete client;
+  if (wake_ != nullptr) {
+    // Kept open through the shutdown (replies made durable meanwhile are still sent); once
+    // set_wakeup() returns the journal's thread no longer touches it.
+    housekeeping_->set_wakeup({});
+    uv_close(reinterpret_cast<uv_handle_t*>(wake_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_async_t*>(h); });
+  }
   if (timer_ != nullptr) {  // no shutdown: a given timer must not run our timeouts later
     if (due_) timer_->cancel(due_);
     if (poll_) timer_->cancel(poll_);
@@ -81,14 +92,13 @@ void BeanstalkServerHandler::attach(net::TcpServer& server, net::LoopTimer* time
     static_cast<BeanstalkServerHandler*>(self)->queue_.set_draining(true);
   }>(server.loop(), this);
   advance_clock();
-}
-
-void BeanstalkServerHandler::attach_log(LogJournal& log) {
-  log_ = &log;
-  poll_log();
-}
-
-void BeanstalkServerHandler::on_log_wakeup() {
+  if (housekeeping_ == nullptr) return;
+  wake_ = new uv_async_t;
+  uv_async_init(server.loop(), wake_,
+                [](uv_async_t* a) { static_cast<BeanstalkServerHandler*>(a->data)->poll_log(); });
+  wake_->data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(wake_));  // never keeps the loop running
+  housekeeping_->set_wakeup([wake = wake_] { uv_async_send(wake); });
   poll_log();
 }
 
@@ -142,9 +152,9 @@ void BeanstalkServerHandler::resume_reading(SessionId session) {
 }
 
 void BeanstalkServerHandler::poll_log() {
-  if (log_ == nullptr || timer_ == nullptr) return;
+  if (housekeeping_ == nullptr || timer_ == nullptr) return;
   const auto now_ms = static_cast<std::uint64_t>(clock_ms().count());
-  log_->poll(now_ms);  // may send replies now durable, which may run held requests
+  housekeeping_->poll(now_ms);  // may send replies now durable, which may run held requests
   if (!parked_.empty()) resume_parked();
   arm_poll(now_ms);
   arm_timer();
@@ -152,7 +162,7 @@ void BeanstalkServerHandler::poll_log() {
 
 void BeanstalkServerHandler::arm_poll(std::uint64_t now_ms) {
   if (timer_ == nullptr) return;
-  const std::uint64_t next = log_->next_poll_ms();
+  const std::uint64_t next = housekeeping_->next_poll_ms();
   if (next == poll_at_ && (poll_ || next == UINT64_MAX)) return;
   if (poll_) timer_->cancel(poll_);
   poll_.reset();

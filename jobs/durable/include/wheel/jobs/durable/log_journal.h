@@ -36,7 +36,7 @@
 
 namespace wheel::jobs {
 
-class LogJournal final : public JobJournal, private LogIndex {
+class LogJournal final : public JobJournal, public JournalHousekeeping, private LogIndex {
  public:
   using WallClock = std::function<std::int64_t()>;  // Unix milliseconds
 
@@ -53,17 +53,23 @@ class LogJournal final : public JobJournal, private LogIndex {
   void when_durable_or_now(std::function<void()> done) override;
   bool changes_wait() const override { return log_.changes_wait(); }
   bool calling_back_lost() const override { return calling_back_lost_; }
-  // Bodies stay in the log (JobLog::read_body): the queue keeps none in memory.
+  // Bodies stay in the log (JobLog::read_body): the queue keeps none in memory. Read from the
+  // job's put record at its journal_ref: no lookup by id.
   bool keeps_bodies() const override { return true; }
-  bool read_body(std::uint64_t id, std::string* body) override;
+  bool read_body(const Job& job, std::string* body) override;
   // Lends the log its index answered from `jobs` (null: none; the log's compaction waits).
   void attach(JournaledJobs* jobs) override;
 
+  // Itself: its owner polls the log (JournalHousekeeping below).
+  JournalHousekeeping* housekeeping() override { return this; }
+
   // The log's housekeeping (finished syncs, interval syncs, compaction, disk space), then the
   // callbacks of when_durable() that are durable now. `now_ms`: any monotonic clock.
-  void poll(std::uint64_t now_ms);
+  void poll(std::uint64_t now_ms) override;
   // When poll() has timed work next (now_ms terms); UINT64_MAX: none.
-  std::uint64_t next_poll_ms() const { return log_.next_poll_ms(); }
+  std::uint64_t next_poll_ms() const override { return log_.next_poll_ms(); }
+  // The log's sync thread calls `wakeup` after each sync (JobLog::set_wakeup).
+  void set_wakeup(std::function<void()> wakeup) override { log_.set_wakeup(std::move(wakeup)); }
   // Callbacks still waiting for a sync.
   std::size_t waiting() const { return waiting_.size(); }
   // The log it writes to (its stats and sync metrics).
@@ -81,6 +87,8 @@ class LogJournal final : public JobJournal, private LogIndex {
   void restore_deferred(JobQueue& queue, const Recovered& recovered, std::int64_t wall_now_ms);
 
  private:
+  // Where `job`'s put record is (its journal_ref) and the sizes its length follows from.
+  static PutPlace put_place(const Job& job);
   // LogIndex, from the attached queue's jobs.
   bool find(std::uint64_t id, Entry* entry) const override;
   void placed(std::uint64_t id, LogPosition position) override;

@@ -125,11 +125,15 @@ class JobLog {
   std::error_code change(const StoredChange& change, Lsn* lsn);
   std::error_code remove(std::uint64_t id, Lsn* lsn);
 
-  // Reads the body of live job `id` back from its put record (one positional read; the record
-  // follows the job through compaction). Appended records are readable at once, synced or not.
-  // Errors: the file system's (EIO, ...), or std::errc::illegal_byte_sequence for a record
-  // that fails its CRC or does not hold job `id` (logged with file and offset). REQUIRES:
-  // `id` is live (put and not removed). Does not stop the log.
+  // Reads the body of live job `id` back from its put record at `put` (one positional read,
+  // no lookup: the owner that lent its index knows where each job's put is; put() and
+  // compaction's LogIndex::placed() tell it). Appended records are readable at once, synced or
+  // not. Errors: the file system's (EIO, ...), or std::errc::illegal_byte_sequence for a
+  // record that fails its CRC or does not hold job `id` (logged with file and offset).
+  // REQUIRES: `id` is live (put and not removed) and its put record is at `put`. Does not stop
+  // the log.
+  std::error_code read_body(std::uint64_t id, const PutPlace& put, std::string* body);
+  // The same, finding the put record in the index (the log's own, or the lent one's find()).
   std::error_code read_body(std::uint64_t id, std::string* body);
 
   // From now on `index` (the owner's, log_index.h) says where each live job's put record is
@@ -163,6 +167,12 @@ class JobLog {
   // When poll() next has timed work (kInterval sync, disk-space check), in now_ms terms;
   // UINT64_MAX when none.
   std::uint64_t next_poll_ms() const;
+
+  // From now on the sync thread calls `wakeup` after each sync instead of
+  // JobLogOptions::wakeup (empty: nothing); the owner set up to be woken once the log is open
+  // (a server's uv_async_t) gives it here. Once this returns the previous one is neither running
+  // nor called again, so what it wakes may be closed. Same rules as JobLogOptions::wakeup.
+  void set_wakeup(std::function<void()> wakeup);
 
   // Makes everything appended so far durable before returning (shutdown, tests).
   std::error_code sync_now();

@@ -6,7 +6,7 @@
 // in Job::journal_ref), so with a lent index the log holds nothing per job.
 //
 // Threads: called on the log's owner thread only, from the log's own calls (change, remove,
-// read_body, poll's compaction).
+// read_body by id, poll's compaction).
 #pragma once
 
 #include <cstdint>
@@ -20,12 +20,20 @@ namespace wheel::jobs {
 // StoredJob::log_position, put() the new ones'; compaction moves them with LogIndex::placed).
 using LogPosition = std::uint64_t;
 
+// Where a live job's put record is, and the sizes its length follows from (the log adds the
+// counters it carries): what the log needs to read the record back (JobLog::read_body) or to
+// count its bytes.
+struct PutPlace {
+  LogPosition position = 0;
+  std::uint32_t tube_size = 0;  // its tube name's length (at most 255)
+  std::uint32_t body_size = 0;
+};
+
 class LogIndex {
  public:
+  // A live job as the log's index knows it (the log's own index holds these too).
   struct Entry {
-    LogPosition position = 0;     // of its put record
-    std::uint64_t tube_size = 0;  // its tube name's length
-    std::uint64_t body_size = 0;
+    PutPlace put;
     // Its state now, as of the changes appended so far (a reserved job: as before its reserve).
     StoredState state = StoredState::kReady;
     std::uint32_t priority = 0;

@@ -21,18 +21,27 @@ struct StoredCounters {
   friend bool operator==(const StoredCounters&, const StoredCounters&) = default;
 };
 
-struct StoredJob {
+// A live job's state as of its latest durable change: what a change record (release, bury,
+// kick, kick-job: a change that keeps the job's tube and body) carries, and what a put record
+// carries besides the job's fixed fields (StoredJob).
+struct StoredChange {
   std::uint64_t id = 0;
   StoredState state = StoredState::kReady;
   std::uint32_t priority = 0;
   std::int64_t due_unix_ms = 0;  // when a delayed job becomes ready (wall clock, ms); else 0
+  // A new job's put: zero counts and delay_ms = due - created when delayed, else 0 (the record
+  // then leaves them out).
+  StoredCounters counters;
+
+  friend bool operator==(const StoredChange&, const StoredChange&) = default;
+};
+
+// A job as the log keeps it (its put record): its state, and the fields no change alters.
+struct StoredJob : StoredChange {
   std::uint64_t ttr_ms = 0;
   std::int64_t created_unix_ms = 0;
   std::string tube;  // at most 255 bytes (the queue allows 200)
   std::string body;  // at most 1 GiB
-  // A new job: zero counts and delay_ms = due - created when delayed, else 0 (the record then
-  // leaves them out).
-  StoredCounters counters;
   // The body's length, set by JobLog::open() also when it leaves `body` empty
   // (JobLogOptions::load_bodies false); not part of ==, and not read by JobLog::put().
   std::uint32_t body_size = 0;
@@ -41,21 +50,10 @@ struct StoredJob {
   std::uint64_t log_position = 0;
 
   friend bool operator==(const StoredJob& a, const StoredJob& b) {
-    return a.id == b.id && a.state == b.state && a.priority == b.priority &&
-           a.due_unix_ms == b.due_unix_ms && a.ttr_ms == b.ttr_ms &&
-           a.created_unix_ms == b.created_unix_ms && a.tube == b.tube && a.body == b.body &&
-           a.counters == b.counters;
+    return static_cast<const StoredChange&>(a) == static_cast<const StoredChange&>(b) &&
+           a.ttr_ms == b.ttr_ms && a.created_unix_ms == b.created_unix_ms && a.tube == b.tube &&
+           a.body == b.body;
   }
-};
-
-// A change of a live job's state that keeps its tube and body: release (new priority and
-// delay), bury, kick, kick-job; with the job's counters after the change.
-struct StoredChange {
-  std::uint64_t id = 0;
-  StoredState state = StoredState::kReady;
-  std::uint32_t priority = 0;
-  std::int64_t due_unix_ms = 0;
-  StoredCounters counters;
 };
 
 }  // namespace wheel::jobs

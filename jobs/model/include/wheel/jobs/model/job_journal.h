@@ -82,6 +82,27 @@ enum class Refusal : std::uint8_t {
   kFull,    // no room now (disk full, a store at its memory limit): OUT_OF_MEMORY
 };
 
+// The work of a journal that runs on its own (a log: syncs finished on its thread, interval
+// syncs, compaction, disk-space checks), which the journal's owner (a server's loop) runs for
+// it: poll() after each batch of changes, whenever the wakeup given to set_wakeup() is called,
+// and by next_poll_ms(). JobJournal::housekeeping() hands it out.
+//
+// Threads: the owner's thread only; the wakeup is called from another.
+class JournalHousekeeping {
+ public:
+  // Runs what is due, then the when_durable() callbacks whose changes are durable now.
+  // `now_ms`: any monotonic clock in milliseconds.
+  virtual void poll(std::uint64_t now_ms) = 0;
+  // When poll() has timed work next (now_ms terms); UINT64_MAX: none.
+  virtual std::uint64_t next_poll_ms() const = 0;
+  // From now on `wakeup` is called (from another thread, e.g. uv_async_send) when poll() has
+  // work; empty: none. Once this returns the previous one is neither running nor called again.
+  virtual void set_wakeup(std::function<void()> wakeup) = 0;
+
+ protected:
+  ~JournalHousekeeping() = default;
+};
+
 class JobJournal {
  public:
   virtual ~JobJournal() = default;
@@ -119,10 +140,14 @@ class JobJournal {
   // when destroyed; a journal that keeps bodies answers its store's questions about live jobs
   // from `jobs`. The default ignores it.
   virtual void attach(JournaledJobs* jobs) { (void)jobs; }
-  // Reads the body of live job `id` into *body. False when it cannot be read (an I/O error, a
-  // damaged record): the command that needed it fails with INTERNAL_ERROR.
-  virtual bool read_body(std::uint64_t id, std::string* body) {
-    (void)id;
+  // The journal's own work, which its owner must run (see JournalHousekeeping), or null
+  // when it has none (the default).
+  virtual JournalHousekeeping* housekeeping() { return nullptr; }
+  // Reads the body of live job `job` into *body, from where its journal_ref says (no lookup by
+  // id). False when it cannot be read (an I/O error, a damaged record): the command that
+  // needed it fails with INTERNAL_ERROR.
+  virtual bool read_body(const Job& job, std::string* body) {
+    (void)job;
     (void)body;
     return false;
   }

@@ -28,6 +28,12 @@
 // with a log, one at its next_poll_ms(), so they and the log's housekeeping run on the loop. The
 // timer is the handler's own (1 ms tick) unless attach() is given one.
 //
+// A journal with housekeeping of its own (JobJournal::housekeeping(): a LogJournal) is run by
+// the handler on the server's loop: polled after each read, when its next_poll_ms() says, and
+// whenever it wakes the loop (a uv_async_t the handler owns, handed to the journal with
+// set_wakeup(): the log's sync thread calls it after each sync, so replies whose changes are
+// now durable are sent).
+//
 // Signals: attach() makes SIGUSR1 turn drain mode on (put answers DRAINING), as in beanstalkd.
 // SIGTERM/SIGINT are the server's (TcpServer::handle_signals); on_shutdown() sets drain mode and
 // closes the handler's loop handles.
@@ -46,7 +52,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wheel/jobs/durable/log_journal.h"
 #include "wheel/jobs/model/job_journal.h"
 #include "wheel/jobs/model/job_queue.h"
 #include "wheel/jobs/server/beanstalk_dispatcher.h"
@@ -69,31 +74,27 @@ struct BeanstalkServerOptions {
 class BeanstalkServerHandler final : public net::ConnectionHandler, public ReserveListener {
  public:
   // `queue`, `journal` and `dispatcher` must outlive the handler (and the dispatcher must be on
-  // `queue`). The handler becomes the queue's ReserveListener. Throws std::invalid_argument for
-  // a max_job_size beyond beanstalk::kMaxMaxJobSize, a max_held_input of 0 or a
-  // max_queued_output below 2.
+  // `queue`, and `journal` be the queue's). The handler becomes the queue's ReserveListener. Throws
+  // std::invalid_argument for a max_job_size beyond beanstalk::kMaxMaxJobSize, a max_held_input of
+  // 0 or a max_queued_output below 2.
   BeanstalkServerHandler(JobQueue& queue, JobJournal& journal, BeanstalkDispatcher& dispatcher,
                          BeanstalkServerOptions options = {});
-  // Frees the per-connection state left (the server closes connections before; see below).
+  // Frees the per-connection state left (the server closes connections before; see below) and
+  // closes the journal's wake-up (the loop must run once more to finish closing it).
   // REQUIRES: the server no longer calls the handler (it was shut down and its loop ran).
   ~BeanstalkServerHandler() override;
   BeanstalkServerHandler(const BeanstalkServerHandler&) = delete;
   BeanstalkServerHandler& operator=(const BeanstalkServerHandler&) = delete;
 
   // Binds the handler to `server` (which must use this handler and outlive it): starts the
-  // queue's timeouts on `timer` (advancing the queue to its clock) and SIGUSR1's drain mode.
-  // `timer`: on the server's loop, outliving the handler; the queue's clock is its clock_now()
-  // in ms, so the queue must have been made at that time (a test gives one on a ManualClock).
-  // Null: the handler makes its own on the server's loop (1 ms tick) and closes it at shutdown.
-  // Call once, on the loop thread, before the loop runs.
+  // Binds the handler to `server` (which must use this handler and outlive it): starts the
+  // queue's timeouts on `timer` (advancing the queue to its clock), SIGUSR1's drain mode and,
+  // for a journal with housekeeping, its wake-up (a uv_async_t the handler owns) and its polls
+  // (and polls it once). `timer`: on the server's loop, outliving the handler; the queue's clock
+  // is its clock_now() in ms, so the queue must have been made at that time (a test gives one on
+  // a ManualClock). Null: the handler makes its own on the server's loop (1 ms tick) and closes
+  // it at shutdown. Call once, on the loop thread, before the loop runs.
   void attach(net::TcpServer& server, net::LoopTimer* timer = nullptr);
-  // With a LogJournal as the journal: the log's housekeeping (finished syncs, interval syncs,
-  // compaction, disk-space checks) runs after each read, at each on_log_wakeup() and when the
-  // log's next_poll_ms() says. REQUIRES: attach() ran; `log` is the journal given above.
-  void attach_log(LogJournal& log);
-  // Call on the loop thread after the log's `wakeup` fired (from a uv_async_t callback): replies
-  // whose changes are now durable are sent.
-  void on_log_wakeup();
   // Also runs `also` when a shutdown begins (e.g. close a metrics server on the same loop).
   void on_shutdown_also(std::function<void()> also) { shutdown_also_ = std::move(also); }
 
@@ -138,7 +139,8 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   void arm_poll(std::uint64_t now_ms);
   void poll_log();
 
-  LogJournal* log_ = nullptr;
+  JournalHousekeeping* housekeeping_ = nullptr;  // the journal's, or null
+  uv_async_t* wake_ = nullptr;  // the journal's wakeup; freed by its close callback
 
   JobQueue& queue_;
   JobJournal& journal_;
