@@ -75,6 +75,9 @@ LAYERS = {
                     "jobs/durable"},
     "jobs/fleet": {"common", "timer", "net", "redis", "jobs/log", "jobs/model",
                    "jobs/beanstalk", "jobs/durable", "jobs/server"},
+    "server": {"common", "timer", "net"},
+    "jobs/console": {"common", "timer", "net", "redis", "server", "jobs/log", "jobs/model",
+                     "jobs/beanstalk", "jobs/durable", "jobs/server", "jobs/fleet"},
 }
 # The public header of a layer -> its layer: where git has it, under <layer>/include/.
 header_layer = {}

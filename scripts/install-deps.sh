@@ -15,11 +15,17 @@ command -v npm >/dev/null || packages+=(npm)
 # Installing and packaging: manual pages from --help (help2man), the .deb's dependencies
 # (dpkg-shlibdeps, in dpkg-dev). The build goes on without them.
 packages+=(help2man dpkg-dev)
+# The build links with lld when it is there (WHEEL_LINKER in CMakeLists.txt): GNU ld took twice
+# its CPU (docs/testing.md).
+packages+=(lld)
 # Lint: luac5.1 -p checks the Lua scripts (Redis runs Lua 5.1) in scripts/lint.sh.
 packages+=(lua5.1)
 # Docs: scripts/bench-charts.py draws docs/img/*.svg from docs/bench with matplotlib; a ctest
 # test runs it, so CI needs it too.
 packages+=(python3-matplotlib)
+# The web console's browser test (tests/console) drives Debian's chromium headless; npm ci of its
+# lockfile (playwright-core) runs when the test does.
+packages+=(chromium)
 # Bench only: Boost.Asio for wheel-idle-bench's asio implementation (the build goes on without).
 packages+=(libboost-dev)
 missing=()

@@ -18,6 +18,9 @@ cd "$(dirname "$0")/.."
 mkdir -p build/plain
 log=build/plain/demo-build.log
 : >"$log"
+# Seconds of CPU used by this script's finished children (clock ticks of /proc/PID/stat).
+child_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f", ($16 + $17) / hz}' /proc/$$/stat; }
+start=$SECONDS cpu=$(child_cpu)
 echo "=== installing packages and building (log: $log)" >&2
 scripts/install-deps.sh >>"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
 source scripts/ccache-env.sh  # after install-deps: it installs ccache
@@ -32,6 +35,7 @@ if ! { cmake -S . -B build/plain -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEEL_SANIT
   echo "run-demo: the build failed (the whole log: $log)" >&2
   exit 1
 fi
+echo "=== built in $((SECONDS - start)) s ($(($(child_cpu) - cpu)) s CPU), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 echo "=== the timer example" >&2
 build/plain/examples/wheel-example

@@ -39,7 +39,8 @@ for cfg in "${configs[@]}"; do
   esac
   # Sanitizer builds at -O1 with line tables only (-g1), the sanitizers' recommended level:
   # the same instrumentation and symbolized reports, at less than half the compile time of
-  # -O2 -g. The plain build stays RelWithDebInfo (-O2 -g): benchmarks and the soak use it.
+  # -O2 -g. The plain build stays at -O2 (benchmarks and the soak use it), with the line tables
+  # (-g1) CMakeLists.txt gives a new build folder.
   flags=()
   [[ -n $sanitize ]] && flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG")
   start=$SECONDS cpu=$(child_cpu)

@@ -32,7 +32,8 @@ enum class Text { kAtOnce, kLater, kNever };
 // A MetricsHttpServer on a loop thread of its own.
 class Endpoint {
  public:
-  explicit Endpoint(wheel::server::MetricsHttpOptions options, Text text = Text::kAtOnce) {
+  explicit Endpoint(wheel::server::MetricsHttpOptions options, Text text = Text::kAtOnce,
+                    MetricsHttpServer::Handler handler = {}) {
     uv_loop_init(&loop_);
     uv_async_init(&loop_, &stop_, [](uv_async_t* a) {
       auto* self = static_cast<Endpoint*>(a->data);
@@ -63,6 +64,7 @@ class Endpoint {
                 100, 0);
           });
     }
+    if (handler) server_->set_handler(std::move(handler));
     port_ = server_->listen();
     thread_ = std::thread([this] { uv_run(&loop_, UV_RUN_DEFAULT); });
   }
@@ -158,6 +160,54 @@ TEST(MetricsHttpServer, AnswersOtherPathsWith404AndOtherMethodsWith405) {
   EXPECT_NE(post.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos);
   EXPECT_EQ(status_line(exchange(e.port(), "garbage\r\n\r\n")), "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(e.renders(), 0);  // none of them rendered the metrics
+}
+
+// A handler that answers with what it was given: method, path, query, one header, body.
+MetricsHttpServer::Handler echo() {
+  return [](const HttpRequest& r, MetricsHttpServer::Respond respond) {
+    HttpResponse out;
+    out.status = 201;
+    out.body = r.method + " " + r.path + " ?" + r.query +
+               " x=" + std::string(r.header("x-thing").value_or("-")) + " body=" + r.body;
+    respond(std::move(out));
+  };
+}
+
+TEST(MetricsHttpServer, RoutesEveryOtherRequestToTheHandlerWithItsBody) {
+  wheel::server::MetricsHttpOptions o;
+  o.max_body = 64;
+  Endpoint e(o, Text::kAtOnce, echo());
+  std::string reply = exchange(
+      e.port(), "POST /api/a%20b?q=1 HTTP/1.1\r\nX-Thing:  yes \r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_EQ(status_line(reply), "HTTP/1.1 201 Created") << reply;
+  EXPECT_TRUE(reply.ends_with("POST /api/a b ?q=1 x=yes body=hello")) << reply;
+  // A body that comes in a later read than its head is waited for.
+  const int fd = connect_to(e.port());
+  const std::string head = "POST /x HTTP/1.1\r\nContent-Length: 3\r\n\r\n";
+  (void)!::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  std::this_thread::sleep_for(50ms);
+  (void)!::send(fd, "abc", 3, MSG_NOSIGNAL);
+  reply = read_all(fd);
+  ::close(fd);
+  EXPECT_TRUE(reply.ends_with("body=abc")) << reply;
+  // /metrics stays the render's, the handler never sees it.
+  EXPECT_TRUE(exchange(e.port(), "GET /metrics HTTP/1.1\r\n\r\n").ends_with("x_total 1\n"));
+  EXPECT_EQ(e.renders(), 1);
+}
+
+TEST(MetricsHttpServer, ABodyOverMaxBodyIs413AndAChunkedOneIs400) {
+  wheel::server::MetricsHttpOptions o;
+  o.max_body = 4;
+  Endpoint e(o, Text::kAtOnce, echo());
+  EXPECT_EQ(status_line(exchange(e.port(), "POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\n12345")),
+            "HTTP/1.1 413 Content Too Large");
+  EXPECT_EQ(status_line(exchange(e.port(), "POST /x HTTP/1.1\r\nContent-Length: 4\r\n\r\n1234")),
+            "HTTP/1.1 201 Created");
+  EXPECT_EQ(status_line(exchange(
+                e.port(), "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")),
+            "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(status_line(exchange(e.port(), "GET /x%zz HTTP/1.1\r\n\r\n")),
+            "HTTP/1.1 400 Bad Request");
 }
 
 TEST(MetricsHttpServer, RefusesAnOversizedRequestWith431) {

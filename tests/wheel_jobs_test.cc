@@ -233,4 +233,16 @@ TEST(WheelJobsOptionsTest, OutOfRangeExitsTwoWithTheRange) {
   EXPECT_TRUE(err.starts_with("wheel-jobs ")) << err;
 }
 
+TEST(WheelJobsOptionsTest, TheConsoleAnywhereButLoopbackNeedsAToken) {
+  std::string err;
+  EXPECT_EQ(run_options("--http-port 9 --http-host 0.0.0.0", &err), 2);
+  EXPECT_NE(err.find("needs --http-token"), std::string::npos) << err;
+  err.clear();
+  EXPECT_EQ(run_options("--http-port 9 --http-token short", &err), 2);
+  EXPECT_NE(err.find("--http-token: must be 16 to 256"), std::string::npos) << err;
+  err.clear();
+  EXPECT_EQ(run_options("--http-read-only", &err), 2);
+  EXPECT_NE(err.find("needs --http-port"), std::string::npos) << err;
+}
+
 }  // namespace

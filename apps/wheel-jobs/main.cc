@@ -12,17 +12,22 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cli_options.h"
 #include "cli_style.h"
+#include "http_endpoint.h"
 #include "jobs_metrics.h"
 #include "json_log.h"
 #include "wheel/jobs/beanstalk/beanstalk_protocol.h"
+#include "wheel/jobs/console/queue_console.h"
+#include "wheel/jobs/console/redis_console.h"
 #include "wheel/jobs/durable/log_journal.h"
 #include "wheel/jobs/fleet/redis_jobs_handler.h"
 #include "wheel/jobs/log/job_log.h"
@@ -84,8 +89,7 @@ struct ServeOptions {
   jobs::JobQueueLimits limits;
   std::uint32_t max_job_size = 0;
   std::uint64_t max_connections = 0;
-  std::string metrics_host;
-  std::uint16_t metrics_port = 0;
+  wheel::jobs_app::HttpEndpointOptions http;  // port 0: no HTTP listener
   std::uint32_t metrics_tubes = 0;
 };
 
@@ -102,24 +106,6 @@ wheel::net::TcpServerOptions tcp_options(const ServeOptions& o) {
   // client past it never read and met a reply larger than a body (list-tubes, stats).
   options.max_output = std::size_t{o.max_job_size} + (std::size_t{1} << 20) + 4096;
   return options;
-}
-
-wheel::server::MetricsHttpOptions metrics_options(const ServeOptions& o) {
-  wheel::server::MetricsHttpOptions options;
-  options.host = o.metrics_host;
-  options.port = o.metrics_port;
-  return options;
-}
-
-// Listens for scrapes; throws std::runtime_error naming the endpoint when it cannot.
-void listen_metrics(wheel::server::MetricsHttpServer& metrics, const ServeOptions& o) {
-  try {
-    metrics.listen();
-  } catch (const std::exception& e) {
-    throw std::runtime_error("cannot serve metrics on " +
-                             wheel::net::format_host_port(o.metrics_host, o.metrics_port) + ": " +
-                             e.what());
-  }
 }
 
 // The server on `loop` with `journal` (and `log_journal` when durable) until SIGTERM/SIGINT:
@@ -153,16 +139,23 @@ int serve_on(uv_loop_t* loop, const ServeOptions& o, jobs::JobJournal& journal,
     return 1;
   }
   handler.attach(server);
-  std::unique_ptr<wheel::server::MetricsHttpServer> metrics;
-  if (o.metrics_port != 0) {
-    metrics = std::make_unique<wheel::server::MetricsHttpServer>(loop, metrics_options(o), [&] {
-      return wheel::jobs_app::render_metrics(dispatcher, queue,
-                                             log_journal != nullptr ? &log_journal->log() : nullptr,
-                                             o.metrics_tubes, server.counters());
-    });
-    handler.on_shutdown_also([&] { metrics->close(); });
+  jobs::console::QueueConsole console(
+      queue, journal, log_journal != nullptr ? "log" : "memory",
+      [&](const std::function<void()>& change) { handler.run_outside(change); },
+      [&] { return server.counters().connections; });
+  std::unique_ptr<wheel::jobs_app::HttpEndpoint> http;
+  if (o.http.port != 0) {
+    http = std::make_unique<wheel::jobs_app::HttpEndpoint>(
+        loop, o.http,
+        [&](wheel::server::MetricsHttpServer::Reply reply) {
+          reply(wheel::jobs_app::render_metrics(
+              dispatcher, queue, log_journal != nullptr ? &log_journal->log() : nullptr,
+              o.metrics_tubes, server.counters()));
+        },
+        console);
+    handler.on_shutdown_also([&] { http->close(); });
     try {
-      listen_metrics(*metrics, o);
+      http->listen();
     } catch (const std::exception& e) {
       wheel::logger()->error("wheel-jobs: {}", e.what());
       server.shutdown();
@@ -215,17 +208,20 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
     options.max_scan_interval = max_scan_interval;
     jobs::RedisJobsHandler handler(store, events, options);
     wheel::net::TcpServer server(&loop, tcp_options(o), handler);
-    std::unique_ptr<wheel::server::MetricsHttpServer> metrics;
-    if (o.metrics_port != 0) {
+    jobs::console::RedisConsole console(store, handler);
+    std::unique_ptr<wheel::jobs_app::HttpEndpoint> metrics;
+    if (o.http.port != 0) {
       // Each scrape reads the fleet's counts from Redis (one script), then renders.
-      metrics = std::make_unique<wheel::server::MetricsHttpServer>(
-          &loop, metrics_options(o), [&](wheel::server::MetricsHttpServer::Reply reply) {
+      metrics = std::make_unique<wheel::jobs_app::HttpEndpoint>(
+          &loop, o.http,
+          [&](wheel::server::MetricsHttpServer::Reply reply) {
             store.totals([&, reply = std::move(reply)](jobs::StoreTotals&& t) {
               reply(wheel::jobs_app::render_redis_metrics(
                   handler, t.status == jobs::StoreStatus::kOk ? &t : nullptr, client, events,
                   sentinels ? &*sentinels : nullptr, server.counters()));
             });
-          });
+          },
+          console);
     }
     handler.on_shutdown_also([&] {
       if (metrics) metrics->close();
@@ -252,7 +248,7 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
         throw std::runtime_error("cannot listen on " +
                                  wheel::net::format_host_port(o.host, o.port) + ": " + e.what());
       }
-      if (metrics) listen_metrics(*metrics, o);
+      if (metrics) metrics->listen();
       handler.attach(server);
       server.handle_signals();
       wheel::logger()->info("wheel-jobs: jobs in {}", store_name);
@@ -332,8 +328,8 @@ int run(int argc, char** argv) {
   std::uint32_t max_job_size = jobs::beanstalk::kDefaultMaxJobSize;
   std::uint64_t max_connections = 100'000;
   jobs::JobQueueLimits limits;
-  std::uint16_t metrics_port = 0;
-  std::string metrics_host = "127.0.0.1";
+  wheel::jobs_app::HttpEndpointOptions http;
+  bool no_console = false;
   std::uint32_t metrics_tubes = 100;
   std::string log_level = "info";
   std::string log_format = "text";
@@ -419,13 +415,25 @@ int run(int argc, char** argv) {
             "bytes of job bodies held; past it put answers OUT_OF_MEMORY", 1, kMaxMemoryLimit);
   add_count(app, "--max-tubes", &limits.max_tubes,
             "tubes at once; past it use and watch answer OUT_OF_MEMORY", 1, 10'000'000);
-  add_count(app, "--metrics-port", &metrics_port,
-            "serve Prometheus metrics at http://METRICS-HOST:PORT/metrics; 0 turns it off", 0,
-            65535);
-  app.add_option("--metrics-host", metrics_host,
-                 "IPv4 or IPv6 address or host name of the metrics endpoint")
+  add_count(app, "--http-port,--metrics-port", &http.port,
+            "serve Prometheus metrics at http://HTTP-HOST:PORT/metrics and the web console at "
+            "http://HTTP-HOST:PORT/ (--metrics-port: its old name); 0 turns it off",
+            0, 65535);
+  app.add_option("--http-host,--metrics-host", http.host,
+                 "IPv4 or IPv6 address or host name of the HTTP listener; anything but loopback "
+                 "needs --http-token")
       ->type_name(wheel::cli::kTypeAddress)
       ->capture_default_str();
+  app.add_option("--http-token", http.token,
+                 "the web console's token: every /api call and every change must carry it "
+                 "(X-Wheel-Token), and the page asks for it; 16 to 256 letters, digits, '-', '_' "
+                 "or '.'. Read from WHEEL_JOBS_HTTP_TOKEN when not given. Without it (loopback "
+                 "only) a token made at start rides in the page")
+      ->type_name("TOKEN")
+      ->envname("WHEEL_JOBS_HTTP_TOKEN");
+  app.add_flag("--http-read-only", http.read_only,
+               "the web console shows everything and changes nothing (every action answers 403)");
+  app.add_flag("--no-console", no_console, "serve /metrics only, no web console");
   add_count(app, "--metrics-tubes", &metrics_tubes,
             "per-tube job gauges for at most this many tubes, those holding the most jobs; 0: "
             "none",
@@ -518,18 +526,19 @@ int run(int argc, char** argv) {
     return usage_error("--unix-mode: must be an octal mode from 0 to 777, got '" + unix_mode_text +
                        "'");
   }
-  if (metrics_port != 0) {
-    try {
-      wheel::net::resolve_address(metrics_host, metrics_port);
-    } catch (const std::exception& e) {
-      return usage_error("--metrics-host: " + std::string(e.what()));
-    }
+  http.console = !no_console;
+  http.max_job_size = max_job_size;
+  std::vector<std::string> http_given;
+  for (const char* option : {"--http-read-only", "--no-console"}) {
+    if (app.count(option) > 0) http_given.emplace_back(option);
+  }
+  if (const std::string bad = wheel::jobs_app::check_http_options(http, http_given); !bad.empty()) {
+    return usage_error(bad);
   }
   wheel::apps::install_program_logger("wheel-jobs", log_level, log_format);
 
-  ServeOptions serve_options{host,         port,         *unix_mode,
-                             limits,       max_job_size, max_connections,
-                             metrics_host, metrics_port, metrics_tubes};
+  ServeOptions serve_options{host, port,         *unix_mode, limits, max_job_size, max_connections,
+                             http, metrics_tubes};
   if (endpoint) {
     client_options.endpoint = *endpoint;
     return serve_redis(serve_options, client_options, sentinel, max_scan_interval,

@@ -40,7 +40,11 @@ struct MetricsHttpServer::Client {
   uv_tcp_t tcp;
   uv_timer_t timer;
   uv_write_t write;
-  std::string request;
+  std::string request;  // the bytes read: head, then body
+  HttpRequest parsed;   // once head_done
+  std::size_t head_bytes = 0;
+  std::uint64_t body_bytes = 0;
+  bool head_done = false;
   std::string reply;
   int open = 0;  // handles of this client still open
   bool finishing = false;
@@ -145,24 +149,47 @@ void MetricsHttpServer::on_connection(uv_stream_t* listener, int status) {
       },
       [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
         auto* client = static_cast<Client*>(stream->data);
-        MetricsHttpServer* server = client->server;
-        if (nread < 0) return server->finish(client);  // EOF or error before a full request
+        if (nread < 0) return client->server->finish(client);  // EOF or error before the end
         if (nread == 0) return;
-        const std::size_t before = client->request.size();
-        client->request.append(buf->base, static_cast<std::size_t>(nread));
-        // Search from a little before the new bytes: the blank line may straddle reads.
-        const std::size_t from = before >= 3 ? before - 3 : 0;
-        const bool complete = client->request.find("\r\n\r\n", from) != std::string::npos ||
-                              client->request.find("\n\n", from) != std::string::npos;
-        // A request is held up to max_request bytes plus one read (4 KiB).
-        if (client->request.size() > server->options_.max_request) {
-          client->reply = plain("431 Request Header Fields Too Large");
-        } else if (!complete) {
-          return;
-        }
-        server->answer(client);
+        client->server->read(client, std::string_view(buf->base, static_cast<std::size_t>(nread)));
       });
   if (rc != 0) self->finish(c);
+}
+
+void MetricsHttpServer::read(Client* c, std::string_view bytes) {
+  const std::size_t before = c->request.size();
+  c->request.append(bytes);
+  if (!c->head_done) {
+    // Search from a little before the new bytes: the blank line may straddle reads.
+    const std::size_t from = before >= 3 ? before - 3 : 0;
+    const bool complete = c->request.find("\r\n\r\n", from) != std::string::npos ||
+                          c->request.find("\n\n", from) != std::string::npos;
+    // A head is held up to max_request bytes plus one read (4 KiB).
+    if (!complete) {
+      if (c->request.size() > options_.max_request) {
+        c->reply = plain("431 Request Header Fields Too Large");
+        answer(c);
+      }
+      return;
+    }
+    HeadParse parsed = parse_request_head(c->request);
+    c->head_done = true;
+    if (parsed.head_bytes > options_.max_request) {
+      c->reply = plain("431 Request Header Fields Too Large");
+    } else if (parsed.status != HeadParse::Status::kOk) {
+      c->reply = plain("400 Bad Request");
+    } else if (parsed.body_bytes > options_.max_body) {
+      c->reply = plain("413 Content Too Large");
+    } else {
+      c->parsed = std::move(parsed.request);
+      c->head_bytes = parsed.head_bytes;
+      c->body_bytes = parsed.body_bytes;
+    }
+    if (!c->reply.empty()) return answer(c);
+  }
+  if (c->request.size() - c->head_bytes < c->body_bytes) return;  // more body to come
+  c->parsed.body = c->request.substr(c->head_bytes, c->body_bytes);
+  answer(c);
 }
 
 void MetricsHttpServer::on_timeout(uv_timer_t* t) {
@@ -181,48 +208,57 @@ void MetricsHttpServer::answer(Client* c) {
   uv_read_stop(reinterpret_cast<uv_stream_t*>(&c->tcp));
   if (c->open > 1) uv_timer_stop(&c->timer);
   if (c->reply.empty()) {
-    // "METHOD SP TARGET SP HTTP/1.x" on the first line.
-    const std::string_view head(c->request);
-    const std::string_view line = head.substr(0, head.find_first_of("\r\n"));
-    const std::size_t sp1 = line.find(' ');
-    const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-    if (sp2 == std::string_view::npos || line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0) {
-      c->reply = plain("400 Bad Request");
+    const HttpRequest& r = c->parsed;
+    const bool head_only = r.method == "HEAD";
+    const bool metrics = r.path == "/metrics" && (r.method == "GET" || head_only);
+    c->head_only = head_only;
+    if (!metrics && handler_) {
+      start_waiting(c);
+      std::weak_ptr<bool> alive = alive_;
+      handler_(r, [this, alive, serial = c->serial](HttpResponse response) {
+        if (!alive.expired()) responded(serial, std::move(response));
+      });
+      return;
+    }
+    if (r.method != "GET" && !head_only) {
+      c->reply = plain("405 Method Not Allowed", "Allow: GET, HEAD\r\n");
+    } else if (r.path != "/metrics") {
+      c->reply = plain("404 Not Found");
     } else {
-      const std::string_view method = line.substr(0, sp1);
-      std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-      target = target.substr(0, target.find('?'));
-      const bool head_only = method == "HEAD";
-      if (method != "GET" && !head_only) {
-        c->reply = plain("405 Method Not Allowed", "Allow: GET, HEAD\r\n");
-      } else if (target != "/metrics") {
-        c->reply = plain("404 Not Found");
-      } else {
-        // The text comes through rendered(), now or later; the timer bounds the wait.
-        c->rendering = true;
-        c->head_only = head_only;
-        if (c->open > 1) {
-          uv_timer_start(&c->timer, &MetricsHttpServer::on_timeout,
-                         static_cast<std::uint64_t>(options_.read_timeout.count()), 0);
-        }
-        std::weak_ptr<bool> alive = alive_;
-        render_([this, alive, serial = c->serial](std::string text) {
-          if (!alive.expired()) rendered(serial, std::move(text));
-        });
-        return;
-      }
+      // The text comes through rendered(), now or later; the timer bounds the wait.
+      start_waiting(c);
+      std::weak_ptr<bool> alive = alive_;
+      render_([this, alive, serial = c->serial](std::string text) {
+        if (!alive.expired()) rendered(serial, std::move(text));
+      });
+      return;
     }
   }
   write(c);
 }
 
+void MetricsHttpServer::start_waiting(Client* c) {
+  c->rendering = true;
+  if (c->open > 1) {
+    uv_timer_start(&c->timer, &MetricsHttpServer::on_timeout,
+                   static_cast<std::uint64_t>(options_.read_timeout.count()), 0);
+  }
+}
+
 void MetricsHttpServer::rendered(std::uint64_t serial, std::string text) {
+  HttpResponse r;
+  r.content_type = std::string(kPrometheusContentType);
+  r.body = std::move(text);
+  responded(serial, std::move(r));
+}
+
+void MetricsHttpServer::responded(std::uint64_t serial, HttpResponse response) {
   Client* c = first_client_;
   while (c != nullptr && c->serial != serial) c = c->next;
   if (c == nullptr || c->finishing || !c->rendering) return;  // gone, or answered 503
   c->rendering = false;
   if (c->open > 1) uv_timer_stop(&c->timer);
-  c->reply = response("200 OK", kPrometheusContentType, {}, text, !c->head_only);
+  c->reply = render_http(response, !c->head_only);
   write(c);
 }
 

@@ -81,6 +81,9 @@ std::string pause_tube() {
 std::string scan() {
   return with_prologue(lua::kScan);
 }
+std::string list_jobs() {
+  return with_prologue(lua::kListJobs);
+}
 std::string give_back() {
   return with_prologue(lua::kGiveBack);
 }

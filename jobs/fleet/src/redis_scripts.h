@@ -34,6 +34,9 @@ std::string stats_tube();  // tube known(0|1) -> {1, urgent, ready, reserved, de
 std::string stats();       // -> {urgent, ready, reserved, delayed, buried, timeouts, total, tubes}
 std::string pause_tube();  // tube delay_ms known(0|1) -> {1|0, now}
 std::string scan();        // limit n tube... -> {now, first_timer|-1, {tube, ready(0|1), next}...}
+// The web console's list and search: tube which(r|d|b) scan preview needle limit ->
+//    {looked, total, (id, pri, size, time_left, preview)...}
+std::string list_jobs();
 // The scripts of a fleet's own operations:
 std::string give_back();  // n (id token)... -> {released, now}
 

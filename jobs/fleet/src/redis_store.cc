@@ -33,6 +33,7 @@ struct RedisStore::Scripts {
   RedisScript pause_tube{redis_scripts::pause_tube()};
   RedisScript scan{redis_scripts::scan(), false};
   RedisScript give_back{redis_scripts::give_back()};
+  RedisScript list_jobs{redis_scripts::list_jobs(), false};
 };
 
 namespace {
@@ -78,7 +79,7 @@ RedisStore::RedisStore(RedisClient& client, RedisStoreOptions options)
        {&scripts_->reserve_job, &scripts_->release, &scripts_->bury, &scripts_->touch,
         &scripts_->kick, &scripts_->kick_job, &scripts_->peek, &scripts_->peek_tube,
         &scripts_->stats_job, &scripts_->stats_tube, &scripts_->stats, &scripts_->pause_tube,
-        &scripts_->scan, &scripts_->give_back}) {
+        &scripts_->scan, &scripts_->give_back, &scripts_->list_jobs}) {
     client_.preload(s);
   }
   client_.add_turn_end([batches = std::weak_ptr<RedisBatches>(batches_)] {
@@ -230,6 +231,29 @@ void RedisStore::peek_tube(std::string_view tube, PeekWhich which, Done<PeekResu
   const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
   client_.eval(scripts_->peek_tube, {options_.prefix, std::string(tube), kind},
                answer(std::move(done), read_peek));
+}
+
+void RedisStore::list_jobs(std::string_view tube, PeekWhich which, std::size_t scan,
+                           std::size_t preview, std::string_view needle, std::size_t limit,
+                           Done<JobListResult> done) {
+  const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
+  client_.eval(scripts_->list_jobs,
+               {options_.prefix, std::string(tube), kind, std::to_string(scan),
+                std::to_string(preview), std::string(needle), std::to_string(limit)},
+               answer(std::move(done), [](const RedisValue& v, JobListResult& r) {
+                 if (!check(v, r, 2)) return;
+                 r.looked = count_at(v, 0);
+                 r.total = count_at(v, 1);
+                 for (std::size_t e = 2; e + 4 < v.elements.size(); e += 5) {
+                   JobListResult::Entry entry;
+                   entry.id = count_at(v, e);
+                   entry.priority = static_cast<std::uint32_t>(count_at(v, e + 1));
+                   entry.body_size = count_at(v, e + 2);
+                   entry.time_left = as_int(at(v, e + 3));
+                   entry.preview = at(v, e + 4).str;
+                   r.jobs.push_back(std::move(entry));
+                 }
+               }));
 }
 
 void RedisStore::job_stats(std::uint64_t id, Done<JobInfo> done) {

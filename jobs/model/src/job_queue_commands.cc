@@ -47,6 +47,7 @@ void JobQueue::reserve_for(Session* session, Job* job) {
   job->reserves++;
   job->deadline = deadline_in(job->ttr);
   job->tube->reserved++;
+  job->tube->reserves++;
   job->timeout = schedule(job->deadline, &JobQueue::job_due, job->id);
   session->reserved.insert(job->id);
 }
@@ -150,6 +151,7 @@ Outcome JobQueue::unreserve(SessionId id, std::uint64_t job_id) {
   if (job == nullptr) return Outcome::kNotFound;
   take_out(job);
   if (job->reserves > 0) job->reserves--;
+  if (job->tube->reserves > 0) job->tube->reserves--;
   make_ready(job);
   serve_waiters();
   deliver();

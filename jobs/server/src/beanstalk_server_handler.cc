@@ -191,6 +191,13 @@ void BeanstalkServerHandler::advance_clock() {
   arm_timer();
 }
 
+void BeanstalkServerHandler::run_outside(const std::function<void()>& change) {
+  if (timer_ != nullptr) queue_.advance(clock_ms());
+  change();
+  arm_timer();
+  poll_log();
+}
+
 void BeanstalkServerHandler::arm_timer() {
   if (timer_ == nullptr) return;
   const std::optional<Millis> due = queue_.next_due();

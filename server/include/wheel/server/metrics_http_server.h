@@ -17,6 +17,13 @@
 // for it up to read_timeout (then 503 and a close); a reply for a client gone meanwhile (closed,
 // timed out, the server closed or destroyed) is dropped.
 //
+// Other routes (a console beside the metrics): set_handler() hands every request but GET/HEAD
+// /metrics to a handler, with its body (a POST's Content-Length up to max_body bytes; more: 413;
+// Transfer-Encoding: 400). The handler answers through its Respond, at once or later, within
+// read_timeout as a render does (else 503). Without a handler the old answers stand (404, 405).
+// /metrics is answered the same way with or without one, so a console never changes a scrape;
+// clients of either kind share max_clients and the eviction of the oldest one still sending.
+//
 // Loop thread only: every method, and the render callback, runs on the loop's thread.
 #pragma once
 
@@ -30,14 +37,17 @@
 #include <string>
 #include <vector>
 
+#include "wheel/server/http_message.h"
+
 namespace wheel::server {
 
 struct MetricsHttpOptions {
   // IPv4 or IPv6 address or host name (see net::resolve_address()); loopback by default, since
   // the metrics tell anyone who can reach them about the server's load.
   std::string host = "127.0.0.1";
-  std::uint16_t port = 0;  // 0 picks a free one (port() tells which)
-  std::size_t max_request = 8192;
+  std::uint16_t port = 0;          // 0 picks a free one (port() tells which)
+  std::size_t max_request = 8192;  // bytes of a request's head
+  std::size_t max_body = 0;        // bytes of a request's body (handler routes only)
   std::chrono::milliseconds read_timeout{5000};
   std::size_t max_clients = 64;
 };
@@ -47,6 +57,8 @@ class MetricsHttpServer {
   using Render = std::function<std::string()>;
   using Reply = std::function<void(std::string text)>;
   using AsyncRender = std::function<void(Reply reply)>;
+  using Respond = std::function<void(HttpResponse response)>;
+  using Handler = std::function<void(const HttpRequest& request, Respond respond)>;
 
   // A server on `loop`, not listening yet. `loop` must outlive it. Throws std::system_error
   // when libuv fails. From here on the owner must close() it and run the loop until closed()
@@ -59,6 +71,11 @@ class MetricsHttpServer {
   ~MetricsHttpServer();
   MetricsHttpServer(const MetricsHttpServer&) = delete;
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
+
+  // Routes every request but GET/HEAD /metrics to `handler`, which must call its Respond once, on
+  // the loop thread (a Respond called after the client is gone does nothing). Call before
+  // listen().
+  void set_handler(Handler handler) { handler_ = std::move(handler); }
 
   // Binds and listens; returns the bound port. Throws std::invalid_argument for a host that
   // does not resolve, std::system_error when it cannot listen (EADDRINUSE, ...). Call once.
@@ -83,13 +100,18 @@ class MetricsHttpServer {
   static void on_connection(uv_stream_t* listener, int status);
   static void on_timeout(uv_timer_t* timer);  // no full head, or no async text, in time
   void answer(Client* client);
-  void rendered(std::uint64_t serial, std::string text);  // an async render's reply
+  void rendered(std::uint64_t serial, std::string text);        // an async render's reply
+  void responded(std::uint64_t serial, HttpResponse response);  // a handler's answer
+  void read(Client* client, std::string_view bytes);
+  // Waits for `c`'s answer (a render's text or a handler's response) up to read_timeout.
+  void start_waiting(Client* c);
   void write(Client* client);
   void finish(Client* client);  // closes a client's handles
 
   uv_loop_t* loop_;
   const MetricsHttpOptions options_;
   const AsyncRender render_;
+  Handler handler_;
   uv_tcp_t listener_;
   std::uint16_t port_ = 0;
   bool closing_ = false;

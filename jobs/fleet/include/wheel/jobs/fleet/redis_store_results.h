@@ -60,6 +60,19 @@ struct StoreTotals : StoreResult, JobCounts {};  // the whole fleet's job counts
 struct TubeList : StoreResult {
   std::vector<std::string> names;  // in creation order (older data without it first, by name)
 };
+// The web console's list or search of a tube's jobs in one state (RedisStore::list_jobs).
+struct JobListResult : StoreResult {
+  struct Entry {
+    std::uint64_t id = 0;
+    std::uint32_t priority = 0;
+    std::uint64_t body_size = 0;
+    std::int64_t time_left = 0;  // delayed: ms until due
+    std::string preview;         // the body's first bytes
+  };
+  std::uint64_t looked = 0;  // jobs whose body was looked at
+  std::uint64_t total = 0;   // jobs in that state
+  std::vector<Entry> jobs;
+};
 struct ScanResult : StoreResult {
   struct Tube {
     std::string name;

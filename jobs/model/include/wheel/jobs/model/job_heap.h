@@ -25,6 +25,10 @@ class JobHeap {
   std::size_t size() const { return items_.size(); }
   // The least job under Order. REQUIRES: !empty().
   Job* top() const { return items_.front(); }
+  // The job in slot `pos` of the heap's array (REQUIRES: pos < size()): every parent comes
+  // before its children (slot p's are 2p+1 and 2p+2), so a reader can walk the first jobs in
+  // order without taking them out (the web console's lists).
+  Job* at(std::size_t pos) const { return items_[pos]; }
 
   // Adds `job` (REQUIRES: in no heap).
   void push(Job* job) {

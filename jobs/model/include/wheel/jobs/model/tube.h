@@ -62,6 +62,7 @@ class Tube {
   std::set<std::pair<std::uint64_t, SessionId>> waiters;
   std::uint64_t using_count = 0, watching = 0;
   std::uint64_t total_jobs = 0, cmd_delete = 0, cmd_pause_tube = 0;
+  std::uint64_t reserves = 0;       // reserves of its jobs (deliveries), for the web console
   Millis pause{0};                  // the last pause-tube delay; 0 once the pause ended
   Millis pause_until{0};            // when the pause ends
   LoopWheel::Handle pause_timeout;  // the end of the pause, on the queue's wheel

@@ -98,6 +98,12 @@ class BeanstalkServerHandler final : public net::ConnectionHandler, public Reser
   // Also runs `also` when a shutdown begins (e.g. close a metrics server on the same loop).
   void on_shutdown_also(std::function<void()> also) { shutdown_also_ = std::move(also); }
 
+  // A change to the queue made outside any connection (the web console's kick, delete, pause,
+  // put): runs `change` at the queue's present time, then keeps the timer and the log's
+  // housekeeping in step with it (a put with a delay may be due before what the timer waits
+  // for; a kick may serve a waiting reserve). Loop thread only.
+  void run_outside(const std::function<void()>& change);
+
   // Clients with a connection open.
   std::size_t clients() const { return clients_.size(); }
 
