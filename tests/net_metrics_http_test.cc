@@ -210,6 +210,28 @@ TEST(MetricsHttpServer, ABodyOverMaxBodyIs413AndAChunkedOneIs400) {
             "HTTP/1.1 400 Bad Request");
 }
 
+TEST(MetricsHttpServer, ConsoleRequestsWaitingForTheirAnswerCannotStarveAScrape) {
+  wheel::server::MetricsHttpOptions o;
+  o.max_clients = 4;
+  auto routed = std::make_shared<std::atomic<int>>(0);
+  auto held = std::make_shared<std::vector<MetricsHttpServer::Respond>>();  // never answered
+  Endpoint e(o, Text::kAtOnce, [routed, held](const HttpRequest&, MetricsHttpServer::Respond r) {
+    held->push_back(std::move(r));
+    ++*routed;
+  });
+  std::vector<int> waiting;
+  for (int i = 0; i < 4; ++i) {
+    waiting.push_back(connect_to(e.port()));
+    const std::string get = "GET /api/overview HTTP/1.1\r\n\r\n";
+    (void)!::send(waiting.back(), get.data(), get.size(), MSG_NOSIGNAL);
+  }
+  ASSERT_TRUE(wheel_test::wait_until([&] { return routed->load() == 4; }, 10s));
+  EXPECT_TRUE(exchange(e.port(), "GET /metrics HTTP/1.1\r\n\r\n").ends_with("x_total 1\n"));
+  // The oldest console request made room: 503, at once.
+  EXPECT_EQ(status_line(read_all(waiting.front(), 5s)), "HTTP/1.1 503 Service Unavailable");
+  for (const int fd : waiting) ::close(fd);
+}
+
 TEST(MetricsHttpServer, RefusesAnOversizedRequestWith431) {
   wheel::server::MetricsHttpOptions o;
   o.max_request = 1024;

@@ -198,6 +198,31 @@ TEST_F(RedisSentinelTest, AReadonlyReplyMakesTheClientAskWhereThePrimaryIsNow) {
   EXPECT_EQ(redis_command(b.port(), {"GET", "k"}), "3");
 }
 
+// An announced primary (relocate with an address) is taken as told, even while the locator
+// (a sentinel that has not learnt the switch yet) still names the old one.
+TEST_F(RedisSentinelTest, ARelocationToAnAnnouncedPrimaryGoesThereDespiteAStaleLocator) {
+  wheel_test::RedisServer old_primary;
+  wheel_test::RedisServer announced;
+  RedisClient& c = client();
+  c.set_locator(
+      [&](const RedisClient::Locate& answer) {
+        answer(RedisAddress{"127.0.0.1", static_cast<std::uint16_t>(old_primary.port())}, "");
+      },
+      true);
+  c.start();
+  ASSERT_FALSE(call_until_ok(c, {"SET", "k", "old"}).is_error());
+  c.relocate("announced", RedisAddress{"127.0.0.1", static_cast<std::uint16_t>(announced.port())});
+  const RedisValue v = call_until_ok(c, {"SET", "k", "new"}, std::chrono::seconds(10));
+  EXPECT_FALSE(v.is_error()) << v.str;
+  EXPECT_EQ(c.endpoint().port, announced.port());
+  EXPECT_EQ(redis_command(announced.port(), {"GET", "k"}), "new");
+  EXPECT_EQ(redis_command(old_primary.port(), {"GET", "k"}), "old");
+  // Told again where it already is: nothing happens.
+  c.relocate("announced again",
+             RedisAddress{"127.0.0.1", static_cast<std::uint16_t>(announced.port())});
+  EXPECT_EQ(c.metrics().relocations, 1u);
+}
+
 // 1 primary, 1 replica, 3 sentinels: the primary is SIGKILLed while a client writes; the client
 // and a subscriber both end up on the promoted replica, told by Sentinel (+switch-master).
 TEST_F(RedisSentinelTest, ClientsFollowTheReplicaSentinelPromotesAfterThePrimaryIsKilled) {

@@ -188,6 +188,37 @@ TEST(WheelJobsSentinel, ANodeFollowsAFailoverAndLosesNothingAcknowledgedWithStor
   EXPECT_GT(h.acked_deletes.size(), 0u);
 }
 
+// A sentinel with requirepass: a node without its password is told NOAUTH (logged and counted,
+// so the operator sees why); with the password from the environment it serves.
+TEST(WheelJobsSentinel, ASentinelThatWantsAPasswordGetsItFromTheEnvironment) {
+  wheel_test::RedisServer primary;
+  wheel_test::SentinelSettings settings;
+  settings.quorum = 1;
+  settings.password = "sentinel-s3cret";
+  wheel_test::RedisSentinelProcess sentinel(primary.port(), settings);
+  ASSERT_TRUE(sentinel.running());
+  const std::string url =
+      "redis-sentinel://127.0.0.1:" + std::to_string(sentinel.port()) + "#" + settings.master;
+  const int metrics = wheel_test::free_port();
+  {
+    auto refused = start_node(
+        url, {"--store-connect-timeout", "0", "--metrics-port", std::to_string(metrics)});
+    ASSERT_GT(refused->port(), 0);
+    wheel_test::Client c(refused->port());
+    EXPECT_EQ(c.ask("put 0 0 10 1\r\nx\r\n"), "INTERNAL_ERROR");
+    const wheel_test::Scrape s = wheel_test::scrape(static_cast<std::uint16_t>(metrics));
+    EXPECT_GE(s.e.value("wheel_jobs_redis_errors_total", {{"cause", "noauth"}}), 1);
+    EXPECT_GE(s.e.value("wheel_jobs_redis_sentinel_asks_total", {{"result", "failed"}}), 1);
+    EXPECT_EQ(s.e.value("wheel_jobs_redis_sentinel_asks_total", {{"result", "ok"}}), 0);
+  }
+  setenv("WHEEL_JOBS_STORE_SENTINEL_PASSWORD", settings.password.c_str(), 1);
+  auto node = start_node(url, {});
+  unsetenv("WHEEL_JOBS_STORE_SENTINEL_PASSWORD");
+  ASSERT_GT(node->port(), 0);
+  wheel_test::Client c(node->port());
+  EXPECT_TRUE(c.ask("put 0 0 10 1\r\nx\r\n").starts_with("INSERTED ")) << "no put served";
+}
+
 TEST(WheelJobsSentinel, TheStoreUrlAndTheSentinelPasswordAreCheckedBeforeStarting) {
   auto [status, out] =
       wheel_test::run_to_exit(WHEEL_JOBS_PATH, "--store 'redis-sentinel://:s3cret@127.0.0.1'");

@@ -19,7 +19,10 @@ constexpr std::array<jobs::ChangeCounter, 8> kNodeChanges = {
     jobs::ChangeCounter::kTouch, jobs::ChangeCounter::kHangUp};
 
 void render_clients(server::PrometheusText& text, const jobs::RedisClient& commands,
-                    const jobs::RedisClient& events) {
+                    const jobs::RedisClient& events, const jobs::RedisSentinel* sentinel) {
+  const auto sentinel_errors = sentinel != nullptr
+                                   ? sentinel->errors()
+                                   : std::array<std::uint64_t, jobs::kRedisErrorCauses>{};
   const jobs::RedisClientMetrics& m = commands.metrics();
   text.histogram("wheel_jobs_redis_round_trip_seconds",
                  "Redis commands (scripts) from sent to answered, on the commands connection.",
@@ -33,11 +36,12 @@ void render_clients(server::PrometheusText& text, const jobs::RedisClient& comma
                 m.failed(kind));
   }
   text.family("wheel_jobs_redis_errors_total", "counter",
-              "Error replies from Redis, by cause (READONLY: readonly, ...; both connections), "
-              "each logged with Redis's message, at most one line per cause every 10 s.");
+              "Error replies from Redis, by cause (READONLY: readonly, ...; both connections, "
+              "and the sentinels'), each logged with Redis's message, at most one line per "
+              "cause every 10 s.");
   for (std::size_t i = 0; i < jobs::kRedisErrorCauses; ++i) {
     text.sample("wheel_jobs_redis_errors_total", {{"cause", jobs::kRedisErrorCauseNames[i]}},
-                m.errors[i] + events.metrics().errors[i]);
+                m.errors[i] + events.metrics().errors[i] + sentinel_errors[i]);
   }
   text.series("wheel_jobs_redis_reconnects_total", "counter",
               "Connections to Redis made again after a loss, by connection.", "connection",
@@ -91,7 +95,7 @@ std::string render_redis_metrics(const jobs::RedisJobsHandler& handler,
   text.gauge("wheel_jobs_waiting", "Clients blocked in a reserve.", c.waiting);
   render_client_io(text, io);
   render_changes(text, handler.metrics(), kNodeChanges);
-  render_clients(text, commands, events);
+  render_clients(text, commands, events, sentinel);
   if (sentinel != nullptr) render_sentinel(text, *sentinel, commands, events);
   constexpr jobs::InternalErrorCause kFleet[] = {
       jobs::InternalErrorCause::kRedisError, jobs::InternalErrorCause::kRedisUnavailable,

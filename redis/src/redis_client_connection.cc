@@ -125,6 +125,12 @@ void RedisClient::set_locator(Locator locator, bool primary) {
 
 void RedisClient::connect() {
   if (!locator_) return connect_to();
+  if (told_) {
+    endpoint_.host = std::move(told_->host);
+    endpoint_.port = told_->port;
+    told_.reset();
+    return connect_to();
+  }
   state_ = State::kLocating;
   const std::uint64_t generation = ++generation_;
   locator_([this, alive = std::weak_ptr<char>(life_), generation](
@@ -137,8 +143,13 @@ void RedisClient::connect() {
   });
 }
 
-void RedisClient::relocate(const std::string& why) {
+void RedisClient::relocate(const std::string& why, std::optional<RedisAddress> to) {
   if (!locator_ || state_ == State::kIdle || state_ == State::kStopped) return;
+  if (to && to->host == endpoint_.host && to->port == endpoint_.port &&
+      (state_ == State::kUp || state_ == State::kConnecting)) {
+    return;  // already there
+  }
+  told_ = std::move(to);
   ++metrics_.relocations;
   logger()->info("{}: {}; asking where the primary is (was {})", options_.name, why,
                  format_redis_url(endpoint_));

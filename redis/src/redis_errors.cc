@@ -56,9 +56,11 @@ std::string_view redis_error_hint(RedisErrorCause cause) {
     case RedisErrorCause::kOom:
       return "Redis reached maxmemory: puts answer OUT_OF_MEMORY; delete jobs or raise it";
     case RedisErrorCause::kNoauth:
-      return "Redis needs a password: give it in the --store URL";
+      return "Redis needs a password: give it in the --store URL (a sentinel's: "
+             "--store-sentinel-password)";
     case RedisErrorCause::kWrongpass:
-      return "Redis refused the user or password of the --store URL";
+      return "Redis refused the user or password of the --store URL (a sentinel's: "
+             "--store-sentinel-password)";
     case RedisErrorCause::kNoperm:
       return "the ACL user of the --store URL may not run the store's commands or keys";
     case RedisErrorCause::kScript:

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -32,10 +33,11 @@ std::optional<RedisAddress> address_of(const RedisValue& v) {
 
 // The sentinels' connections: no database, the sentinel password, to each sentinel in turn
 // (a locator that answers at once with the next address).
-RedisClientOptions sentinel_client_options(const RedisSentinelOptions& o, std::string what) {
+RedisClientOptions sentinel_client_options(const RedisSentinelOptions& o, const RedisAddress& at,
+                                           std::string what) {
   RedisClientOptions c;
-  c.endpoint.host = o.endpoint.sentinels.front().host;
-  c.endpoint.port = o.endpoint.sentinels.front().port;
+  c.endpoint.host = at.host;
+  c.endpoint.port = at.port;
   c.endpoint.password = o.endpoint.sentinel_password;
   c.command_timeout = o.command_timeout;
   c.replica_timeout = std::min(c.replica_timeout, o.command_timeout / 2);
@@ -63,18 +65,22 @@ RedisSentinel::RedisSentinel(uv_loop_t* loop, RedisSentinelOptions options)
   if (options_.command_timeout.count() <= 1) {
     throw std::invalid_argument("RedisSentinel: the command timeout must be at least 2 ms");
   }
-  ask_ = std::make_unique<RedisClient>(loop, sentinel_client_options(options_, "(questions)"));
-  watch_ = std::make_unique<RedisClient>(loop, sentinel_client_options(options_, "(events)"));
   const auto& sentinels = options_.endpoint.sentinels;
-  auto round_robin = [&sentinels](std::size_t& next) {
-    return [&sentinels, &next](const RedisClient::Locate& answer) {
-      const RedisAddress& address = sentinels[next];
-      next = (next + 1) % sentinels.size();
-      answer(address, "");
-    };
-  };
-  ask_->set_locator(round_robin(next_ask_), false);
-  watch_->set_locator(round_robin(next_watch_), false);
+  ask_ = std::make_unique<RedisClient>(
+      loop, sentinel_client_options(options_, sentinels.front(), "(questions)"));
+  ask_->set_locator(
+      [this](const RedisClient::Locate& answer) {
+        const RedisAddress& address = options_.endpoint.sentinels[next_ask_];
+        next_ask_ = (next_ask_ + 1) % options_.endpoint.sentinels.size();
+        answer(address, "");
+      },
+      false);
+  // Every sentinel's announcements: the leader of a failover announces first, the others only
+  // once they learn it (their hello messages, every 2 s), and a follower should not wait.
+  for (const RedisAddress& sentinel : sentinels) {
+    watches_.push_back(std::make_unique<RedisClient>(
+        loop, sentinel_client_options(options_, sentinel, "(events)")));
+  }
 }
 
 RedisSentinel::~RedisSentinel() {
@@ -82,16 +88,18 @@ RedisSentinel::~RedisSentinel() {
 }
 
 void RedisSentinel::start() {
-  watch_->subscribe("+switch-master", [this](std::string_view m) { on_switch(m); });
   ask_->start();
-  watch_->start();
+  for (auto& watch : watches_) {
+    watch->subscribe("+switch-master", [this](std::string_view m) { on_switch(m); });
+    watch->start();
+  }
 }
 
 void RedisSentinel::stop() {
   if (stopped_) return;
   stopped_ = true;
   ask_->stop();
-  watch_->stop();
+  for (auto& watch : watches_) watch->stop();
 }
 
 void RedisSentinel::follow(RedisClient& client) {
@@ -137,16 +145,41 @@ void RedisSentinel::ask(std::shared_ptr<Ask> a) {
                 });
 }
 
-// "+switch-master" carries "MASTER OLD-IP OLD-PORT NEW-IP NEW-PORT".
+std::array<std::uint64_t, kRedisErrorCauses> RedisSentinel::errors() const {
+  std::array<std::uint64_t, kRedisErrorCauses> sum{};
+  for (std::size_t i = 0; i < kRedisErrorCauses; ++i) {
+    sum[i] = ask_->metrics().errors[i];
+    for (const auto& watch : watches_) sum[i] += watch->metrics().errors[i];
+  }
+  return sum;
+}
+
+// "+switch-master" carries "MASTER OLD-IP OLD-PORT NEW-IP NEW-PORT". Each sentinel announces
+// the same switch: only the first word of it counts.
 void RedisSentinel::on_switch(std::string_view message) {
-  const std::size_t space = message.find(' ');
-  if (message.substr(0, space) != options_.endpoint.master) return;
+  std::vector<std::string_view> words;
+  for (std::size_t at = 0; at <= message.size() && words.size() < 6;) {
+    const std::size_t end = std::min(message.find(' ', at), message.size());
+    words.push_back(message.substr(at, end - at));
+    at = end + 1;
+  }
+  if (words.size() != 5 || words[0] != options_.endpoint.master) return;
+  unsigned port = 0;
+  const auto [end, ec] = std::from_chars(words[4].data(), words[4].data() + words[4].size(), port);
+  if (ec != std::errc() || end != words[4].data() + words[4].size() || port == 0 || port > 65535) {
+    return;
+  }
+  const RedisAddress primary{std::string(words[3]), static_cast<std::uint16_t>(port)};
+  if (primary == announced_) return;  // another sentinel's word for the same switch
+  announced_ = primary;
   ++metrics_.switches;
   logger()->info("{}: Sentinel moved the primary '{}': {}", options_.name, options_.endpoint.master,
-                 message.substr(space + 1));
+                 message.substr(words[0].size() + 1));
   for (RedisClient* follower : followers_) {
-    follower->relocate("Sentinel switched the primary (" + std::string(message.substr(space + 1)) +
-                       ")");
+    // Straight to the announced address (ROLE still confirms it): a sentinel asked now may
+    // not have learnt the switch yet.
+    follower->relocate("Sentinel switched the primary to " + format_redis_address(primary),
+                       primary);
   }
 }
 

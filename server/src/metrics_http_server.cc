@@ -48,7 +48,8 @@ struct MetricsHttpServer::Client {
   std::string reply;
   int open = 0;  // handles of this client still open
   bool finishing = false;
-  bool rendering = false;  // a 200 waits for its text (async render)
+  bool rendering = false;  // a 200 waits for its text (async render) or a handler's answer
+  bool routed = false;     // its request went to the handler
   bool head_only = false;
   std::uint64_t serial = 0;  // finds it again for an async reply
   Client* prev = nullptr;
@@ -125,15 +126,28 @@ void MetricsHttpServer::on_connection(uv_stream_t* listener, int status) {
   if (self->clients_ > self->options_.max_clients) {
     // Over the bound: make room by closing the oldest client still sending its head (as
     // servers survive slowloris: clients that hold a connection without asking cannot starve
-    // a scraper that asks at once). Only when every client is being answered is the new one
-    // closed unanswered.
+    // a scraper that asks at once). Else the oldest waiting for a handler's answer (a console
+    // page whose store is slow must not starve a scrape either); it gets 503. Only when every
+    // client is being answered otherwise is the new one closed unanswered.
     Client* oldest = nullptr;
+    Client* oldest_routed = nullptr;
     for (Client* o = c->next; o != nullptr; o = o->next) {
-      if (!o->finishing && !o->rendering && o->reply.empty()) oldest = o;
+      if (o->finishing) continue;
+      if (!o->rendering && o->reply.empty()) oldest = o;
+      if (o->rendering && o->routed) oldest_routed = o;
     }
-    if (oldest == nullptr) return self->finish(c);
-    ++self->evicted_;
-    self->finish(oldest);
+    if (oldest == nullptr && oldest_routed != nullptr) {
+      ++self->evicted_;
+      oldest_routed->rendering = false;
+      if (oldest_routed->open > 1) uv_timer_stop(&oldest_routed->timer);
+      oldest_routed->reply = plain("503 Service Unavailable");
+      self->write(oldest_routed);
+    } else if (oldest == nullptr) {
+      return self->finish(c);
+    } else {
+      ++self->evicted_;
+      self->finish(oldest);
+    }
   }
   if (uv_timer_init(self->loop_, &c->timer) != 0) return self->finish(c);
   c->timer.data = c;
@@ -213,6 +227,7 @@ void MetricsHttpServer::answer(Client* c) {
     const bool metrics = r.path == "/metrics" && (r.method == "GET" || head_only);
     c->head_only = head_only;
     if (!metrics && handler_) {
+      c->routed = true;
       start_waiting(c);
       std::weak_ptr<bool> alive = alive_;
       handler_(r, [this, alive, serial = c->serial](HttpResponse response) {

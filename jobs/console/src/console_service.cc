@@ -133,7 +133,9 @@ void ConsoleService::api_get(const std::vector<std::string>& parts, const HttpRe
   const std::size_t n = parts.size();
   std::string error;
   if (n == 2 && parts[1] == "overview") {
-    return backend_.overview(options_.max_tubes, [this, respond](ConsoleOverview&& o) {
+    std::weak_ptr<bool> alive = alive_;
+    return backend_.overview(options_.max_tubes, [this, alive, respond](ConsoleOverview&& o) {
+      if (alive.expired()) return;
       if (o.status != ConsoleStatus::kOk) {
         return respond(error_response(http_status(o.status), o.error));
       }

@@ -147,9 +147,11 @@ class RedisClient {
   // is over is ignored. Call before start().
   void set_locator(Locator locator, bool primary);
   // With a locator: drops the connection (its commands in flight fail with "ERR redis
-  // unavailable: <why>"; their effect is unknown) and connects again at once, asking the
-  // locator first; the backoff starts over. Nothing before start() or after stop().
-  void relocate(const std::string& why);
+  // unavailable: <why>"; their effect is unknown) and connects again at once, to `to` when
+  // given (once: later attempts ask the locator), else asking the locator first; the backoff
+  // starts over. Nothing before start() or after stop(), nor when `to` is where the client
+  // is connected or connecting already.
+  void relocate(const std::string& why, std::optional<RedisAddress> to = std::nullopt);
 
   // Connects (and keeps reconnecting until stop()).
   void start();
@@ -229,6 +231,7 @@ class RedisClient {
   RedisEndpoint endpoint_;  // options_.endpoint, at the located address
   Locator locator_;
   bool locate_primary_ = false;
+  std::optional<RedisAddress> told_;  // relocate(why, to): the next attempt's address
   std::shared_ptr<char> life_ = std::make_shared<char>();  // a locator's answer checks it
   State state_ = State::kIdle;
   redisAsyncContext* ac_ = nullptr;

@@ -6,22 +6,25 @@
 //    (each sentinel at most once per locate()). A follower asks before each connection attempt
 //    (so again after every connection failure) and confirms the answer with ROLE on the new
 //    connection: a server that is not a primary is left, and the sentinels are asked again.
-//  - Following: a second connection to a sentinel subscribes to +switch-master; when Sentinel
-//    announces a new primary for MASTER, every follower drops its connection at once (the
-//    commands in flight fail: their effect is unknown, as for any lost reply) and reconnects
-//    to it. A follower that is told READONLY (a primary demoted while we were connected, a
-//    missed announcement) does the same. Messages sent while the subscription was down are
-//    lost: the ROLE check and READONLY cover them.
+//  - Following: a connection to each sentinel subscribes to +switch-master; when Sentinel
+//    announces a new primary for MASTER (the first sentinel to say so counts), every follower
+//    drops its connection at once (the commands in flight fail: their effect is unknown, as
+//    for any lost reply) and reconnects to the announced address, confirmed by ROLE. A follower
+//    that is told READONLY (a primary demoted while we were connected, a missed announcement) does
+//    the same. Messages sent while the subscription was down are lost: the ROLE check and READONLY
+//    cover them.
 // The sentinels' own connections take the sentinel password (RedisSentinelEndpoint) and no
 // database; the followers log in to the primary with their own endpoint's user and password.
 //
-// Ownership: owns its two sentinel clients; stop() closes them. Followers are not owned: each
-// must stay alive until stop() (or be stopped first; a stopped follower is never relocated).
-// Threads: loop thread only; callbacks run on the loop thread.
+// Ownership: owns its sentinel clients (one for questions, one per sentinel for announcements);
+// stop() closes them. Followers are not owned: each must stay alive until stop() (or be stopped
+// first; a stopped follower is never relocated). Threads: loop thread only; callbacks run on the
+// loop thread.
 #pragma once
 
 #include <uv.h>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -80,6 +83,9 @@ class RedisSentinel {
   void locate(Located done);
 
   const RedisSentinelMetrics& metrics() const { return metrics_; }
+  // The sentinels' error replies by cause (a refused AUTH: wrongpass, noauth), on both
+  // connections; each is logged once with the sentinel's message, as any client's.
+  std::array<std::uint64_t, kRedisErrorCauses> errors() const;
   const RedisSentinelOptions& options() const { return options_; }
 
  private:
@@ -88,10 +94,10 @@ class RedisSentinel {
   void on_switch(std::string_view message);
 
   RedisSentinelOptions options_;
-  std::unique_ptr<RedisClient> ask_;    // questions, to one sentinel at a time
-  std::unique_ptr<RedisClient> watch_;  // SUBSCRIBE +switch-master
-  std::size_t next_ask_ = 0;            // the sentinel the question connection tries next
-  std::size_t next_watch_ = 0;
+  std::unique_ptr<RedisClient> ask_;                   // questions, to one sentinel at a time
+  std::vector<std::unique_ptr<RedisClient>> watches_;  // one per sentinel: +switch-master
+  std::size_t next_ask_ = 0;  // the sentinel the question connection tries next
+  RedisAddress announced_;    // the latest +switch-master's new primary
   std::vector<RedisClient*> followers_;
   RedisSentinelMetrics metrics_;
   bool stopped_ = false;

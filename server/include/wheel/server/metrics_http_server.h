@@ -22,7 +22,8 @@
 // Transfer-Encoding: 400). The handler answers through its Respond, at once or later, within
 // read_timeout as a render does (else 503). Without a handler the old answers stand (404, 405).
 // /metrics is answered the same way with or without one, so a console never changes a scrape;
-// clients of either kind share max_clients and the eviction of the oldest one still sending.
+// clients of either kind share max_clients and the eviction of the oldest one still sending;
+// when none is, the oldest waiting for the handler's answer gets 503 and makes room.
 //
 // Loop thread only: every method, and the render callback, runs on the loop's thread.
 #pragma once

@@ -32,6 +32,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,8 @@ class ConsoleService {
   Sample older_, newer_;  // the overviews' counts, for rates
   ConsoleHistogram last_lateness_;
   std::deque<LatenessPoint> history_;
+  // Held weakly by answers that come later (the store's): one after the service is gone is dropped.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace wheel::jobs::console
