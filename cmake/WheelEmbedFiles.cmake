@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-# wheel_embed_files(<target> HEADER <name.h> NAMESPACE <c++ namespace> FILES <file>...)
+# wheel_embed_files(<target> HEADER <name.h> NAMESPACE <c++ namespace> FILES <file>...
+#                   [NAMES stem])
 #
 # Text files (a web page, its script, style and a vendored library) reach the C++ code as
 # constants generated at build time, as wheel_embed_lua() does for Lua: <name.h>, in a build
 # directory that becomes a private include directory of <target>, holds one std::string_view
 # per file, its bytes exactly, named after the whole file name (console.js -> kConsoleJs,
 # uPlot.iife.min.js -> kUPlotIifeMinJs), and kFiles, every file's name and text in the order
-# given. Editing a file regenerates the header. The generator is cmake/embed_files.cmake.
+# given (NAMES stem: named without the extension, put.lua -> kPut). Editing a file regenerates
+# the header. The generator is cmake/embed_files.cmake.
 include_guard(GLOBAL)
 
 function(wheel_embed_files target)
-  cmake_parse_arguments(ARG "" "HEADER;NAMESPACE" "FILES" ${ARGN})
+  cmake_parse_arguments(ARG "" "HEADER;NAMESPACE;NAMES" "FILES" ${ARGN})
   if(NOT ARG_HEADER OR NOT ARG_NAMESPACE OR NOT ARG_FILES)
     message(FATAL_ERROR "wheel_embed_files(${target}): HEADER, NAMESPACE and FILES are required")
   endif()
@@ -22,10 +24,10 @@ function(wheel_embed_files target)
   set(script ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/embed_files.cmake)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${target}_files)
   set(out ${dir}/${ARG_HEADER})
-  string(JOIN "|" joined ${files})
+  string(JOIN "|" joined ${files})  # one -D argument; embed_files.cmake splits it again
   add_custom_command(OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DNAMESPACE=${ARG_NAMESPACE} -DFILES=${joined}
-            -P ${script}
+            -DNAMES=${ARG_NAMES} -P ${script}
     DEPENDS ${files} ${script}
     COMMENT "Embedding ${ARG_HEADER} (${target})" VERBATIM)
   target_sources(${target} PRIVATE ${out})

@@ -153,14 +153,7 @@ void RedisClient::relocate(const std::string& why, std::optional<RedisAddress> t
   ++metrics_.relocations;
   logger()->info("{}: {}; asking where the primary is (was {})", options_.name, why,
                  format_redis_url(endpoint_));
-  last_error_ = "ERR redis unavailable: " + why;
-  if (ac_ != nullptr) {
-    redisAsyncContext* ac = ac_;
-    ac_ = nullptr;
-    ac->data = nullptr;
-    redisAsyncFree(ac);  // the commands in flight fail with last_error_
-  }
-  timed_out_ = false;
+  close_connection(why);
   uv_timer_stop(retry_timer_);
   backoff_ = options_.min_backoff;
   connect();
@@ -257,9 +250,7 @@ void RedisClient::on_disconnected(const redisAsyncContext* ac, int) {
   self->drop(std::string("connection lost: ") + (ac->err != 0 ? ac->errstr : "closed"));
 }
 
-void RedisClient::drop(const std::string& why, bool told) {
-  if (state_ == State::kStopped) return;
-  const bool was_up = state_ == State::kUp;
+void RedisClient::close_connection(const std::string& why) {
   last_error_ = "ERR redis unavailable: " + why;
   if (ac_ != nullptr) {
     redisAsyncContext* ac = ac_;
@@ -268,6 +259,12 @@ void RedisClient::drop(const std::string& why, bool told) {
     redisAsyncFree(ac);  // the commands in flight fail with last_error_
   }
   timed_out_ = false;
+}
+
+void RedisClient::drop(const std::string& why, bool told) {
+  if (state_ == State::kStopped) return;
+  const bool was_up = state_ == State::kUp;
+  close_connection(why);
   state_ = State::kBackoff;
   if (!told && (was_up || backoff_ == options_.min_backoff)) {
     logger()->warn("{}: {} ({}); retrying in {} ms", options_.name, why,

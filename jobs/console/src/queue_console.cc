@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "lateness_histogram.h"
 #include "wheel/jobs/model/queue_metrics.h"
 
 namespace wheel::jobs::console {
@@ -309,13 +310,7 @@ void QueueConsole::put(std::string_view name, ConsolePut put, Done<ConsoleChange
 }
 
 ConsoleHistogram QueueConsole::lateness() const {
-  ConsoleHistogram h;
-  const auto counts = queue_.metrics().delivery_lateness.read();
-  h.bounds.assign(kLatenessBounds.begin(), kLatenessBounds.end());
-  h.counts.assign(counts.buckets.begin(), counts.buckets.end());
-  h.count = counts.count();
-  h.sum = static_cast<double>(counts.sum) / 1e9;
-  return h;
+  return lateness_histogram(queue_.metrics().delivery_lateness.read());
 }
 
 }  // namespace wheel::jobs::console

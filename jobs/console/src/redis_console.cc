@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "lateness_histogram.h"
 #include "wheel/jobs/model/queue_metrics.h"
 
 namespace wheel::jobs::console {
@@ -265,13 +266,7 @@ void RedisConsole::put(std::string_view tube, ConsolePut put, Done<ConsoleChange
 }
 
 ConsoleHistogram RedisConsole::lateness() const {
-  ConsoleHistogram h;
-  const auto counts = handler_.metrics().delivery_lateness.read();
-  h.bounds.assign(kLatenessBounds.begin(), kLatenessBounds.end());
-  h.counts.assign(counts.buckets.begin(), counts.buckets.end());
-  h.count = counts.count();
-  h.sum = static_cast<double>(counts.sum) / 1e9;
-  return h;
+  return lateness_histogram(handler_.metrics().delivery_lateness.read());
 }
 
 }  // namespace wheel::jobs::console

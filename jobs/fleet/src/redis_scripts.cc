@@ -90,7 +90,7 @@ std::string give_back() {
 
 std::vector<Script> all() {
   std::vector<Script> scripts;
-  for (const lua::LuaFile& f : lua::kFiles) {
+  for (const lua::EmbeddedFile& f : lua::kFiles) {
     if (f.name != "prologue.lua") scripts.push_back({std::string(f.name), with_prologue(f.text)});
   }
   return scripts;

@@ -208,6 +208,8 @@ class RedisClient {
   // Fails everything in flight, schedules a reconnect; logs `why` unless `told` (the reason log
   // has said it).
   void drop(const std::string& why, bool told = false);
+  // Frees the connection, if any: the commands in flight fail with "unavailable: why".
+  void close_connection(const std::string& why);
   void note_error(std::string_view message);  // an error reply from Redis: counted and logged
   void send(const std::vector<std::string>& args, std::unique_ptr<Pending> pending);
   struct Replicated;
