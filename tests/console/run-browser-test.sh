@@ -12,6 +12,8 @@
 # Every wait is bounded; exit 0 = passed, 77 = skipped (no chromium), anything else = failed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../support/npm-ci-once.sh
+source "$here/../support/npm-ci-once.sh"
 (($# == 3)) || { echo "usage: $0 WORK_DIR MODE BINARY" >&2; exit 2; }
 work=$1 mode=$2 binary=$3
 chromium=${WHEEL_CHROMIUM:-/usr/bin/chromium}
@@ -23,16 +25,7 @@ fi
 command -v node >/dev/null && command -v npm >/dev/null ||
   { echo "node and npm are needed (scripts/install-deps.sh installs them)" >&2; exit 1; }
 
-mkdir -p "$work"
-(
-  flock -w 600 9 || { echo "timed out waiting for another npm ci" >&2; exit 1; }
-  if ! cmp -s "$here/package-lock.json" "$work/package-lock.json" || [[ ! -d $work/node_modules ]]; then
-    cp "$here/package.json" "$here/package-lock.json" "$work/"
-    echo "npm ci in $work" >&2
-    (cd "$work" && timeout 600 npm ci --no-audit --no-fund --ignore-scripts >&2) ||
-      { rm -f "$work/package-lock.json"; echo "npm ci failed" >&2; exit 1; }
-  fi
-) 9>"$work/.npm-ci.lock"
+npm_ci_once "$here" "$work"
 
 tmp=$(mktemp -d)
 pids=()
