@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The web console in a real browser: Debian's chromium, headless, driven by playwright-core,
 // against a wheel-jobs already started with --http-port (run-browser-test.sh starts it).
-// Usage: node console-browser.js BEANSTALK_PORT HTTP_PORT ARTIFACT_DIR
+// Usage: node console-browser.js BEANSTALK_PORT HTTP_PORT ARTIFACT_DIR MODE
 // Seeds known tubes over beanstalkd's protocol, then checks what a user sees and does: the
-// counts, a kick of buried jobs, a job found by id and its page, a search in bodies, a pause, an
-// HTML body shown as text, and an action without its token refused. Screenshots go to
-// ARTIFACT_DIR. Every wait is bounded (10 s); exit 0 = passed.
+// counts, deliveries per second and the oldest ready job's age, a kick of buried jobs, paging
+// past the first 100 jobs, a move to another tube, a job template, a job found by id and its
+// page, a search in bodies, a pause, an HTML body shown as text, and an action without its token
+// refused. Screenshots go to ARTIFACT_DIR. Every wait is bounded (10 s); exit 0 = passed.
 "use strict";
 const fs = require("fs");
 const net = require("net");
@@ -13,7 +14,7 @@ const os = require("os");
 const path = require("path");
 const { chromium } = require("playwright-core");
 
-const [beanstalkPort, httpPort, artifacts] = process.argv.slice(2);
+const [beanstalkPort, httpPort, artifacts, mode] = process.argv.slice(2);
 const base = `http://127.0.0.1:${httpPort}`;
 const XSS = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>`;
 fs.mkdirSync(artifacts, { recursive: true });
@@ -81,6 +82,9 @@ async function seed() {
     await worker.cmd(`delete ${id}`);
   }
   worker.close();
+  await c.cmd("put 0 0 60 4", "left"); // the tube stays, with its deliveries counted
+  await c.cmd("use bulk"); // 130 ready jobs: paging past the first 100
+  for (let i = 0; i < 130; i++) await c.cmd(`put 100 0 60 ${`bulk-${i}`.length}`, `bulk-${i}`);
   await c.cmd("use xss");
   ids.xss = Number(/INSERTED (\d+)/.exec(await c.cmd(`put 0 0 60 ${Buffer.byteLength(XSS)}`, XSS))[1]);
   c.close();
@@ -123,6 +127,19 @@ async function main() {
   check(await cellText("failed", "buried") === "4", "overview: failed has 4 buried");
   check(await cellText("xss", "ready") === "1", "overview: xss has 1 ready");
   await page.waitForTimeout(1500); // a second poll: rates and the lateness chart drawn
+  // Deliveries per second and the oldest ready job's age are known on every backend (Redis too).
+  await page.waitForFunction(() => {
+    const td = document.querySelector('tr[data-tube="ticks"] td[data-field="deliveries"]');
+    return td && td.textContent !== "–";
+  });
+  check(await cellText("emails", "oldest") !== "–", "overview: emails has an oldest ready age");
+  const o = await (await fetch(`${base}/api/overview`)).json();
+  const ticks = o.tubes.find((t) => t.name === "ticks");
+  const emails = o.tubes.find((t) => t.name === "emails");
+  check(ticks.deliveries === 20 && ticks.deliveries_per_second !== null,
+    `overview (${mode}): ticks has 20 deliveries and a rate`);
+  check(mode !== "redis" || emails.oldest_ready_ms !== null,
+    `overview (${mode}): the oldest ready age of emails is known`);
   await shot("overview.png");
 
   // 2. Kick 2 of the buried jobs from the tube page; the count changes.
@@ -138,7 +155,54 @@ async function main() {
     document.querySelector('[data-card="ready"] .value').textContent === "2");
   await shot("tube.png");
 
+  // 2b. Page through 130 ready jobs 20 at a time, past the first 100.
+  await page.goto(`${base}/tubes/bulk`);
+  await page.waitForFunction(() => document.getElementById("pos-ready").textContent === "1–20 of 130");
+  check(await page.isDisabled("#prev-ready"), "paging: no previous page at first");
+  for (let i = 0; i < 6; i++) await page.click("#next-ready");
+  await page.waitForFunction(() => document.getElementById("pos-ready").textContent === "121–130 of 130");
+  check(await page.locator("#list-ready tr[data-job]").count() === 10, "paging: the last page has 10 jobs");
+  check((await page.locator("#list-ready td.preview").first().innerText()) === "bulk-120",
+    "paging: the 121st job first on the last page");
+  check(await page.isDisabled("#next-ready"), "paging: no next page at the end");
+  check(/ready=120/.test(page.url()), "paging: the page's offset is in its URL");
+  await shot("tube-paged.png");
+  await page.click("#prev-ready");
+  await page.waitForFunction(() => document.getElementById("pos-ready").textContent === "101–120 of 130");
+  check(true, "paging: previous goes back one page");
+
+  // 2c. Move 5 ready jobs from bulk to another tube; both counts change.
+  await page.fill("#move-n", "5");
+  await page.selectOption("#move-state", "ready");
+  await page.fill("#move-to", "bulk-moved");
+  await page.click("button:has-text('Move')");
+  await page.waitForFunction(() =>
+    document.querySelector('[data-card="ready"] .value').textContent === "125");
+  const moved = await (await fetch(`${base}/api/tubes/bulk-moved`)).json();
+  check(moved.tube.ready === 5 && moved.ready[0].body === "bulk-0",
+    "move: 5 jobs in bulk-moved, the first of bulk first");
+
+  // 2d. Save the add-job form as a template, load it again after a reload, and add from it.
+  await page.fill("#put-body", "from-a-template");
+  await page.fill("#put-pri", "7");
+  await page.fill("#put-delay", "0");
+  await page.fill("#template-name", "nightly");
+  await page.click("#template-save");
+  await page.reload();
+  await page.waitForSelector('#template-choose option[value="nightly"]', { state: "attached" });
+  await page.selectOption("#template-choose", "nightly");
+  check(await page.inputValue("#put-body") === "from-a-template" &&
+    await page.inputValue("#put-pri") === "7", "template: kept in the browser and fills the form");
+  await shot("tube-template.png");
+  await page.click("button:has-text('Put')");
+  await page.waitForFunction(() =>
+    document.querySelector('[data-card="ready"] .value').textContent === "126");
+  const found = await (await fetch(`${base}/api/tubes/bulk/search?q=from-a-template`)).json();
+  check(found.hits.length === 1 && found.hits[0].priority === 7, "template: the job put from it");
+
   // 3. A body search on the tube page finds the job by its payload within the stated bound.
+  await page.goto(`${base}/tubes/failed`);
+  await page.waitForSelector('#list-buried tr[data-job]');
   await page.fill("#search-q", "payment-3");
   await page.click("#search button[type=submit]");
   await page.waitForSelector("#search-result tr[data-job]");

@@ -88,7 +88,7 @@ artifacts="$work/artifacts/$mode"
 rm -rf "$artifacts"
 status=0
 NODE_PATH="$work/node_modules" timeout 180 node "$here/console-browser.js" "$port" "$hport" \
-  "$artifacts" || status=$?
+  "$artifacts" "$mode" || status=$?
 if ((status != 0)); then
   echo "browser test failed (exit $status) in mode $mode; server log:" >&2
   cat "$tmp/server.log" >&2

@@ -12,6 +12,7 @@ nlohmann::json tube_json(const ConsoleTube& t) {
                       {"watching", t.watching}, {"waiting", t.waiting}};
   j["deliveries"] = t.deliveries ? nlohmann::json(*t.deliveries) : nlohmann::json();
   j["head_wait_ms"] = t.head_wait_ms ? nlohmann::json(*t.head_wait_ms) : nlohmann::json();
+  j["oldest_ready_ms"] = t.oldest_ready_ms ? nlohmann::json(*t.oldest_ready_ms) : nlohmann::json();
   return j;
 }
 

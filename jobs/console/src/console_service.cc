@@ -58,6 +58,50 @@ std::optional<std::size_t> count_param(const HttpRequest& r, std::string_view na
   return std::nullopt;
 }
 
+// Query parameter `name` as an offset in [0, max] (absent: 0); an error text otherwise.
+std::optional<std::size_t> offset_param(const HttpRequest& r, std::string_view name,
+                                        std::size_t max, std::string* error) {
+  const std::optional<std::string> text = r.param(name);
+  if (!text) return 0;
+  if (auto v = whole(*text, 0, max)) return static_cast<std::size_t>(*v);
+  *error = std::string(name) + " must be a whole number from 0 to " + std::to_string(max);
+  return std::nullopt;
+}
+
+constexpr const char* kListNames[] = {"ready", "delayed", "buried"};
+
+struct MoveArgs {
+  std::string to;
+  ConsoleList list = kReadyList;
+  std::uint64_t count = 1;
+};
+
+// A move's arguments: to (another valid tube), state (ready, delayed, buried), count (1 to
+// `max`, default 1).
+std::optional<MoveArgs> move_args(const nlohmann::json& args, const std::string& from,
+                                  std::size_t max, std::string* error) {
+  MoveArgs m;
+  const auto count = number_arg(args, "count", 1, 1, static_cast<double>(max), error);
+  if (!count) return std::nullopt;
+  m.count = static_cast<std::uint64_t>(*count);
+  const auto to = args.find("to");
+  if (to == args.end() || !to->is_string() || !is_valid_tube_name(to->get<std::string>()) ||
+      to->get<std::string>() == from) {
+    *error = "to: the name of another tube, to move the jobs into";
+    return std::nullopt;
+  }
+  m.to = to->get<std::string>();
+  const auto state = args.find("state");
+  for (const std::size_t list : {kReadyList, kDelayedList, kBuriedList}) {
+    if (state != args.end() && state->is_string() && *state == kListNames[list]) {
+      m.list = static_cast<ConsoleList>(list);
+      return m;
+    }
+  }
+  *error = "state: ready, delayed or buried";
+  return std::nullopt;
+}
+
 // The quantile `q` of the bucket counts `delta` (bounds in seconds; -1: past the last bound).
 double quantile(const std::vector<double>& bounds, const std::vector<std::uint64_t>& delta,
                 std::uint64_t n, double q) {
@@ -88,7 +132,7 @@ ConsoleService::ConsoleService(ConsoleBackend& backend, ConsoleOptions options)
     : backend_(backend), options_(std::move(options)) {
   if (options_.token.empty()) throw std::invalid_argument("console: the token must not be empty");
   if (options_.max_tubes == 0 || options_.max_jobs == 0 || options_.max_preview == 0 ||
-      options_.max_scan == 0 || options_.history == 0) {
+      options_.max_scan == 0 || options_.max_move == 0 || options_.history == 0) {
     throw std::invalid_argument("console: every bound must be at least 1");
   }
   if (!options_.clock) options_.clock = system_ms;
@@ -157,6 +201,12 @@ void ConsoleService::api_get(const std::vector<std::string>& parts, const HttpRe
   if (!jobs || !preview) return respond(error_response(400, error));
   limits.jobs = *jobs;
   limits.preview = *preview;
+  for (const std::size_t list : {kReadyList, kDelayedList, kBuriedList}) {
+    const auto offset = offset_param(request, std::string(kListNames[list]) + "_offset",
+                                     options_.max_offset, &error);
+    if (!offset) return respond(error_response(400, error));
+    limits.offset[list] = *offset;
+  }
   const auto answer = [respond](auto&& view, nlohmann::json json) {
     if (view.status != ConsoleStatus::kOk) {
       return respond(error_response(http_status(view.status), view.error));
@@ -164,8 +214,13 @@ void ConsoleService::api_get(const std::vector<std::string>& parts, const HttpRe
     respond(json_response(json));
   };
   if (n == 3 && parts[1] == "tubes") {
-    return backend_.tube(parts[2], limits, [answer](ConsoleTubeView&& v) {
-      nlohmann::json j = {{"tube", tube_json(v.tube)}};
+    return backend_.tube(parts[2], limits, [answer, limits](ConsoleTubeView&& v) {
+      nlohmann::json j = {{"tube", tube_json(v.tube)},
+                          {"page_size", limits.jobs},
+                          {"offsets",
+                           {{"ready", limits.offset[kReadyList]},
+                            {"delayed", limits.offset[kDelayedList]},
+                            {"buried", limits.offset[kBuriedList]}}}};
       for (const auto& [name, list] :
            {std::pair{"ready", &v.ready}, std::pair{"delayed", &v.delayed},
             std::pair{"buried", &v.buried}}) {
@@ -236,6 +291,11 @@ void ConsoleService::api_post(const std::vector<std::string>& parts, const HttpR
       const auto seconds = number_arg(args, "seconds", 0, 0, kMaxSeconds, &error);
       if (!seconds) return respond(error_response(400, error));
       return backend_.pause(tube, to_millis(*seconds), changed(nullptr));
+    }
+    if (parts[3] == "move") {
+      const auto m = move_args(args, tube, options_.max_move, &error);
+      if (!m) return respond(error_response(400, error));
+      return backend_.move(tube, m->to, m->list, m->count, changed("moved"));
     }
     if (parts[3] == "put") {
       ConsolePut put;

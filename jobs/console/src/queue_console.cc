@@ -178,14 +178,19 @@ void QueueConsole::tube(std::string_view name, ConsoleLimits limits, Done<Consol
     return done(std::move(v));
   }
   v.tube = figures(*tube);
-  for (const Job* j : first_of(tube->ready, limits.jobs)) {
-    v.ready.push_back(describe(*j, limits.preview, false));
-  }
-  for (const Job* j : first_of(tube->delayed, limits.jobs)) {
-    v.delayed.push_back(describe(*j, limits.preview, false));
-  }
+  const auto page = [&](const std::vector<const Job*>& jobs, std::size_t skip,
+                        std::vector<ConsoleJob>& out) {
+    for (std::size_t i = skip; i < jobs.size(); ++i) {
+      out.push_back(describe(*jobs[i], limits.preview, false));
+    }
+  };
+  const auto& off = limits.offset;
+  page(first_of(tube->ready, off[kReadyList] + limits.jobs), off[kReadyList], v.ready);
+  page(first_of(tube->delayed, off[kDelayedList] + limits.jobs), off[kDelayedList], v.delayed);
+  std::size_t skipped = 0;
   for (const Job* j : tube->buried) {
     if (v.buried.size() >= limits.jobs) break;
+    if (skipped++ < off[kBuriedList]) continue;
     v.buried.push_back(describe(*j, limits.preview, false));
   }
   done(std::move(v));
@@ -245,7 +250,9 @@ void QueueConsole::change(Done<ConsoleChange> done, std::function<void(ConsoleCh
     return done(std::move(answer));
   }
   run_outside_([&] { apply(answer); });
-  if (answer.status != ConsoleStatus::kOk) return done(std::move(answer));  // nothing recorded
+  if (answer.status != ConsoleStatus::kOk && answer.value == 0) {
+    return done(std::move(answer));  // nothing recorded (a move stopped part way did record)
+  }
   QueueJournal& journal = journal_;
   journal.when_durable([&journal, answer = std::move(answer), done = std::move(done)]() mutable {
     if (journal.calling_back_lost()) {
@@ -306,6 +313,65 @@ void QueueConsole::put(std::string_view name, ConsolePut put, Done<ConsoleChange
                                    put.ttr.count() == 0 ? kMinTtr : put.ttr, std::move(put.body));
     set_outcome(a, r.outcome, queue_);
     a.value = r.id;
+  });
+}
+
+void QueueConsole::move(std::string_view from, std::string_view to, ConsoleList list,
+                        std::uint64_t count, Done<ConsoleChange> done) {
+  change(std::move(done), [&](ConsoleChange& a) {
+    const Tube* tube = queue_.find_tube(from);
+    if (tube == nullptr) {
+      a.status = ConsoleStatus::kNotFound;
+      a.error = "no tube '" + std::string(from) + "'";
+      return;
+    }
+    // The jobs, chosen first: `from` may be dropped once its last job is gone.
+    std::vector<std::uint64_t> ids;
+    const auto n = static_cast<std::size_t>(count);
+    if (list == kReadyList) {
+      for (const Job* j : first_of(tube->ready, n)) ids.push_back(j->id);
+    } else if (list == kDelayedList) {
+      for (const Job* j : first_of(tube->delayed, n)) ids.push_back(j->id);
+    } else {
+      for (auto it = tube->buried.begin(); it != tube->buried.end() && ids.size() < n; ++it) {
+        ids.push_back((*it)->id);
+      }
+    }
+    Session session(queue_);
+    if (const Outcome o = queue_.use(session.id(), to); o != Outcome::kOk) {
+      return set_outcome(a, o, queue_);
+    }
+    std::string scratch;
+    for (const std::uint64_t id : ids) {
+      const Job* job = queue_.peek(id);
+      if (job == nullptr) continue;
+      const std::optional<std::string_view> body = queue_.body(*job, scratch);
+      if (!body) {
+        a.status = ConsoleStatus::kError;
+        a.error = "the body of job " + std::to_string(id) + " could not be read back";
+        break;
+      }
+      const Millis delay = job->state == JobState::kDelayed
+                               ? std::max(Millis(0), job->deadline - queue_.now())
+                               : Millis(0);
+      // The copy first, then the original: a refusal leaves the job where it was.
+      const PutResult r =
+          queue_.put(session.id(), job->priority, delay, job->ttr, std::string(*body));
+      if (r.outcome != Outcome::kOk) {
+        set_outcome(a, r.outcome, queue_);
+        break;
+      }
+      if (const Outcome o = queue_.remove(session.id(), id); o != Outcome::kOk) {
+        queue_.remove(session.id(), r.id);  // not expected: the original stays, the copy goes
+        set_outcome(a, o, queue_);
+        break;
+      }
+      ++a.value;
+    }
+    if (a.status != ConsoleStatus::kOk) {
+      a.error = "moved " + std::to_string(a.value) + " of " + std::to_string(ids.size()) +
+                ", then: " + a.error;
+    }
   });
 }
 

@@ -30,7 +30,8 @@ bool take_status(const StoreResult& r, ConsoleAnswer& a, std::string_view what) 
   }
 }
 
-ConsoleTube tube_of(std::string name, const TubeStats& s) {
+ConsoleTube tube_of(std::string name, const TubeInfo& info) {
+  const TubeStats& s = info.stats;
   ConsoleTube t;
   t.name = std::move(name);
   t.ready = s.ready;
@@ -41,6 +42,9 @@ ConsoleTube tube_of(std::string name, const TubeStats& s) {
   t.puts = s.total_jobs;
   t.paused = s.pause_time_left.count() > 0;
   t.pause_left_ms = s.pause_time_left.count();
+  t.deliveries = info.deliveries;
+  if (info.head_ready_age >= 0) t.head_wait_ms = info.head_ready_age;
+  if (info.oldest_ready_age >= 0) t.oldest_ready_ms = info.oldest_ready_age;
   return t;
 }
 
@@ -83,7 +87,7 @@ struct Search {
       s->result.complete = s->state == 3 && s->result.scanned >= s->total;
       return s->done(std::move(s->result));
     }
-    s->store.list_jobs(s->tube, kStates[s->state], left, s->limits.preview, s->needle, hits_left,
+    s->store.list_jobs(s->tube, kStates[s->state], 0, left, s->limits.preview, s->needle, hits_left,
                        [s](JobListResult&& r) {
                          if (s->alive.expired()) return;
                          if (!take_status(r, s->result, "the tube")) {
@@ -127,7 +131,7 @@ void RedisConsole::overview(std::size_t max_tubes, Done<ConsoleOverview> done) {
                         [alive, o, i, pending, finish, name = list.names[i]](TubeInfo&& info) {
                           if (alive.expired()) return;
                           if (info.status == StoreStatus::kOk) {
-                            o->tubes[i] = tube_of(name, info.stats);
+                            o->tubes[i] = tube_of(name, info);
                           } else if (info.status != StoreStatus::kNotFound) {
                             take_status(info, *o, "a tube");
                           } else {
@@ -152,13 +156,13 @@ void RedisConsole::tube(std::string_view name, ConsoleLimits limits, Done<Consol
                       if (alive.expired()) return;
                       auto v = std::make_shared<ConsoleTubeView>();
                       if (!take_status(info, *v, "tube '" + name + "'")) return done(std::move(*v));
-                      v->tube = tube_of(name, info.stats);
+                      v->tube = tube_of(name, info);
                       auto pending = std::make_shared<int>(3);
                       auto finish = std::make_shared<Done<ConsoleTubeView>>(std::move(done));
                       for (std::size_t s = 0; s < 3; ++s) {
                         store_.list_jobs(
-                            name, kStates[s], limits.jobs, limits.preview, {}, limits.jobs,
-                            [alive, v, s, pending, finish, name](JobListResult&& r) {
+                            name, kStates[s], limits.offset[s], limits.jobs, limits.preview, {},
+                            limits.jobs, [alive, v, s, pending, finish, name](JobListResult&& r) {
                               if (alive.expired()) return;
                               if (take_status(r, *v, "tube '" + name + "'")) {
                                 auto& list = s == 0 ? v->ready : s == 1 ? v->delayed : v->buried;
@@ -263,6 +267,12 @@ void RedisConsole::put(std::string_view tube, ConsolePut put, Done<ConsoleChange
                if (take_status(r, c, "the tube")) c.value = r.id;
                done(std::move(c));
              });
+}
+
+void RedisConsole::move(std::string_view from, std::string_view to, ConsoleList list,
+                        std::uint64_t count, Done<ConsoleChange> done) {
+  store_.move(from, to, kStates[list], count,
+              changed(alive_, std::move(done), "tube '" + std::string(from) + "'"));
 }
 
 ConsoleHistogram RedisConsole::lateness() const {

@@ -115,8 +115,10 @@
       card("buried", "buried", o.buried), card("connections", "connections", o.connections),
       card("waiting", "waiting clients", o.waiting));
     const head = el("tr", {}, ["tube", "ready", "delayed", "reserved", "buried", "paused", "puts/s",
-      "deliveries/s", "head ready wait", "using", "watching", "waiting"].map((h, i) =>
-      el("th", { class: i > 0 && i !== 5 ? "num" : undefined }, h)));
+      "deliveries/s", "oldest ready", "using", "watching", "waiting"].map((h, i) =>
+      el("th", { class: i > 0 && i !== 5 ? "num" : undefined,
+        title: i === 8 ? "how long its longest-waiting ready job has waited (the local queue: "
+          + "its next job's wait, as it keeps no order by ready time)" : undefined }, h)));
     const rows = o.tubes.map((t) => {
       const k = `t:${t.name}:`;
       return el("tr", { "data-tube": t.name },
@@ -128,8 +130,8 @@
         cell(k + "paused", t.paused ? `paused ${fmtMs(t.pause_left_ms)}` : "no",
           { class: t.paused ? "paused" : undefined, "data-field": "paused" }),
         cell(k + "puts", fmtRate(t.puts_per_second), { class: "num" }),
-        cell(k + "del", fmtRate(t.deliveries_per_second), { class: "num" }),
-        cell(k + "wait", fmtMs(t.head_wait_ms), { class: "num" }),
+        cell(k + "del", fmtRate(t.deliveries_per_second), { class: "num", "data-field": "deliveries" }),
+        cell(k + "wait", fmtMs(t.oldest_ready_ms ?? t.head_wait_ms), { class: "num", "data-field": "oldest" }),
         cell(k + "using", t.using, { class: "num" }),
         cell(k + "watching", t.watching, { class: "num" }),
         cell(k + "waiting", t.waiting, { class: "num" }));
@@ -189,13 +191,22 @@
           { seconds: Number(document.getElementById("pause-s").value) }), () => "paused"),
         actionButton("Resume", "", () => post(`tubes/${encodeURIComponent(name)}/pause`, { seconds: 0 }),
           () => "resumed")),
+      el("div", { class: "bar" },
+        "Move", num("move-n", 10, 1, 1),
+        el("select", { id: "move-state" }, ["ready", "delayed", "buried"].map((st) => el("option", { value: st }, st))),
+        "jobs to tube", el("input", { id: "move-to", size: 16, placeholder: "other tube" }),
+        actionButton("Move", "", () => post(`tubes/${encodeURIComponent(name)}/move`, {
+          to: document.getElementById("move-to").value,
+          state: document.getElementById("move-state").value,
+          count: Number(document.getElementById("move-n").value),
+        }), (a) => `moved ${a.moved} (new ids in the other tube)`)),
       el("fieldset", {}, el("legend", {}, "Find in bodies"),
         el("form", { id: "search", class: "bar" },
           el("input", { id: "search-q", placeholder: "text in the body (or #id)", size: 30 }),
           "looking at up to", num("search-scan", 1000, 1, 1), "jobs",
           el("button", { type: "submit" }, "Search")),
         el("div", { id: "search-result" })),
-      el("fieldset", {}, el("legend", {}, "Add a job"),
+      el("fieldset", { id: "add-job" }, el("legend", {}, "Add a job"),
         el("div", { class: "bar" },
           el("textarea", { id: "put-body", rows: 2, cols: 50, placeholder: "body" }),
           "priority", num("put-pri", 1024, 0, 1), "delay s", num("put-delay", 0, 0, "any"),
@@ -206,9 +217,14 @@
             delay: Number(document.getElementById("put-delay").value),
             ttr: Number(document.getElementById("put-ttr").value),
           }), (a) => `put job ${a.id}`))),
-      el("h2", {}, "Ready"), el("table", { id: "list-ready" }),
-      el("h2", {}, "Delayed"), el("table", { id: "list-delayed" }),
-      el("h2", {}, "Buried"), el("table", { id: "list-buried" }));
+      ...["ready", "delayed", "buried"].flatMap((st) => [
+        el("h2", {}, st[0].toUpperCase() + st.slice(1), " ", el("span", { id: `pos-${st}`, class: "muted" }),
+          el("button", { id: `prev-${st}`, type: "button", onclick: () => turn(st, -1) }, "‹ previous"),
+          el("button", { id: `next-${st}`, type: "button", onclick: () => turn(st, 1) }, "next ›")),
+        el("table", { id: `list-${st}` })]));
+    const field = (id) => document.getElementById(id);
+    field("add-job").append(wheelTemplates.form(el, { body: field("put-body"),
+      priority: field("put-pri"), delay: field("put-delay"), ttr: field("put-ttr") }, flash));
     document.getElementById("search").addEventListener("submit", (e) => {
       e.preventDefault();
       search(name);
@@ -247,18 +263,38 @@
       box.replaceChildren(el("p", { class: "muted" }, err.message));
     }
   }
+  // Paging: each list's offset is in the URL (?ready=40&buried=20), so a page can be shared.
+  const PAGE = 20;
+  const offsetOf = (st) => Math.max(0, Number(new URLSearchParams(location.search).get(st)) || 0);
+  function turn(st, step) {
+    const q = new URLSearchParams(location.search);
+    const next = Math.max(0, offsetOf(st) + step * PAGE);
+    if (next) q.set(st, next); else q.delete(st);
+    history.replaceState(null, "", location.pathname + (q.toString() ? `?${q}` : ""));
+    refresh();
+  }
   async function drawTube(name) {
-    const v = await api(`tubes/${encodeURIComponent(name)}?jobs=20`);
+    const v = await api(`tubes/${encodeURIComponent(name)}?jobs=${PAGE}` +
+      `&ready_offset=${offsetOf("ready")}&delayed_offset=${offsetOf("delayed")}&buried_offset=${offsetOf("buried")}`);
     const t = v.tube;
     document.getElementById("cards").replaceChildren(
       card("ready", "ready", t.ready), card("delayed", "delayed", t.delayed),
       card("reserved", "reserved", t.reserved), card("buried", "buried", t.buried),
       card("urgent", "urgent", t.urgent),
       card("paused", "paused", t.paused ? `yes, ${fmtMs(t.pause_left_ms)}` : "no"),
-      card("puts", "jobs put", t.puts), card("wait", "head ready wait", fmtMs(t.head_wait_ms)),
+      card("puts", "jobs put", t.puts), card("deliveries", "deliveries", t.deliveries),
+      card("wait", "head ready wait", fmtMs(t.head_wait_ms)),
+      // the local queue keeps no order by ready time: no such card there
+      ...(meta("wheel-backend") === "redis" ? [card("oldest", "oldest ready", fmtMs(t.oldest_ready_ms))] : []),
       card("clients", "using / watching / waiting", `${t.using} / ${t.watching} / ${t.waiting}`));
     for (const s of ["ready", "delayed", "buried"]) {
       document.getElementById(`list-${s}`).replaceChildren(...jobRows(v[s], s));
+      const from = v.offsets[s];
+      document.getElementById(`pos-${s}`).textContent = v[s].length
+        ? `${from + 1}–${from + v[s].length} of ${t[s]}` : `${t[s]} in all`;
+      document.getElementById(`prev-${s}`).disabled = from === 0;
+      // the API's bound on an offset: past it, search finds what paging cannot reach
+      document.getElementById(`next-${s}`).disabled = from + v.page_size >= t[s] || from + PAGE > 100000;
     }
   }
 

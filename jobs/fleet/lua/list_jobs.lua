@@ -1,17 +1,18 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- The web console's list and search of one tube's jobs in one state (reads only).
--- ARGV: P tube which(r|d|b) scan preview needle limit
--- Looks at the first `scan` jobs of the state in its order (ready: priority, then id; delayed:
+-- ARGV: P tube which(r|d|b) scan preview needle limit offset
+-- Looks at `scan` jobs of the state, after the first `offset` in its order (ready: priority, then id; delayed:
 -- due time; buried: bury order) and keeps those whose body holds `needle` (plain text; '': every
 -- one), at most `limit`, each with the first `preview` bytes of its body.
 -- Reply: {looked, total, then per job: id, pri, size, time_left, preview}
 local tube, which = ARGV[2], ARGV[3]
 local scan, preview, needle, limit = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local offset = tonumber(ARGV[8] or '0')
 local now = now_ms()
 promote(now, MAXP)
 flush()
 local key = tk(tube, which)
-local members = redis.call('ZRANGE', key, 0, scan - 1)
+local members = redis.call('ZRANGE', key, offset, offset + scan - 1)
 local ms = {}
 for i, m in ipairs(members) do
   if which == 'd' then ms[i] = did(m) else ms[i] = m end

@@ -18,8 +18,14 @@
 --                             member '<pri, 10 digits>:<id>'), reserved (lease end), buried
 --                             (bury order); a job promoted from d to r keeps state 'd' in its
 --                             record (its due time past) until a command on it settles it
+--   P t:<tube>:a              zset: the ready jobs of r again, scored by when each became ready
+--                             (Redis ms: put, kick, release; a delay's or a lease's end), for
+--                             the web console's oldest ready age (ZRANGE 0 0: O(log N))
 --   P t:<tube>:s              hash: total, del (deletes), pc (pauses), pu (paused until), pms,
 --                             seq (creation number: list-tubes' order)
+--   P t:<tube>:n              counter: deliveries (jobs reserved from it), for the web console;
+--                             kept an hour after the tube is dropped, so that a tube its workers
+--                             empty and its producers fill again goes on counting
 -- Numbers going back into Redis are formatted with %d: Lua would print large ones as 1e+13.
 local P = ARGV[1]
 local MAXP = MAX_PROMOTE
@@ -30,11 +36,11 @@ local ST, TUBE, PRI, TTR, CT, DL, DUE, RES, TO, REL, BUR, KCK, BODY =
   1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
 -- Redis's clock in ms, truncated: a due time D has passed once D <= now_ms(). A deadline starts
 -- from the time rounded up (ends_in), so it never ends before its time on Redis's clock.
-local NOW_UP  -- set by now_ms(): a script that starts a deadline reads the clock first
+local NOW, NOW_UP  -- set by now_ms(): a script that starts a deadline reads the clock first
 local function now_ms()
   local t = redis.call('TIME')
   local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  NOW_UP = tonumber(t[2]) % 1000 > 0 and ms + 1 or ms
+  NOW, NOW_UP = ms, tonumber(t[2]) % 1000 > 0 and ms + 1 or ms
   return ms
 end
 local function ends_in(after) return NOW_UP + after end
@@ -42,8 +48,10 @@ local function S(x) return string.format('%d', x) end
 local function tk(tube, kind) return P .. 't:' .. tube .. ':' .. kind end
 -- A tube joins the set of tubes with the next creation number (field seq of its stats hash):
 -- list-tubes gives them in that order, as beanstalkd.
+local DELIVERIES_KEPT = 3600  -- s: a dropped tube's deliveries counter lives on this long
 local function add_tube(tube)
   redis.call('SADD', P .. 'tubes', tube)
+  redis.call('PERSIST', tk(tube, 'n'))
   redis.call('HSET', tk(tube, 's'), 'seq', redis.call('INCR', P .. 'tseq'))
 end
 -- A delayed zset's member carries the job's priority before its id ('<priority, 10 digits>:<id>'),
@@ -94,6 +102,15 @@ local function timer(tube, kind, m, score)
   ix(tk(tube, kind), m, score)
   TIMED[tube] = true
 end
+-- A job joins (at: when it became ready) or leaves a tube's ready zset and its ready-time zset.
+local function ready_in(tube, m, pri, at)
+  ix(tk(tube, 'r'), m, pri)
+  ix(tk(tube, 'a'), m, at)
+end
+local function ready_out(tube, m)
+  ix(tk(tube, 'r'), m, nil)
+  ix(tk(tube, 'a'), m, nil)
+end
 local function flush_key(key)
   local t = IX[key]
   if not t then return end
@@ -143,16 +160,19 @@ local function fin(r) flush() return r end
 local function take_out(m, j)
   if j[ST] == 'd' then
     timer(j[TUBE], 'd', dmember(m, j[PRI]), nil)
-    ix(tk(j[TUBE], 'r'), m, nil)  -- promoted already, if its due time is past
+    ready_out(j[TUBE], m)  -- promoted already, if its due time is past
   elseif j[ST] == 'x' then
     timer(j[TUBE], 'x', m, nil)
+  elseif j[ST] == 'r' then
+    ready_out(j[TUBE], m)
   else
     ix(tk(j[TUBE], j[ST]), m, nil)
   end
 end
--- due: when a delay that ended was due (a ready job keeps it for its delivery lateness), else 0
-local function to_ready(m, j, due)
-  ix(tk(j[TUBE], 'r'), m, j[PRI])
+-- due: when a delay that ended was due (a ready job keeps it for its delivery lateness), else 0;
+-- at: when it became ready (a delay's or a lease's end), else now
+local function to_ready(m, j, due, at)
+  ready_in(j[TUBE], m, j[PRI], at or NOW)
   j[ST], j[DUE] = 'r', due or 0
   save(m, j)
 end
@@ -161,14 +181,14 @@ local function expire(m, j)
   local st = j[ST]
   if st ~= 'd' and st ~= 'x' then return nil end
   take_out(m, j)
-  local due = nil
+  local due, at = nil, j[DUE]
   if st == 'd' then
     due = j[DUE]
   else
     j[TO] = j[TO] + 1
     TIMEOUTS = TIMEOUTS + 1
   end
-  to_ready(m, j, due)
+  to_ready(m, j, due, at)
   return j[TUBE]
 end
 -- every timer due by now (at most limit of them): the due index names the tubes, their delayed
@@ -184,11 +204,13 @@ local function promote_quietly(now, limit)
       if left <= 0 then break end
       local key = tk(tube, kind)
       flush_key(key)
-      for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', S(now), 'LIMIT', 0, left)) do
+      local due = redis.call('ZRANGEBYSCORE', key, '-inf', S(now), 'WITHSCORES', 'LIMIT', 0, left)
+      for x = 1, #due, 2 do
+        local m = due[x]
         count = count + 1
         timer(tube, kind, m, nil)  -- also a member left without its job
         if kind == 'd' then
-          ix(tk(tube, 'r'), did(m), dpri(m))
+          ready_in(tube, did(m), dpri(m), tonumber(due[x + 1]))  -- ready since it was due
           woke[tube] = true
         else
           leases[#leases + 1] = m
@@ -244,6 +266,7 @@ local function drop_if_empty(tube, deleted, clock)
   if tonumber(s[2] or '0') > clock() then return end
   redis.call('SREM', P .. 'tubes', tube)
   redis.call('DEL', tk(tube, 's'))
+  redis.call('EXPIRE', tk(tube, 'n'), DELIVERIES_KEPT)
 end
 -- the job a command names (ARGV[2]), its own timer settled first: m, now and its record
 local function the_job()

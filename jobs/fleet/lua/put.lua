@@ -16,7 +16,7 @@ for i = 1, n do
     at = j[DUE]
     timer(tube, 'd', dmember(m, pri), at)
   else
-    ix(tk(tube, 'r'), m, pri)
+    ready_in(tube, m, pri, now)
   end
   save(m, j)
   local t = tubes[tube]

@@ -25,6 +25,7 @@ for i = 1, n do
   local pu = tonumber(redis.call('HGET', tk(tube, 's'), 'pu') or '0')
   pus[i] = pu
   flush_key(tk(tube, 'r'))
+  flush_key(tk(tube, 'a'))  -- the claims below take their jobs out of it directly
   if n == 1 and pu <= now then
     -- one tube: take its best k at once
     local top = redis.call('ZPOPMIN', tk(tube, 'r'), k)
@@ -48,6 +49,7 @@ if best then
   redis.call('ZREM', tk(best_tube, 'r'), best)
   taken, tube_of = {best}, best_tube
 end
+if #taken > 0 then calln('ZREM', tk(tube_of, 'a'), taken, 1) end
 -- {now, more, tube, next known (0|1), next, claims, (id, token, body, lease, delay due)...}
 local out = {now, 0, '', 0, -1, 0}
 load_many(taken)
@@ -72,6 +74,7 @@ if first then
   calln('ZADD', tk(tube_of, 'x'), za, 2)
   calln('HSET', J, hs, 2)
   redis.call('ZADD', DUE_IX, 'LT', S(first), tube_of)
+  redis.call('INCRBY', tk(tube_of, 'n'), out[6])  -- deliveries, for the web console
 end
 if out[6] > 0 then
   out[2], out[3] = redis.call('ZCARD', tk(tube_of, 'r')), tube_of

@@ -5,4 +5,5 @@ if not j or j[ST] == 'x' then return fin({now, 0, '', 0, -1, 0}) end
 take_out(m, j)
 local out = {now, 0, '', 0, -1, 1}
 claim(m, j, now, out)
+redis.call('INCR', tk(j[TUBE], 'n'))  -- deliveries, for the web console
 return fin(out)

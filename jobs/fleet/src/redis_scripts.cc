@@ -84,6 +84,9 @@ std::string scan() {
 std::string list_jobs() {
   return with_prologue(lua::kListJobs);
 }
+std::string move() {
+  return with_prologue(lua::kMove);
+}
 std::string give_back() {
   return with_prologue(lua::kGiveBack);
 }

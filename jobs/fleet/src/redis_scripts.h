@@ -30,13 +30,16 @@ std::string peek_tube();  // tube which(r|d|b) -> {1,id,body} | {0}
 std::string
 stats_job();  // id -> {1, tube, state, pri, age, delay, ttr, left, res, to, rel, bur, kck}|{0}
 std::string stats_tube();  // tube known(0|1) -> {1, urgent, ready, reserved, delayed, buried,
-                           //    total, deletes, pauses, pause, pause_left} | {0}
+                           //    total, deletes, pauses, pause, pause_left, deliveries,
+                           //    oldest ready age, head ready age} | {0}
 std::string stats();       // -> {urgent, ready, reserved, delayed, buried, timeouts, total, tubes}
 std::string pause_tube();  // tube delay_ms known(0|1) -> {1|0, now}
 std::string scan();        // limit n tube... -> {now, first_timer|-1, {tube, ready(0|1), next}...}
-// The web console's list and search: tube which(r|d|b) scan preview needle limit ->
+// The web console's list and search: tube which(r|d|b) scan preview needle limit offset ->
 //    {looked, total, (id, pri, size, time_left, preview)...}
 std::string list_jobs();
+// The web console's move: from to which(r|d|b) n -> {moved, now, first new id | 0}
+std::string move();
 // The scripts of a fleet's own operations:
 std::string give_back();  // n (id token)... -> {released, now}
 

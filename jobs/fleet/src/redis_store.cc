@@ -34,6 +34,7 @@ struct RedisStore::Scripts {
   RedisScript scan{redis_scripts::scan(), false};
   RedisScript give_back{redis_scripts::give_back()};
   RedisScript list_jobs{redis_scripts::list_jobs(), false};
+  RedisScript move{redis_scripts::move()};
 };
 
 namespace {
@@ -79,7 +80,7 @@ RedisStore::RedisStore(RedisClient& client, RedisStoreOptions options)
        {&scripts_->reserve_job, &scripts_->release, &scripts_->bury, &scripts_->touch,
         &scripts_->kick, &scripts_->kick_job, &scripts_->peek, &scripts_->peek_tube,
         &scripts_->stats_job, &scripts_->stats_tube, &scripts_->stats, &scripts_->pause_tube,
-        &scripts_->scan, &scripts_->give_back, &scripts_->list_jobs}) {
+        &scripts_->scan, &scripts_->give_back, &scripts_->list_jobs, &scripts_->move}) {
     client_.preload(s);
   }
   client_.add_turn_end([batches = std::weak_ptr<RedisBatches>(batches_)] {
@@ -233,27 +234,37 @@ void RedisStore::peek_tube(std::string_view tube, PeekWhich which, Done<PeekResu
                answer(std::move(done), read_peek));
 }
 
-void RedisStore::list_jobs(std::string_view tube, PeekWhich which, std::size_t scan,
-                           std::size_t preview, std::string_view needle, std::size_t limit,
-                           Done<JobListResult> done) {
+void RedisStore::list_jobs(std::string_view tube, PeekWhich which, std::size_t offset,
+                           std::size_t scan, std::size_t preview, std::string_view needle,
+                           std::size_t limit, Done<JobListResult> done) {
   const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
-  client_.eval(scripts_->list_jobs,
-               {options_.prefix, std::string(tube), kind, std::to_string(scan),
-                std::to_string(preview), std::string(needle), std::to_string(limit)},
-               answer(std::move(done), [](const RedisValue& v, JobListResult& r) {
-                 if (!check(v, r, 2)) return;
-                 r.looked = count_at(v, 0);
-                 r.total = count_at(v, 1);
-                 for (std::size_t e = 2; e + 4 < v.elements.size(); e += 5) {
-                   JobListResult::Entry entry;
-                   entry.id = count_at(v, e);
-                   entry.priority = static_cast<std::uint32_t>(count_at(v, e + 1));
-                   entry.body_size = count_at(v, e + 2);
-                   entry.time_left = as_int(at(v, e + 3));
-                   entry.preview = at(v, e + 4).str;
-                   r.jobs.push_back(std::move(entry));
-                 }
-               }));
+  client_.eval(
+      scripts_->list_jobs,
+      {options_.prefix, std::string(tube), kind, std::to_string(scan), std::to_string(preview),
+       std::string(needle), std::to_string(limit), std::to_string(offset)},
+      answer(std::move(done), [](const RedisValue& v, JobListResult& r) {
+        if (!check(v, r, 2)) return;
+        r.looked = count_at(v, 0);
+        r.total = count_at(v, 1);
+        for (std::size_t e = 2; e + 4 < v.elements.size(); e += 5) {
+          JobListResult::Entry entry;
+          entry.id = count_at(v, e);
+          entry.priority = static_cast<std::uint32_t>(count_at(v, e + 1));
+          entry.body_size = count_at(v, e + 2);
+          entry.time_left = as_int(at(v, e + 3));
+          entry.preview = at(v, e + 4).str;
+          r.jobs.push_back(std::move(entry));
+        }
+      }));
+}
+
+void RedisStore::move(std::string_view from, std::string_view to, PeekWhich which,
+                      std::size_t count, Done<ChangeResult> done) {
+  const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
+  client_.eval(scripts_->move,
+               {options_.prefix, std::string(from), std::string(to), kind, std::to_string(count)},
+               answer(std::move(done),
+                      [](const RedisValue& v, ChangeResult& r) { read_change(v, r, true); }));
 }
 
 void RedisStore::job_stats(std::uint64_t id, Done<StoreJobInfo> done) {
@@ -294,6 +305,11 @@ void RedisStore::tube_stats(std::string_view tube, bool known, Done<TubeInfo> do
                  }
                  s.pause = Millis(as_int(at(v, 9)));
                  s.pause_time_left = Millis(as_int(at(v, 10)));
+                 if (v.elements.size() >= 14) {
+                   r.deliveries = count_at(v, 11);
+                   r.oldest_ready_age = as_int(at(v, 12));
+                   r.head_ready_age = as_int(at(v, 13));
+                 }
                }));
 }
 

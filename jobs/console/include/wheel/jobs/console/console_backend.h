@@ -15,6 +15,7 @@
 // Threads: loop thread only (the loop of the store it serves).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -54,6 +55,9 @@ struct ConsoleTube {
   // How long the job at the head of the ready queue (the next a reserve takes: lowest priority,
   // then oldest) has been ready; nullopt: no ready job, or the store does not know.
   std::optional<std::int64_t> head_wait_ms;
+  // How long its longest-waiting ready job has been ready, whatever its priority; nullopt: no
+  // ready job, or the store does not know (the local queue keeps no order by ready time).
+  std::optional<std::int64_t> oldest_ready_ms;
   std::uint64_t using_count = 0, watching = 0, waiting = 0;  // this node's clients
 };
 
@@ -97,7 +101,7 @@ struct ConsoleOverview : ConsoleAnswer {
 
 struct ConsoleTubeView : ConsoleAnswer {
   ConsoleTube tube;
-  // The first jobs of each state in the order a reserve, the clock and a kick take them.
+  // A page of the jobs of each state in the order a reserve, the clock and a kick take them.
   std::vector<ConsoleJob> ready, delayed, buried;
 };
 
@@ -122,9 +126,14 @@ struct ConsolePut {
   std::string body;
 };
 
+// Indexes the three lists of a tube's jobs: ready, delayed, buried.
+enum ConsoleList : std::size_t { kReadyList, kDelayedList, kBuriedList };
+
 struct ConsoleLimits {
   std::size_t jobs = 10;      // per state
   std::size_t preview = 200;  // bytes of each body
+  // A tube's lists (ConsoleList): how many jobs of each, in its order, come before the page.
+  std::array<std::size_t, 3> offset{};
 };
 
 class ConsoleBackend {
@@ -137,7 +146,8 @@ class ConsoleBackend {
   virtual std::string_view kind() const = 0;
   // Every tube (at most `max_tubes`) with its figures and the totals.
   virtual void overview(std::size_t max_tubes, Done<ConsoleOverview> done) = 0;
-  // A tube's figures and the first jobs of each state (kNotFound: no such tube).
+  // A tube's figures and a page of the jobs of each state: `limits.jobs` jobs after the first
+  // `limits.offset[state]` in its order (kNotFound: no such tube).
   virtual void tube(std::string_view name, ConsoleLimits limits, Done<ConsoleTubeView> done) = 0;
   // Jobs of `tube` whose body holds `needle` (bytes, case-sensitive), looking at no more than
   // `scan` jobs (ready, then delayed, then buried), at most `max_hits` found.
@@ -153,6 +163,13 @@ class ConsoleBackend {
   virtual void remove(std::uint64_t id, Done<ConsoleChange> done) = 0;
   // pause-tube for `delay`; 0 resumes.
   virtual void pause(std::string_view tube, Millis delay, Done<ConsoleChange> done) = 0;
+  // Moves up to `count` jobs of `from` in state `list`, the first in its order, into `to`
+  // (created if need be): each is put there anew (a new id) with its body, priority and TTR,
+  // ready, or delayed for what was left of its delay, and then deleted from `from`, so that a
+  // job is never in neither tube. value = jobs moved. A refusal (no room: kFull) stops the move
+  // after the jobs moved so far, and says how many in `error`.
+  virtual void move(std::string_view from, std::string_view to, ConsoleList list,
+                    std::uint64_t count, Done<ConsoleChange> done) = 0;
   // put into `tube` (created if need be).
   virtual void put(std::string_view tube, ConsolePut put, Done<ConsoleChange> done) = 0;
   // Delivery lateness so far: reserved-at minus due-at of each delayed job reserved (this node's

@@ -16,7 +16,8 @@
 //   for it. Otherwise (loopback, a token made at start) the page carries the token, readable
 //   only by pages of the console's own origin.
 // - read_only: every change answers 403.
-// - Bounds: tubes listed, jobs per list, bytes of each preview, jobs a search looks at.
+// - Bounds: tubes listed, jobs per list and the offset of a page, bytes of each preview, jobs a
+//   search looks at, jobs one move takes.
 // - Bodies travel as JSON strings (bytes that are not UTF-8 become U+FFFD) and the page sets
 //   them as text (textContent), never as HTML; its Content-Security-Policy allows no inline
 //   script either.
@@ -51,6 +52,8 @@ struct ConsoleOptions {
   std::size_t max_jobs = 100;              // jobs per list or search (?jobs=, default 10)
   std::size_t max_preview = 4096;          // bytes of a preview (?preview=, default 200)
   std::size_t max_scan = 10000;            // jobs a search looks at (?scan=, default 1000)
+  std::size_t max_offset = 100'000;        // jobs a page skips (?ready_offset= ..., default 0)
+  std::size_t max_move = 1000;             // jobs one move takes ({"count"}, default 1)
   std::size_t max_job_size = 65'535;       // bytes of a body put (wheel-jobs' --max-job-size)
   std::size_t history = 600;               // lateness points kept (tick()s: 10 min at 1 s)
   std::function<std::int64_t()> clock;     // Unix ms, for rates; null: the system clock

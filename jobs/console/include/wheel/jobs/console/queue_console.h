@@ -2,12 +2,12 @@
 // QueueConsole: the web console's ConsoleBackend on a JobQueue in this process (wheel-jobs in
 // memory, or on its log with --dir). Reads look at the queue's structures directly and answer
 // at once; lists walk each tube's heaps from the top without taking a job out (best-first, so
-// a list of N costs O(N log N) whatever the tube holds); a search looks at no more jobs than it
-// is told. A change runs through `run_outside` (BeanstalkServerHandler::run_outside: the queue's
-// clock, timer and log kept in step) in a session of its own, opened and closed around it, and
-// answers once the journal says it is durable (at once in memory; after the log's sync under
-// its --fsync policy); while the journal says changes wait (a disk behind) it answers
-// kUnavailable and changes nothing.
+// a page of N after O others costs O((O + N) log(O + N)) whatever the tube holds); a search
+// looks at no more jobs than it is told. A change runs through `run_outside`
+// (BeanstalkServerHandler::run_outside: the queue's clock, timer and log kept in step) in a session
+// of its own, opened and closed around it, and answers once the journal says it is durable (at once
+// in memory; after the log's sync under its --fsync policy); while the journal says changes wait (a
+// disk behind) it answers kUnavailable and changes nothing.
 //
 // Threads: loop thread only (the queue's).
 #pragma once
@@ -44,6 +44,8 @@ class QueueConsole final : public ConsoleBackend {
   void remove(std::uint64_t id, Done<ConsoleChange> done) override;
   void pause(std::string_view tube, Millis delay, Done<ConsoleChange> done) override;
   void put(std::string_view tube, ConsolePut put, Done<ConsoleChange> done) override;
+  void move(std::string_view from, std::string_view to, ConsoleList list, std::uint64_t count,
+            Done<ConsoleChange> done) override;
   ConsoleHistogram lateness() const override;
 
  private:

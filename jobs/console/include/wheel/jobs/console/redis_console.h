@@ -5,8 +5,9 @@
 // few store scripts (the overview: list-tubes, then stats-tube per listed tube, pipelined; a
 // tube: its stats and one list_jobs script per state; a search: list_jobs with the bound, state
 // by state until the bound is spent), so a page costs Redis what a few protocol commands do.
-// Not known on Redis: a tube's deliveries and the wait of its head ready job (nullopt), and its
-// clients on other nodes (the counts are 0).
+// A tube's deliveries and its ready jobs' waits come from counters and a zset of ready times the
+// store's scripts keep (jobs/fleet/lua/prologue.lua); its clients on other nodes are not known
+// (the counts are 0).
 //
 // Threads: loop thread only (the store's client's loop).
 #pragma once
@@ -39,6 +40,8 @@ class RedisConsole final : public ConsoleBackend {
   void remove(std::uint64_t id, Done<ConsoleChange> done) override;
   void pause(std::string_view tube, Millis delay, Done<ConsoleChange> done) override;
   void put(std::string_view tube, ConsolePut put, Done<ConsoleChange> done) override;
+  void move(std::string_view from, std::string_view to, ConsoleList list, std::uint64_t count,
+            Done<ConsoleChange> done) override;
   ConsoleHistogram lateness() const override;
 
  private:

@@ -99,11 +99,18 @@ class RedisStore {
   // ready job (or when its pause ends), and the fleet's first timer. Costs Redis the script and
   // 3 calls (TIME, the first timer, one count per tube) when nothing is due.
   void scan(std::size_t limit, const std::vector<std::string>& tubes, Done<ScanResult> done);
-  // The web console's list and search: of the first `scan` jobs of `tube` in state `which` (in
-  // the order a reserve, the clock or a kick takes them), those whose body holds `needle` (all
-  // when empty), at most `limit`, each with `preview` bytes of its body. A read: one script.
-  void list_jobs(std::string_view tube, PeekWhich which, std::size_t scan, std::size_t preview,
-                 std::string_view needle, std::size_t limit, Done<JobListResult> done);
+  // The web console's list and search: of `scan` jobs of `tube` in state `which` after the first
+  // `offset` (in the order a reserve, the clock or a kick takes them), those whose body holds
+  // `needle` (all when empty), at most `limit`, each with `preview` bytes of its body. A read:
+  // one script, O(log N + scan) in Redis (a range of a zset by rank).
+  void list_jobs(std::string_view tube, PeekWhich which, std::size_t offset, std::size_t scan,
+                 std::size_t preview, std::string_view needle, std::size_t limit,
+                 Done<JobListResult> done);
+  // The web console's move (jobs/fleet/lua/move.lua): up to `count` jobs of `from` in state
+  // `which`, the first in its order, put anew into `to` and deleted from `from`, in one script
+  // (all or nothing). value = jobs moved.
+  void move(std::string_view from, std::string_view to, PeekWhich which, std::size_t count,
+            Done<ChangeResult> done);
   // A leaving node's leases, (id, fencing token) each, back to ready at once, in scripts of
   // at most kMaxGiveBackPerScript leases; a lease that ran out or passed to another holder is
   // left alone. `done` runs once, after the last script: value = jobs given back; an error if

@@ -54,7 +54,11 @@ struct StoreJobInfo : StoreResult {
   JobStats stats;  // stats.tube is empty: use `tube`
 };
 struct TubeInfo : StoreResult {
-  TubeStats stats;  // counts and pause only (name and connection counts are local)
+  TubeStats stats;               // counts and pause only (name and connection counts are local)
+  std::uint64_t deliveries = 0;  // jobs ever reserved from it (the fleet's), for the web console
+  // ms since its longest-waiting ready job became ready, and since the one a reserve takes next
+  // did; -1: no ready job (or none with a ready time: made ready by an older version)
+  std::int64_t oldest_ready_age = -1, head_ready_age = -1;
 };
 struct StoreTotals : StoreResult, StateCounts {};  // the whole fleet's job counts
 struct TubeList : StoreResult {
