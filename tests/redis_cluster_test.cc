@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster_test_lua.h"
 #include "support/redis_cluster.h"
 #include "wheel/redis/redis_cluster.h"
 #include "wheel/redis/redis_cluster_slot.h"
@@ -119,9 +120,7 @@ TEST_F(RedisClusterTest, EachCommandReachesThePrimaryServingItsKeysSlot) {
 }
 
 TEST_F(RedisClusterTest, ScriptsAreLoadedOnEveryPrimaryAndRunWithTheirKeys) {
-  RedisScript set_twice(
-      "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('APPEND', "
-      "KEYS[2], ARGV[1])");
+  RedisScript set_twice{std::string(wheel_test::cluster_lua::kSetAndAppend)};
   scripts_.push_back(&set_twice);
   RedisCluster& c = start();
   ASSERT_TRUE(run_until([&] { return !set_twice.sha.empty(); }));
