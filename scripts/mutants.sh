@@ -75,9 +75,10 @@ mutants=(
   'I2-start-record-torn@jobs/log/src/job_log_recovery.cc@s/first \? data\.size\(\) > log::kHeaderSize \+ codec::kSegmentStartSize/first ? false/@jobs_log_damage_test'
   'I3-segment-gap-ignored@jobs/log/src/job_log_recovery.cc@s/if \(numbers\[i\] == numbers\[i - 1\] \+ 1\) continue;/continue;/@jobs_log_damage_test'
   'I4-lease-file-ignored@jobs/log/src/job_log_recovery.cc@s/std::max\(\{leased, /std::max({/@jobs_log_damage_test'
-  # issue 36: the output bound (a client that pipelines read-only commands and reads nothing)
-  'O1-output-bound@jobs/server/src/beanstalk_server_handler.cc@s/if \(c != nullptr && backlog\(client, c\) >= options_\.max_queued_output\) \{/if (false) {/@jobs_output_bound_test'
-  'O2-redis-output-bound@jobs/fleet/src/redis_jobs_handler.cc@s/if \(client->blocked \|\| out\.size\(\) \+ backlog\(client\) >= options_\.max_queued_output\) \{/if (false) {/@jobs_output_bound_test'
+  # issue 36: the output bound (a client that pipelines read-only commands and reads nothing),
+  # in the one front of both backends (issue 31): the bound itself, and the resume at half
+  'O1-output-bound@jobs/server/src/beanstalk_front.cc@s/if \(c != nullptr && backlog\(conn\) >= options_\.max_queued_output\) \{/if (false) {/@jobs_output_bound_test'
+  'O2-output-resume@jobs/server/src/beanstalk_front.cc@s/c->notify_output_below\(low - owed\);/(void)owed;/@jobs_output_bound_test'
   'O3-line-output-bound@server/src/line_protocol_handler.cc@s/if \(c\.queued_output\(\) >= max_output \/ 2\) \{/if (false) {/@net_server_in_process_test'
   'O4-lines-read-on-when-paused@net/src/reactor.cc@s/return !c\.closing\(\) && !c\.input_paused\(\);/return !c.closing();/@net_backpressure_test'
 )

@@ -44,6 +44,18 @@ TEST_F(ConsoleTest, HeadReadyWaitIsHowLongTheNextJobToBeReservedHasBeenReady) {
   EXPECT_TRUE(parse(call("GET", "/api/tubes/default"))["tube"]["head_wait_ms"].is_null());
 }
 
+TEST_F(ConsoleTest, OldestReadyAgeIsTheLongestWaitingReadyJobsNotTheHeads) {
+  put("a", "low", 500);
+  queue_.advance(Millis(1000 + 1000));
+  put("a", "high", 1);
+  queue_.advance(Millis(1000 + 3000));
+  const json t = parse(call("GET", "/api/tubes/a"))["tube"];
+  EXPECT_EQ(t["head_wait_ms"], 2000);
+  EXPECT_EQ(t["oldest_ready_ms"], 3000);
+  EXPECT_EQ(parse(call("GET", "/api/overview"))["tubes"][1]["oldest_ready_ms"], 3000);
+  EXPECT_TRUE(parse(call("GET", "/api/tubes/default"))["tube"]["oldest_ready_ms"].is_null());
+}
+
 TEST_F(ConsoleTest, TubeListsTheFirstJobsOfEachStateInTheOrderTheyAreTaken) {
   const std::uint64_t late = put("a", "late", 500);
   const std::uint64_t first = put("a", "first", 1);

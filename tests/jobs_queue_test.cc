@@ -57,6 +57,48 @@ TEST_F(JobQueueTest, LowerPriorityFirstThenFifo) {
   EXPECT_EQ(queue.reserve(b, 0ms).outcome, Outcome::kTimedOut);
 }
 
+TEST_F(JobQueueTest, OldestReadyIsTheJobReadyLongestWhateverItsPriority) {
+  const Tube& tube = *queue.find_tube("default");
+  EXPECT_EQ(queue.oldest_ready(tube), nullptr);
+  const std::uint64_t old_low = put(a, 500);
+  queue.advance(1000ms);
+  const std::uint64_t new_high = put(a, 1);
+  queue.advance(3000ms);
+  EXPECT_EQ(tube.top_ready()->id, new_high);  // a reserve takes this one
+  EXPECT_EQ(queue.oldest_ready(tube)->id, old_low);
+  // Leaving ready and coming back makes a job new again.
+  ASSERT_EQ(queue.reserve_job(b, old_low).outcome, Outcome::kOk);
+  EXPECT_EQ(queue.oldest_ready(tube)->id, new_high);
+  queue.advance(4000ms);
+  ASSERT_EQ(queue.release(b, old_low, 500, 0ms), Outcome::kOk);
+  EXPECT_EQ(queue.oldest_ready(tube)->id, new_high);
+  EXPECT_EQ(queue.remove(a, new_high), Outcome::kOk);
+  EXPECT_EQ(queue.oldest_ready(tube)->id, old_low);
+  EXPECT_EQ(queue.oldest_ready(tube)->ready_since, 4000ms);
+  // A delayed job counts from when it became ready.
+  const std::uint64_t delayed = put(a, 0, 500ms);
+  queue.advance(4500ms);
+  EXPECT_EQ(queue.oldest_ready(tube)->id, old_low);
+  EXPECT_EQ(queue.remove(a, old_low), Outcome::kOk);
+  EXPECT_EQ(queue.oldest_ready(tube)->id, delayed);
+  EXPECT_EQ(queue.remove(a, delayed), Outcome::kOk);
+  EXPECT_EQ(queue.oldest_ready(tube), nullptr);
+}
+
+TEST_F(JobQueueTest, OldestReadyMarksStayWithinTwiceTheReadyJobs) {
+  const Tube& tube = *queue.find_tube("default");
+  const std::uint64_t waiting = put(a, 1000);  // never taken: the others go first
+  for (int i = 0; i < 10'000; ++i) {
+    queue.advance(Millis(i));
+    put(a, 1);
+    ASSERT_LE(tube.ready_marks.size(), 2 * tube.ready.size() + 64);
+    const std::uint64_t id = reserve_now(b);
+    ASSERT_NE(id, waiting);
+    ASSERT_EQ(queue.remove(b, id), Outcome::kOk);
+  }
+  EXPECT_EQ(queue.oldest_ready(tube)->id, waiting);
+}
+
 TEST_F(JobQueueTest, ReserveAcrossWatchedTubesTakesLowestPriorityThenOldest) {
   ASSERT_EQ(queue.use(a, "t1"), Outcome::kOk);
   std::uint64_t t1 = put(a, 3);
@@ -260,6 +302,17 @@ TEST_F(JobQueueTest, TubesComeAndGoAsBeanstalkds) {
   EXPECT_EQ(queue.ignore(b, "default").outcome, Outcome::kNotIgnored);
   EXPECT_EQ(queue.ignore(b, "never-watched").watching, 1u);
   EXPECT_NE(queue.find_tube("default"), nullptr);  // never dropped
+}
+
+// A session that uses and watches the same tube names it twice; closing it drops the tube once
+// (the second look at it was a use after free, seen by ASan in the protocol suite).
+TEST_F(JobQueueTest, ClosingASessionThatUsesAndWatchesOneTubeDropsItOnce) {
+  const SessionId c = queue.open_session();
+  queue.use(c, "same");
+  queue.watch(c, "same");
+  queue.close_session(c);
+  EXPECT_EQ(queue.find_tube("same"), nullptr);
+  EXPECT_EQ(queue.tube_names(), std::vector<std::string_view>{"default"});
 }
 
 TEST_F(JobQueueTest, TubeNamesKeepCreationOrder) {

@@ -130,7 +130,7 @@ void RedisClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
       std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
     p->script->sha.clear();  // Redis forgot it: EVAL now, and load it again for later calls
     RedisScript* script = p->script;
-    self->eval_once(*script, p->args, std::move(p->done), p->replicated);
+    self->eval_once(*script, p->keys, p->args, std::move(p->done), p->replicated);
     if (p->replicated) self->wait_replicas(p->replicated);
     self->command({"SCRIPT", "LOAD", script->text}, [script](const RedisValue& v) {
       if (v.type == RedisValue::Type::kString) script->sha = v.str;

@@ -38,6 +38,7 @@ struct RedisClient::Pending {
   std::uint64_t sent_ns = 0;               // uv_hrtime(): the round trip in the metrics
   std::uint64_t generation = 0;            // the connection it was sent on
   RedisScript* script = nullptr;           // eval(): resent as EVAL on NOSCRIPT
+  std::vector<std::string> keys;           // eval(): KEYS, for that resend
   std::vector<std::string> args;           // eval(): ARGV, for that resend
   std::shared_ptr<Replicated> replicated;  // eval() with replicas: its WAIT follows it
 };

@@ -21,15 +21,20 @@ void RedisClient::load_scripts() {
 
 void RedisClient::eval(RedisScript& script, const std::vector<std::string>& args,
                        RedisCallback done) {
+  eval(script, {}, args, std::move(done));
+}
+
+void RedisClient::eval(RedisScript& script, const std::vector<std::string>& keys,
+                       const std::vector<std::string>& args, RedisCallback done) {
   if (options_.replicas == 0 || !script.changes) {
-    return eval_once(script, args, std::move(done), nullptr);
+    return eval_once(script, keys, args, std::move(done), nullptr);
   }
   auto replicated = std::make_shared<Replicated>();
   replicated->done = std::move(done);
   replicated->replicas = options_.replicas;
   replicated->timeout_ms = options_.replica_timeout.count();
   eval_once(
-      script, args,
+      script, keys, args,
       [replicated](const RedisValue& v) {
         replicated->reply = v;
         replicated->answer();
@@ -66,19 +71,22 @@ void RedisClient::Replicated::answer() {
   done(*reply);
 }
 
-void RedisClient::eval_once(RedisScript& script, const std::vector<std::string>& args,
-                            RedisCallback done, std::shared_ptr<Replicated> replicated) {
+void RedisClient::eval_once(RedisScript& script, const std::vector<std::string>& keys,
+                            const std::vector<std::string>& args, RedisCallback done,
+                            std::shared_ptr<Replicated> replicated) {
   std::vector<std::string> full;
-  full.reserve(args.size() + 3);
+  full.reserve(keys.size() + args.size() + 3);
   const bool loaded = !script.sha.empty();
   full.push_back(loaded ? "EVALSHA" : "EVAL");
   full.push_back(loaded ? script.sha : script.text);
-  full.push_back("0");
+  full.push_back(std::to_string(keys.size()));
+  full.insert(full.end(), keys.begin(), keys.end());
   full.insert(full.end(), args.begin(), args.end());
   auto pending = std::make_unique<Pending>();
   pending->done = std::move(done);
   if (loaded) {
     pending->script = &script;
+    pending->keys = keys;
     pending->args = args;
     pending->replicated = std::move(replicated);
   }

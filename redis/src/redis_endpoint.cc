@@ -162,6 +162,25 @@ bool parse_db(std::string_view path, RedisEndpoint& endpoint, std::string* error
   return true;
 }
 
+// HOST[:PORT][,HOST[:PORT]...] into `out`, at most `most` of them (`what` names them in the
+// message).
+bool parse_addresses(std::string_view hosts, std::uint16_t port, std::size_t most, const char* what,
+                     const std::string& shown, std::vector<RedisAddress>& out, std::string* error) {
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = std::min(hosts.find(',', start), hosts.size());
+    if (out.size() == most) {
+      fail(error, "at most " + std::to_string(most) + " " + what + ", in '" + shown + "'");
+      return false;
+    }
+    const auto address = parse_address(hosts.substr(start, comma - start), port, shown, error);
+    if (!address) return false;
+    out.push_back(*address);
+    if (comma == hosts.size()) return true;
+    start = comma + 1;
+  }
+}
+
 std::string format_host(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
 }
@@ -173,7 +192,8 @@ std::optional<RedisEndpoint> parse_redis_url(std::string_view url, std::string* 
   const std::string shown = masked(url);
   if (url.substr(0, kScheme.size()) != kScheme) {
     return fail(error,
-                "must start with redis:// (or redis-sentinel://; rediss:// and unix sockets are "
+                "must start with redis:// (or redis-sentinel://, redis-cluster://; rediss:// and "
+                "unix sockets are "
                 "not supported), got '" +
                     shown + "'");
   }
@@ -236,21 +256,51 @@ std::optional<RedisSentinelEndpoint> parse_redis_sentinel_url(std::string_view u
   const std::string_view hosts = rest.substr(0, rest.find('/'));
   const std::string_view path =
       rest.size() > hosts.size() ? rest.substr(hosts.size() + 1) : std::string_view{};
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = std::min(hosts.find(',', start), hosts.size());
-    if (sentinel.sentinels.size() == kMaxSentinels) {
-      return refuse("at most " + std::to_string(kMaxSentinels) + " sentinels, in '" + shown + "'");
-    }
-    const auto address =
-        parse_address(hosts.substr(start, comma - start), kDefaultSentinelPort, shown, error);
-    if (!address) return std::nullopt;
-    sentinel.sentinels.push_back(*address);
-    if (comma == hosts.size()) break;
-    start = comma + 1;
+  if (!parse_addresses(hosts, kDefaultSentinelPort, kMaxSentinels, "sentinels", shown,
+                       sentinel.sentinels, error)) {
+    return std::nullopt;
   }
   if (!parse_db(path, sentinel.primary, error)) return std::nullopt;
   return sentinel;
+}
+
+std::optional<RedisClusterEndpoint> parse_redis_cluster_url(std::string_view url,
+                                                            std::string* error) {
+  constexpr std::string_view kScheme = "redis-cluster://";
+  const std::string shown = masked(url);
+  auto refuse = [&](std::string message) -> std::optional<RedisClusterEndpoint> {
+    if (error != nullptr) *error = std::move(message);
+    return std::nullopt;
+  };
+  if (url.substr(0, kScheme.size()) != kScheme) {
+    return refuse("must start with redis-cluster://, got '" + shown + "'");
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  RedisClusterEndpoint cluster;
+  cluster.node.host.clear();
+  cluster.node.port = 0;
+  if (!take_credentials(rest, shown, cluster.node, error)) return std::nullopt;
+  if (rest.find_first_of("?#") != std::string_view::npos) {
+    return refuse("queries and fragments are not supported, got '" + shown + "'");
+  }
+  if (rest.find('/') != std::string_view::npos) {
+    return refuse("a Redis Cluster has database 0 only: no /DB after the nodes, got '" + shown +
+                  "'");
+  }
+  if (!parse_addresses(rest, 6379, kMaxClusterSeeds, "seed nodes", shown, cluster.seeds, error)) {
+    return std::nullopt;
+  }
+  return cluster;
+}
+
+std::string format_redis_cluster_url(const RedisClusterEndpoint& endpoint) {
+  std::string out = "redis-cluster://";
+  if (!endpoint.node.username.empty()) out += endpoint.node.username + "@";
+  for (std::size_t i = 0; i < endpoint.seeds.size(); ++i) {
+    if (i > 0) out += ',';
+    out += format_redis_address(endpoint.seeds[i]);
+  }
+  return out;
 }
 
 std::string format_redis_url(const RedisEndpoint& endpoint) {

@@ -67,7 +67,8 @@ std::string_view redis_error_hint(RedisErrorCause cause) {
       return "a store script failed inside Redis (a bug, or keys changed by another program)";
     case RedisErrorCause::kMoved:
     case RedisErrorCause::kAsk:
-      return "the store is a Redis Cluster node, which redis:// does not support";
+      return "a Redis Cluster node sent the command elsewhere: a redis:// store does not follow "
+             "that (a cluster client does, and counts it)";
     case RedisErrorCause::kLoading:
       return "Redis is loading its data set after a restart: wait";
     case RedisErrorCause::kMasterdown:

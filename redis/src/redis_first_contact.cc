@@ -55,4 +55,44 @@ std::string wait_for_first_reply(uv_loop_t* loop, RedisClient& client,
   return contact->answered ? std::string() : contact->error;
 }
 
+namespace {
+
+// One INFO cluster question, asked again after a failure until the client stops.
+struct ClusterProbe {
+  uv_timer_t timer;
+  RedisClient* client;
+  std::function<void(const std::string&)> done;
+};
+
+void close_probe(ClusterProbe* probe) {
+  uv_close(reinterpret_cast<uv_handle_t*>(&probe->timer),
+           [](uv_handle_t* h) { delete static_cast<ClusterProbe*>(h->data); });
+}
+
+void ask_cluster_info(ClusterProbe* probe) {
+  probe->client->command({"INFO", "cluster"}, [probe](const RedisValue& v) {
+    if (v.is_error() && !v.str.starts_with("NOPERM")) {
+      if (v.str == "ERR redis client stopped") return close_probe(probe);
+      uv_timer_start(
+          &probe->timer,
+          [](uv_timer_t* t) { ask_cluster_info(static_cast<ClusterProbe*>(t->data)); }, 100, 0);
+      return;
+    }
+    const bool cluster = !v.is_error() && v.str.find("cluster_enabled:1") != std::string::npos;
+    auto done = std::move(probe->done);
+    close_probe(probe);
+    done(cluster ? kClusterNodeRefusal : "");
+  });
+}
+
+}  // namespace
+
+void check_not_a_cluster_node(uv_loop_t* loop, RedisClient& client,
+                              std::function<void(const std::string& refusal)> done) {
+  auto* probe = new ClusterProbe{{}, &client, std::move(done)};
+  uv_timer_init(loop, &probe->timer);
+  probe->timer.data = probe;
+  ask_cluster_info(probe);
+}
+
 }  // namespace wheel::jobs

@@ -92,13 +92,15 @@ inline std::string find_program(const std::string& program) {
 
 class RedisServer {
  public:
-  // Starts redis-server (from PATH) with `extra` arguments after ours (e.g. --replicaof), or
+  // Starts redis-server (from PATH) with `extra` arguments after ours (e.g. --replicaof) on a
+  // port from `pick_port` (a cluster node needs one whose bus port, +10000, is free too), or
   // fails the test if it cannot.
-  explicit RedisServer(std::vector<std::string> extra = {}) : extra_(std::move(extra)) {
+  explicit RedisServer(std::vector<std::string> extra = {}, int (*pick_port)() = free_port)
+      : extra_(std::move(extra)) {
     char tmpl[] = "/tmp/wheel-redis-XXXXXX";
     dir_ = mkdtemp(tmpl) != nullptr ? tmpl : "";
     // A port free a moment ago may be taken by a parallel test before Redis binds it: retry.
-    for (int attempt = 0; attempt < 5 && !running(); ++attempt) start_on(free_port(), attempt == 4);
+    for (int attempt = 0; attempt < 5 && !running(); ++attempt) start_on(pick_port(), attempt == 4);
   }
   ~RedisServer() {
     stop();
@@ -111,6 +113,7 @@ class RedisServer {
   int port() const { return port_; }
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
+  const std::string& dir() const { return dir_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
   // SIGTERM (Redis then writes nothing more: AOF is already synced) and wait.

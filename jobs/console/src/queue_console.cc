@@ -115,6 +115,8 @@ ConsoleTube QueueConsole::figures(const Tube& tube) const {
   t.deliveries = tube.reserves;
   if (const Job* head = tube.top_ready())
     t.head_wait_ms = (queue_.now() - head->ready_since).count();
+  if (const Job* oldest = queue_.oldest_ready(tube))
+    t.oldest_ready_ms = (queue_.now() - oldest->ready_since).count();
   return t;
 }
 

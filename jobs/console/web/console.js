@@ -117,8 +117,7 @@
     const head = el("tr", {}, ["tube", "ready", "delayed", "reserved", "buried", "paused", "puts/s",
       "deliveries/s", "oldest ready", "using", "watching", "waiting"].map((h, i) =>
       el("th", { class: i > 0 && i !== 5 ? "num" : undefined,
-        title: i === 8 ? "how long its longest-waiting ready job has waited (the local queue: "
-          + "its next job's wait, as it keeps no order by ready time)" : undefined }, h)));
+        title: i === 8 ? "how long its longest-waiting ready job has waited" : undefined }, h)));
     const rows = o.tubes.map((t) => {
       const k = `t:${t.name}:`;
       return el("tr", { "data-tube": t.name },
@@ -131,7 +130,7 @@
           { class: t.paused ? "paused" : undefined, "data-field": "paused" }),
         cell(k + "puts", fmtRate(t.puts_per_second), { class: "num" }),
         cell(k + "del", fmtRate(t.deliveries_per_second), { class: "num", "data-field": "deliveries" }),
-        cell(k + "wait", fmtMs(t.oldest_ready_ms ?? t.head_wait_ms), { class: "num", "data-field": "oldest" }),
+        cell(k + "wait", fmtMs(t.oldest_ready_ms), { class: "num", "data-field": "oldest" }),
         cell(k + "using", t.using, { class: "num" }),
         cell(k + "watching", t.watching, { class: "num" }),
         cell(k + "waiting", t.waiting, { class: "num" }));
@@ -284,8 +283,7 @@
       card("paused", "paused", t.paused ? `yes, ${fmtMs(t.pause_left_ms)}` : "no"),
       card("puts", "jobs put", t.puts), card("deliveries", "deliveries", t.deliveries),
       card("wait", "head ready wait", fmtMs(t.head_wait_ms)),
-      // the local queue keeps no order by ready time: no such card there
-      ...(meta("wheel-backend") === "redis" ? [card("oldest", "oldest ready", fmtMs(t.oldest_ready_ms))] : []),
+      card("oldest", "oldest ready", fmtMs(t.oldest_ready_ms)),
       card("clients", "using / watching / waiting", `${t.using} / ${t.watching} / ${t.waiting}`));
     for (const s of ["ready", "delayed", "buried"]) {
       document.getElementById(`list-${s}`).replaceChildren(...jobRows(v[s], s));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// RedisJobsHandler's requests: what each beanstalkd command does with the RedisStore, and the
+// RedisBackend's requests: what each beanstalkd command does with the RedisStore, and the
 // server-wide stats. Pipelined puts and deletes: redis_pipeline.cc; reserves that wait:
 // redis_waiters.cc.
 #include <algorithm>
@@ -8,7 +8,7 @@
 #include "redis_handler_client.h"
 #include "redis_tube_order.h"
 #include "wheel/jobs/beanstalk/beanstalk_reply.h"
-#include "wheel/jobs/fleet/redis_jobs_handler.h"
+#include "wheel/jobs/fleet/redis_backend.h"
 #include "wheel/overloaded.h"
 
 namespace wheel::jobs {
@@ -23,14 +23,8 @@ const std::string& same_name(const std::string& tube) {
 }
 }  // namespace
 
-void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::string& out) {
+void RedisBackend::dispatch(Client* client, bs::Request&& request, std::string& out) {
   bs::count_command(commands_, request);
-  if (pipelined(request)) {
-    // Its reply is written after `out`'s: send those first.
-    if (!out.empty() && !send(client, out)) return;
-    out.clear();
-    return dispatch_pipelined(client, std::move(request));
-  }
   const std::uint64_t conn = client->conn;
   auto busy = [&] { client->busy = true; };
   // `kind`: the job change counted on success (pause-tube changes no job).
@@ -62,7 +56,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
   };
   std::visit(
       Overloaded{
-          [&](bs::Put&) {},  // dispatch_pipelined
+          [&](bs::Put&) {},  // run() -> dispatch_pipelined
           [&](bs::Use& use) {
             tube_order_->name(use.tube);
             tube_order_->unname(client->used);
@@ -113,7 +107,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
               finish(conn, std::move(reply));
             });
           },
-          [&](bs::Delete&) {},  // dispatch_pipelined
+          [&](bs::Delete&) {},  // run() -> dispatch_pipelined
           [&](bs::Release& r) {
             const std::uint64_t token = token_of(r.id);
             if (token == 0) return bs::append_reply(out, bs::Reply::kNotFound);
@@ -250,7 +244,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
             std::vector<std::string_view> views(client->watched.begin(), client->watched.end());
             bs::append_ok(out, bs::tube_list_yaml(views));
           },
-          [&](bs::Quit&) { client->quit = true; },
+          [&](bs::Quit&) {},  // the front closes the connection
           [&](bs::PauseTube& p) {
             busy();
             bool known = false;
@@ -264,7 +258,7 @@ void RedisJobsHandler::dispatch(Client* client, bs::Request&& request, std::stri
       request);
 }
 
-void RedisJobsHandler::stats(Client* client) {
+void RedisBackend::stats(Client* client) {
   const std::uint64_t conn = client->conn;
   store_.totals([this, conn](StoreTotals&& t) {
     std::string reply;

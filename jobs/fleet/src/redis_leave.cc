@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// RedisJobsHandler's graceful leave: what a node stopped with SIGTERM does before it exits.
+// RedisBackend's graceful leave: what a node stopped with SIGTERM does before it exits.
 #include <spdlog/spdlog.h>
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "redis_handler_client.h"
-#include "wheel/jobs/fleet/redis_jobs_handler.h"
+#include "wheel/jobs/fleet/redis_backend.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {
@@ -17,7 +17,7 @@ namespace wheel::jobs {
 // their TTR; then the Redis clients stop once nothing is in flight (a claim that was running
 // gives its job back from claimed()). With Redis down the scripts fail at once and the leases
 // run out, as after a crash.
-void RedisJobsHandler::leave() {
+void RedisBackend::leave() {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> leases;
   for (auto& [conn, client] : clients_) {
     for (auto& [id, lease] : client->leases) leases.emplace_back(id, lease.token);
@@ -44,7 +44,7 @@ void RedisJobsHandler::leave() {
   });
 }
 
-void RedisJobsHandler::stop_when_idle() {
+void RedisBackend::stop_when_idle() {
   // A PING answers after everything sent before it; once none is left, stop.
   store_.client().command({"PING"}, [this](const RedisValue&) {
     if (store_.client().in_flight() > 0) return stop_when_idle();

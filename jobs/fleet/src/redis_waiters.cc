@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// RedisJobsHandler's waiting reserves: when to run the claim script again for a connection
+// RedisBackend's waiting reserves: when to run the claim script again for a connection
 // whose reserve found nothing. Three sources, one net::LoopTimer: the script's own answer (when the
 // next job of these tubes comes due), events other processes publish, and the periodic scan.
 #include <spdlog/spdlog.h>
@@ -9,7 +9,7 @@
 
 #include "redis_handler_client.h"
 #include "wheel/jobs/beanstalk/beanstalk_reply.h"
-#include "wheel/jobs/fleet/redis_jobs_handler.h"
+#include "wheel/jobs/fleet/redis_backend.h"
 
 namespace wheel::jobs {
 
@@ -22,7 +22,7 @@ constexpr std::size_t kScanTubes = 1000;
 constexpr std::int64_t kSafetyMarginMs = 1000;
 }  // namespace
 
-void RedisJobsHandler::reserve(Client* client, std::optional<Millis> timeout, std::string& out) {
+void RedisBackend::reserve(Client* client, std::optional<Millis> timeout, std::string& out) {
   const std::int64_t now = local_ms();
   for (auto it = client->leases.begin(); it != client->leases.end();) {
     // A lease long over (it ran out; the job went to another client or back to ready).
@@ -46,7 +46,7 @@ void RedisJobsHandler::reserve(Client* client, std::optional<Millis> timeout, st
   if ((timeout && timeout->count() == 0) || !known_empty(client->watched)) attempt(client);
 }
 
-bool RedisJobsHandler::known_empty(const std::vector<std::string>& tubes) const {
+bool RedisBackend::known_empty(const std::vector<std::string>& tubes) const {
   if (!events_.connected()) return false;  // events may be lost: what we know may be stale
   const std::int64_t now = local_ms();
   for (const std::string& tube : tubes) {
@@ -58,7 +58,7 @@ bool RedisJobsHandler::known_empty(const std::vector<std::string>& tubes) const 
   return true;
 }
 
-void RedisJobsHandler::learn_empty(const std::string& tube, std::int64_t redis_next_due) {
+void RedisBackend::learn_empty(const std::string& tube, std::int64_t redis_next_due) {
   auto it = waiters_.find(tube);
   if (it == waiters_.end() || it->second.live == 0) return;
   TubeWaiters& w = it->second;
@@ -70,12 +70,12 @@ void RedisJobsHandler::learn_empty(const std::string& tube, std::int64_t redis_n
   w.empty_until = w.timer ? w.timer_at : -1;
 }
 
-void RedisJobsHandler::forget_empty(const std::string& tube) {
+void RedisBackend::forget_empty(const std::string& tube) {
   auto it = waiters_.find(tube);
   if (it != waiters_.end()) it->second.empty_until = -1;
 }
 
-void RedisJobsHandler::start_wait(Client* client, std::optional<Millis> timeout) {
+void RedisBackend::start_wait(Client* client, std::optional<Millis> timeout) {
   client->waiting = true;
   client->attempting = false;
   client->wake_again = false;
@@ -110,7 +110,7 @@ void RedisJobsHandler::start_wait(Client* client, std::optional<Millis> timeout)
   deadline_check(client);
 }
 
-void RedisJobsHandler::deadline_check(Client* client) {
+void RedisBackend::deadline_check(Client* client) {
   std::int64_t soonest = -1;
   for (auto& [id, lease] : client->leases) {
     if (soonest < 0 || lease.end_local < soonest) soonest = lease.end_local;
@@ -123,22 +123,22 @@ void RedisJobsHandler::deadline_check(Client* client) {
   });
 }
 
-void RedisJobsHandler::wait_timer_fired(std::uint64_t conn, std::uint64_t seq, bool Client::*flag,
-                                        bs::Reply reply) {
+void RedisBackend::wait_timer_fired(std::uint64_t conn, std::uint64_t seq, bool Client::*flag,
+                                    bs::Reply reply) {
   Client* c = find(conn);
   if (c == nullptr || !c->waiting || c->wait_seq != seq) return;
   c->*flag = true;
   if (!c->attempting) end_wait(c, reply);
 }
 
-void RedisJobsHandler::end_wait(Client* client, bs::Reply reply) {
+void RedisBackend::end_wait(Client* client, bs::Reply reply) {
   end_wait(client);
   std::string out;
   bs::append_reply(out, reply);
   finish(client->conn, std::move(out));
 }
 
-void RedisJobsHandler::end_wait(Client* client) {
+void RedisBackend::end_wait(Client* client) {
   if (!client->waiting) return;
   client->waiting = false;
   cancel(client->timeout_timer);
@@ -156,7 +156,7 @@ void RedisJobsHandler::end_wait(Client* client) {
   if (counters_.waiting > 0) --counters_.waiting;
 }
 
-void RedisJobsHandler::attempt(Client* client, std::deque<Waiter> chain) {
+void RedisBackend::attempt(Client* client, std::deque<Waiter> chain) {
   if (stopping_) return;  // leaving: no new claims
   client->attempting = true;
   client->wake_again = false;
@@ -180,8 +180,8 @@ void RedisJobsHandler::attempt(Client* client, std::deque<Waiter> chain) {
   });
 }
 
-void RedisJobsHandler::defer_chain(std::deque<Waiter> chain, const std::vector<std::string>& tubes,
-                                   std::int64_t next_due) {
+void RedisBackend::defer_chain(std::deque<Waiter> chain, const std::vector<std::string>& tubes,
+                               std::int64_t next_due) {
   std::deque<Waiter> others;
   for (const auto& [wconn, wseq] : chain) {
     Client* w = find(wconn);
@@ -195,7 +195,7 @@ void RedisJobsHandler::defer_chain(std::deque<Waiter> chain, const std::vector<s
   run_chain(std::move(others));
 }
 
-void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& r) {
+void RedisBackend::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& r) {
   {
     learn_clock(r.now);
     Client* c = find(conn);
@@ -246,7 +246,7 @@ void RedisJobsHandler::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResul
   }
 }
 
-void RedisJobsHandler::run_chain(std::deque<Waiter> chain) {
+void RedisBackend::run_chain(std::deque<Waiter> chain) {
   while (!chain.empty()) {
     const auto [conn, seq] = chain.front();
     chain.pop_front();
@@ -261,7 +261,7 @@ void RedisJobsHandler::run_chain(std::deque<Waiter> chain) {
   }
 }
 
-void RedisJobsHandler::fire_retry(std::int64_t at) {
+void RedisBackend::fire_retry(std::int64_t at) {
   auto it = retry_groups_.find(at);
   if (it == retry_groups_.end()) return;
   std::vector<Waiter> members = std::move(it->second.members);
@@ -276,7 +276,7 @@ void RedisJobsHandler::fire_retry(std::int64_t at) {
   run_chain(std::move(chain));
 }
 
-void RedisJobsHandler::schedule_retry(Client* client, std::int64_t redis_due) {
+void RedisBackend::schedule_retry(Client* client, std::int64_t redis_due) {
   // Never sooner than 1 ms from now: a due time that our clock estimate puts in the past
   // (Redis's clock a little ahead) must not spin.
   const std::int64_t at = std::max(to_local(redis_due), local_ms() + 1);
@@ -293,7 +293,7 @@ void RedisJobsHandler::schedule_retry(Client* client, std::int64_t redis_due) {
   if (!g.timer) g.timer = at_local(at, [this, at] { fire_retry(at); });
 }
 
-void RedisJobsHandler::wake(const std::string& tube, std::uint64_t count) {
+void RedisBackend::wake(const std::string& tube, std::uint64_t count) {
   auto it = waiters_.find(tube);
   if (it == waiters_.end()) return;
   auto& queue = it->second.queue;
@@ -314,11 +314,11 @@ void RedisJobsHandler::wake(const std::string& tube, std::uint64_t count) {
   }
 }
 
-void RedisJobsHandler::schedule_tube(const std::string& tube, std::int64_t redis_due) {
+void RedisBackend::schedule_tube(const std::string& tube, std::int64_t redis_due) {
   wake_tube_at(tube, std::max(to_local(redis_due), local_ms()));
 }
 
-void RedisJobsHandler::wake_tube_at(const std::string& tube, std::int64_t at) {
+void RedisBackend::wake_tube_at(const std::string& tube, std::int64_t at) {
   auto it = waiters_.find(tube);
   if (it == waiters_.end() || it->second.live == 0) return;
   TubeWaiters& w = it->second;
@@ -334,7 +334,7 @@ void RedisJobsHandler::wake_tube_at(const std::string& tube, std::int64_t at) {
   });
 }
 
-void RedisJobsHandler::on_event(std::string_view message) {
+void RedisBackend::on_event(std::string_view message) {
   ++counters_.events;
   const std::size_t space = message.find(' ');
   if (space == std::string_view::npos) return;
@@ -354,7 +354,7 @@ void RedisJobsHandler::on_event(std::string_view message) {
   }
 }
 
-void RedisJobsHandler::scan() {
+void RedisBackend::scan() {
   if (scan_in_flight_ || stopping_) return;
   scan_in_flight_ = true;
   ++counters_.scans;
@@ -387,7 +387,7 @@ void RedisJobsHandler::scan() {
   });
 }
 
-void RedisJobsHandler::schedule_scan(std::int64_t after_ms) {
+void RedisBackend::schedule_scan(std::int64_t after_ms) {
   cancel(scan_timer_);
   scan_timer_ = after(Millis(std::max<std::int64_t>(after_ms, 0)), [this] {
     scan_timer_.reset();

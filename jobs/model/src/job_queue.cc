@@ -4,6 +4,7 @@
 // the commands on existing jobs and reads (job_queue_commands.cc), restore (job_queue_restore.cc).
 #include "wheel/jobs/model/job_queue.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
@@ -72,7 +73,38 @@ void JobQueue::make_ready(Job* job) {
   job->ready_since = now_;
   job->ready_by_delay = false;
   job->tube->ready.push(job);
+  note_ready(job);
   if (job->priority < kUrgentBelow) job->tube->urgent++;
+}
+
+void JobQueue::note_ready(const Job* job) {
+  Tube& tube = *job->tube;
+  std::deque<ReadyMark>& marks = tube.ready_marks;
+  marks.push_back({job->ready_since, job->id});
+  if (marks.size() <= 2 * tube.ready.size() + 64) return;
+  // Mostly marks of jobs that left ready: rebuild from the ready heap, in ready order.
+  marks.clear();
+  for (std::size_t i = 0; i < tube.ready.size(); ++i) {
+    const Job* ready = tube.ready.at(i);
+    marks.push_back({ready->ready_since, ready->id});
+  }
+  std::sort(marks.begin(), marks.end(), [](const ReadyMark& a, const ReadyMark& b) {
+    return a.since != b.since ? a.since < b.since : a.id < b.id;
+  });
+}
+
+const Job* JobQueue::oldest_ready(const Tube& tube) const {
+  std::deque<ReadyMark>& marks = tube.ready_marks;
+  while (!marks.empty()) {
+    const ReadyMark& mark = marks.front();
+    const Job* job = jobs_.find(mark.id);
+    // A job that left ready and came back has a later mark of its own further on.
+    if (job != nullptr && job->tube == &tube && job->state == JobState::kReady &&
+        job->ready_since == mark.since)
+      return job;
+    marks.pop_front();
+  }
+  return nullptr;
 }
 
 void JobQueue::make_delayed(Job* job, Millis delay) {

@@ -43,7 +43,10 @@ void JobQueue::close_session(SessionId id) {
   if (session->producer) producers_--;
   if (session->worker) workers_--;
   std::vector<Tube*> touched = session->watched;
-  touched.push_back(session->used);
+  // The used tube may be watched too: each is looked at once (maybe_drop may free it).
+  if (std::find(touched.begin(), touched.end(), session->used) == touched.end()) {
+    touched.push_back(session->used);
+  }
   session->used->using_count--;
   for (Tube* tube : session->watched) tube->watching--;
   sessions_.erase(id);

@@ -171,6 +171,10 @@ class RedisClient {
   // EVALSHA/EVAL of `script` with no keys and `args` as ARGV (then WAIT with replicas, if the
   // script changes jobs).
   void eval(RedisScript& script, const std::vector<std::string>& args, RedisCallback done);
+  // The same with `keys` as KEYS (Redis Cluster routes a script by its keys, which must share
+  // a slot).
+  void eval(RedisScript& script, const std::vector<std::string>& keys,
+            const std::vector<std::string>& args, RedisCallback done);
   // SUBSCRIBE `channel`; `on_message` gets each message's payload. Kept across reconnects.
   void subscribe(std::string channel, std::function<void(std::string_view)> on_message);
 
@@ -191,6 +195,9 @@ class RedisClient {
   bool want_turn_end();
 
   bool connected() const { return state_ == State::kUp; }
+  // Whether a command now is sent (connected, or connecting: written once the socket is up)
+  // rather than failed at once (backing off after a failure, stopped).
+  bool accepting() const { return state_ == State::kUp || state_ == State::kConnecting; }
   // Connection attempts so far: changes on every new attempt (a relocate() included).
   std::uint64_t attempts() const { return generation_; }
   // Where the client connects: the options' endpoint, with the located host and port.
@@ -213,7 +220,8 @@ class RedisClient {
   void note_error(std::string_view message);  // an error reply from Redis: counted and logged
   void send(const std::vector<std::string>& args, std::unique_ptr<Pending> pending);
   struct Replicated;
-  void eval_once(RedisScript& script, const std::vector<std::string>& args, RedisCallback done,
+  void eval_once(RedisScript& script, const std::vector<std::string>& keys,
+                 const std::vector<std::string>& args, RedisCallback done,
                  std::shared_ptr<Replicated> replicated);
   void wait_replicas(std::shared_ptr<Replicated> replicated);
   void fail_soon(RedisCallback done, std::string why);

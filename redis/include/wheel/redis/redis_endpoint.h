@@ -13,6 +13,10 @@
 // PASSWORD and DB are the data nodes' (the primary's, whichever server it is); a sentinel that
 // wants a password of its own gets it apart (RedisSentinelEndpoint::sentinel_password).
 //
+// Cluster: redis-cluster://[[USER]:PASSWORD@]HOST[:PORT][,HOST[:PORT]...] names seed nodes of a
+// Redis Cluster (PORT defaults to 6379): any of them tells the rest (CLUSTER SHARDS). USER and
+// PASSWORD are every node's. A cluster has database 0 only, so no /DB is taken.
+//
 // Threads: pure functions, safe from any thread.
 #pragma once
 
@@ -64,6 +68,16 @@ struct RedisSentinelEndpoint {
   bool operator==(const RedisSentinelEndpoint&) const = default;
 };
 
+// Bounds on what a cluster URL may name (a careless command line, not Redis's limits).
+inline constexpr std::size_t kMaxClusterSeeds = 64;
+
+struct RedisClusterEndpoint {
+  std::vector<RedisAddress> seeds;  // asked in turn for the slot map; at least one
+  // Every node's login (database 0); its host and port are unset: each node's comes from the map.
+  RedisEndpoint node;
+  bool operator==(const RedisClusterEndpoint&) const = default;
+};
+
 // Parses `url`. On a malformed URL returns nullopt and, when `error` is not null, a one-line
 // reason ("port must be a whole number from 1 to 65535, got '0'"); a URL quoted in it has its
 // password replaced by "***".
@@ -77,6 +91,14 @@ std::string format_redis_url(const RedisEndpoint& endpoint);
 // masking); MASTER is required, at most kMaxMasterName bytes of printable ASCII, not empty.
 std::optional<RedisSentinelEndpoint> parse_redis_sentinel_url(std::string_view url,
                                                               std::string* error = nullptr);
+
+// Parses a redis-cluster:// URL, as parse_redis_url does a redis:// one (same messages, same
+// masking); a /DB, a query or a fragment is refused, and so are more than kMaxClusterSeeds seeds.
+std::optional<RedisClusterEndpoint> parse_redis_cluster_url(std::string_view url,
+                                                            std::string* error = nullptr);
+
+// "redis-cluster://[USER@]HOST:PORT,HOST:PORT": never a password.
+std::string format_redis_cluster_url(const RedisClusterEndpoint& endpoint);
 
 // "redis-sentinel://[USER@]HOST:PORT,HOST:PORT/DB#MASTER": never a password.
 std::string format_redis_sentinel_url(const RedisSentinelEndpoint& endpoint);

@@ -206,6 +206,10 @@ class JobQueue : private JournaledJobs {
   // place; here the others keep their order.)
   std::vector<std::string_view> tube_names() const;
   const Tube* find_tube(std::string_view name) const;
+  // The ready job of `tube` that has been ready longest (whatever its priority: not the one a
+  // reserve takes next), or nullptr when it has none. Amortized O(1): drops marks of jobs that
+  // left ready since (Tube::ready_marks). Loop thread only, like every call.
+  const Job* oldest_ready(const Tube& tube) const;
   // Changes by kind, lateness and ready waits (queue_metrics.h).
   const QueueMetrics& metrics() const { return metrics_; }
   // Why the journal refused last (QueueJournal::last_refusal_reason): the reason of the latest
@@ -261,6 +265,8 @@ class JobQueue : private JournaledJobs {
   Tube* add_tube(std::string_view name);  // a new tube, whatever the limit
   void maybe_drop(Tube* tube);
   void make_ready(Job* job);
+  // Adds the ready mark of a job that just became ready (Tube::ready_marks).
+  void note_ready(const Job* job);
   void make_delayed(Job* job, Millis delay);
   // Sets a session's `role` (producer, worker) at its first put or reserve and counts the
   // session in `sessions` once, as beanstalkd's current-producers and current-workers.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <set>
 #include <string>
@@ -30,6 +31,12 @@ struct DelayedOrder {
   bool operator()(const Job* a, const Job* b) const {
     return a->deadline != b->deadline ? a->deadline < b->deadline : a->id < b->id;
   }
+};
+
+// A ready job as of when it became ready: an entry of Tube::ready_marks.
+struct ReadyMark {
+  Millis since;
+  std::uint64_t id;
 };
 
 class Tube {
@@ -56,6 +63,13 @@ class Tube {
   JobHeap<ReadyOrder> ready;
   JobHeap<DelayedOrder> delayed;
   std::list<Job*> buried;
+  // The ready jobs in the order they became ready (clock order, so the front is the one ready
+  // longest), for the console's "oldest ready" age. Marks are added when a job becomes ready and
+  // not removed when it leaves: JobQueue::oldest_ready() drops stale ones from the front when
+  // asked, and JobQueue::make_ready() rebuilds the marks from the ready heap once they are more
+  // than twice the ready jobs (+ 64): at most 2n + 64 entries of 16 bytes, n the ready jobs when
+  // one last became ready.
+  mutable std::deque<ReadyMark> ready_marks;
   std::uint64_t reserved = 0;
   std::uint64_t urgent = 0;  // ready jobs with priority < 1024
   // Sessions blocked in a reserve that watch this tube: (wait order, session).

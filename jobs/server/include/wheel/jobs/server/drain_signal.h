@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal to wheel::jobs: the SIGUSR1 watcher both beanstalkd servers (the log's and the Redis
-// store's) start for drain mode, so that the signal's plumbing is written once.
+// Internal to wheel::jobs: the SIGUSR1 watcher the beanstalkd front end (BeanstalkFront, over
+// either backend) starts for drain mode.
 #pragma once
 
 #include <uv.h>

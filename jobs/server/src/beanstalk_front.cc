@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "wheel/jobs/server/beanstalk_front.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <deque>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "wheel/jobs/beanstalk/beanstalk_protocol.h"
+#include "wheel/jobs/beanstalk/beanstalk_reply.h"
+#include "wheel/jobs/server/drain_signal.h"
+#include "wheel/logger.h"
+
+namespace wheel::jobs {
+
+namespace bs = beanstalk;
+
+struct BeanstalkFront::Conn {
+  Conn(std::uint64_t i, std::uint32_t max_job_size) : id(i), parser(max_job_size) {}
+  std::uint64_t id;
+  bs::RequestParser parser;
+  std::string input;     // bytes not parsed yet
+  std::string gathered;  // written on write_gathered() (BeanstalkBackend::gathering())
+  struct Slot {
+    bool ready = false;
+    std::string reply;
+    std::size_t put_bytes = 0;  // a put's body, in flight until the slot completes
+  };
+  std::deque<Slot> slots;  // slots[i] is sequence number head + i; written once ready in order
+  std::uint64_t head = 0;
+  std::size_t ready_bytes = 0;  // replies in ready slots not written yet
+  std::size_t in_flight = 0;    // slots started and not complete
+  std::size_t in_flight_bytes = 0;
+  std::optional<bs::Request> held;       // parsed, not admitted yet
+  bool parked = false;                   // held is Admit::kLater: input paused until resume()
+  std::optional<std::uint64_t> barrier;  // the started barrier's slot, until it completes
+  bool waits = false;                    // that barrier is a waiting reserve
+  bool blocked = false;  // output over max_queued_output: input paused until it drains
+  bool quit = false;
+  bool input_ended = false;  // EOF: close once nothing more is owed
+  bool pumping = false;      // pump() is on the stack: completions meanwhile do not re-enter
+  bool listed = false;       // in gathered_: write_gathered() writes and looks at it again
+};
+
+void ReplySlot::complete(std::string_view reply) const {
+  front_->fill(conn_, seq_, reply);
+}
+
+void ReplySlot::abort() const {
+  front_->abort(conn_);
+}
+
+BeanstalkFront::BeanstalkFront(BeanstalkBackend& backend, BeanstalkFrontOptions options)
+    : backend_(backend), options_(options) {
+  if (options.max_job_size > bs::kMaxMaxJobSize) {
+    throw std::invalid_argument("BeanstalkFrontOptions: max_job_size over " +
+                                std::to_string(bs::kMaxMaxJobSize));
+  }
+  if (options.max_held_input == 0) {
+    throw std::invalid_argument("BeanstalkFrontOptions: max_held_input must be at least 1");
+  }
+  if (options.max_queued_output < 2) {
+    throw std::invalid_argument("BeanstalkFrontOptions: max_queued_output must be at least 2");
+  }
+}
+
+BeanstalkFront::~BeanstalkFront() {
+  if (server_ != nullptr) backend_.detach();
+}
+
+void BeanstalkFront::attach(net::TcpServer& server, net::LoopTimer* timer) {
+  server_ = &server;
+  if (timer == nullptr) {
+    TimerOptions tick;
+    tick.tick_duration = std::chrono::milliseconds(1);  // both backends' deadlines are in ms
+    own_timer_ = std::make_unique<net::LoopTimer>(server.loop(), tick);
+    timer = own_timer_.get();
+  }
+  drain_ = watch_drain_signal<[](void* self) {
+    auto* front = static_cast<BeanstalkFront*>(self);
+    logger()->info("{}: SIGUSR1: drain mode, puts are refused with DRAINING",
+                   front->options_.log_name);
+    front->backend_.set_draining();
+  }>(server.loop(), this);
+  backend_.attach(*this, *timer);
+}
+
+BeanstalkFront::Conn* BeanstalkFront::find(std::uint64_t conn) const {
+  auto it = conns_.find(conn);
+  return it == conns_.end() ? nullptr : it->second.get();
+}
+
+void BeanstalkFront::on_open(net::Connection& c) {
+  conns_.emplace(c.id(), std::make_unique<Conn>(c.id(), options_.max_job_size));
+  backend_.open(c.id());
+}
+
+void BeanstalkFront::on_data(net::Connection& c, std::string_view bytes) {
+  Conn* conn = find(c.id());
+  if (conn == nullptr || conn->quit) return;
+  if (conn->parked || conn->blocked) {
+    // A request the backend parked, or the output over its bound: the client is not read until
+    // it may go on (at most this read is held beyond what was held).
+    conn->input.append(bytes);
+    c.pause_input();
+    return;
+  }
+  const InFlightLimits limits = backend_.in_flight_limits();
+  const bool stopped = conn->barrier || conn->held || conn->in_flight >= limits.requests ||
+                       conn->in_flight_bytes >= limits.put_bytes;
+  if (stopped && conn->input.size() + bytes.size() > options_.max_held_input) {
+    logger()->warn("{}: {} sent over {} bytes while its requests waited; closing",
+                   options_.log_name, c.peer(), options_.max_held_input);
+    c.close();
+    return;
+  }
+  conn->input.append(bytes);
+  pump(conn);
+  backend_.after_batch();
+}
+
+void BeanstalkFront::pump(Conn* conn) {
+  if (conn->pumping) return;
+  conn->pumping = true;
+  const std::uint64_t id = conn->id;
+  const InFlightLimits limits = backend_.in_flight_limits();
+  net::Connection* c = server_ == nullptr ? nullptr : server_->find(id);
+  std::size_t used = 0;
+  while (!conn->quit && !conn->barrier && !conn->parked) {
+    // Replies are built before the kernel takes them: past the bound, the rest of the input
+    // waits (and the socket is not read) until the client has taken most of them.
+    if (conn->blocked) break;
+    if (c != nullptr && backlog(conn) >= options_.max_queued_output) {
+      conn->blocked = true;
+      c->pause_input();
+      if (find(id) == nullptr) return;  // the epoll set refused: closed
+      break;
+    }
+    std::optional<bs::Request> next;
+    if (conn->held) {
+      next = std::move(conn->held);
+      conn->held.reset();
+    } else {
+      if (used >= conn->input.size() || conn->in_flight >= limits.requests ||
+          conn->in_flight_bytes >= limits.put_bytes) {
+        break;
+      }
+      bs::RequestParser::Step step;
+      try {
+        step = conn->parser.feed(std::string_view(conn->input).substr(used));
+      } catch (const std::bad_alloc&) {
+        conn->parser.reset();
+        used = conn->input.size();
+        std::string oom;
+        bs::append_reply(oom, bs::Reply::kOutOfMemory);
+        conn->slots.push_back({true, oom, 0});
+        conn->ready_bytes += oom.size();
+        break;
+      }
+      used += step.consumed;
+      if (!step.request) continue;
+      next = std::move(step.request);
+    }
+    const Admit admit = backend_.admit(id, *next, conn->in_flight);
+    if (admit == Admit::kAfterEarlier && conn->in_flight > 0) {
+      conn->held = std::move(next);
+      break;
+    }
+    if (admit == Admit::kLater) {
+      conn->held = std::move(next);
+      conn->parked = true;
+      if (c != nullptr) c->pause_input();
+      break;
+    }
+    start(conn, std::move(*next));
+    if (find(id) == nullptr) return;  // its connection closed meanwhile
+  }
+  conn->input.erase(0, used);
+  backend_.end_batch(id);
+  if (find(id) == nullptr) return;
+  conn->pumping = false;
+  if (!write_ready(conn)) return;  // may close the connection (a failed write)
+  if (conn->blocked) watch_output(conn);
+  maybe_close(conn);
+}
+
+void BeanstalkFront::start(Conn* conn, bs::Request&& request) {
+  const std::uint64_t id = conn->id;
+  const std::uint64_t seq = conn->head + conn->slots.size();
+  std::size_t put_bytes = 0;
+  if (const auto* put = std::get_if<bs::Put>(&request)) put_bytes = put->body.size();
+  if (std::holds_alternative<bs::Quit>(request)) conn->quit = true;
+  conn->slots.push_back({false, {}, put_bytes});
+  ++conn->in_flight;
+  conn->in_flight_bytes += put_bytes;
+  const Flow flow = backend_.run(id, std::move(request), ReplySlot(this, id, seq));
+  conn = find(id);
+  if (conn == nullptr || flow == Flow::kGoOn) return;
+  if (seq >= conn->head && !conn->slots[seq - conn->head].ready) {
+    conn->barrier = seq;
+    conn->waits = flow == Flow::kWaits;
+  }
+}
+
+void BeanstalkFront::fill(std::uint64_t id, std::uint64_t seq, std::string_view reply) {
+  Conn* conn = find(id);
+  if (conn == nullptr || seq < conn->head || seq - conn->head >= conn->slots.size()) return;
+  Conn::Slot& slot = conn->slots[seq - conn->head];
+  if (slot.ready) return;
+  slot.ready = true;
+  slot.reply.assign(reply);
+  conn->ready_bytes += reply.size();
+  --conn->in_flight;
+  conn->in_flight_bytes -= std::exchange(slot.put_bytes, 0);
+  if (conn->barrier == seq) {
+    conn->barrier.reset();
+    conn->waits = false;
+  }
+  if (conn->pumping) return;  // pump() writes them when it is done
+  if (!write_ready(conn)) return;
+  pump(conn);  // a barrier may be over, or there is room in flight
+}
+
+void BeanstalkFront::abort(std::uint64_t id) {
+  if (server_ == nullptr) return;
+  // The reply must not go out: the client sees the connection close instead.
+  if (net::Connection* c = server_->find(id)) c->close();
+}
+
+bool BeanstalkFront::write_ready(Conn* conn) {
+  std::string out;
+  while (!conn->slots.empty() && conn->slots.front().ready) {
+    Conn::Slot& slot = conn->slots.front();
+    conn->ready_bytes -= slot.reply.size();
+    if (out.empty()) {
+      out = std::move(slot.reply);
+    } else {
+      out += slot.reply;
+    }
+    conn->slots.pop_front();
+    ++conn->head;
+  }
+  return out.empty() || send(conn, out);
+}
+
+bool BeanstalkFront::send(Conn* conn, std::string_view bytes) {
+  if (server_ == nullptr) return true;
+  const std::uint64_t id = conn->id;
+  // One read of the backend's (a Redis reply, a log sync) brings several replies: what they
+  // answer goes out in one write per connection after it.
+  if (backend_.gathering()) {
+    list(conn);
+    conn->gathered.append(bytes);
+    return true;
+  }
+  net::Connection* c = server_->find(id);
+  if (c == nullptr) return false;
+  if (!conn->gathered.empty()) {
+    std::string first = std::exchange(conn->gathered, {});
+    first.append(bytes);
+    c->send(first);
+  } else {
+    c->send(bytes);
+  }
+  return find(id) != nullptr;  // a failed write closes the connection at once (on_close)
+}
+
+void BeanstalkFront::list(Conn* conn) {
+  if (conn->listed) return;
+  conn->listed = true;
+  gathered_.push_back(conn->id);
+}
+
+void BeanstalkFront::write_gathered() {
+  std::vector<std::uint64_t> ids;
+  ids.swap(gathered_);
+  for (const std::uint64_t id : ids) {
+    Conn* conn = find(id);
+    if (conn == nullptr) continue;
+    conn->listed = false;
+    if (!conn->gathered.empty() && !send(conn, {})) continue;
+    if (conn->blocked) watch_output(conn);
+    maybe_close(conn);
+  }
+}
+
+std::size_t BeanstalkFront::backlog(const Conn* conn) const {
+  const net::Connection* c = server_ == nullptr ? nullptr : server_->find(conn->id);
+  return conn->ready_bytes + conn->gathered.size() + backend_.held_reply_bytes(conn->id) +
+         (c == nullptr ? 0 : c->queued_output());
+}
+
+void BeanstalkFront::watch_output(Conn* conn) {
+  net::Connection* c = server_ == nullptr ? nullptr : server_->find(conn->id);
+  const std::size_t low = options_.max_queued_output / 2;
+  const std::size_t owed =
+      conn->ready_bytes + conn->gathered.size() + backend_.held_reply_bytes(conn->id);
+  // Replies still owed past half: their completion looks again.
+  if (c == nullptr || owed >= low) return;
+  c->notify_output_below(low - owed);
+}
+
+void BeanstalkFront::on_output_below(net::Connection& c) {
+  Conn* conn = find(c.id());
+  if (conn == nullptr || !conn->blocked) return;
+  if (backlog(conn) > options_.max_queued_output / 2) return watch_output(conn);
+  conn->blocked = false;
+  if (!conn->parked) c.resume_input();
+  pump(conn);
+  backend_.after_batch();
+}
+
+void BeanstalkFront::resume(std::uint64_t id) {
+  Conn* conn = find(id);
+  if (conn == nullptr || !conn->parked) return;
+  conn->parked = false;
+  pump(conn);
+  // Looked up again: running the requests may have closed the connection.
+  conn = find(id);
+  if (conn == nullptr || conn->parked || conn->blocked) return;
+  net::Connection* c = server_->find(id);
+  if (c != nullptr && !c->closing() && c->input_paused()) c->resume_input();
+}
+
+void BeanstalkFront::maybe_close(Conn* conn) {
+  if (server_ == nullptr || conn->pumping || !(conn->quit || conn->input_ended)) return;
+  if (conn->held || conn->parked) return;
+  // A client that hung up while its reserve waits is not waited for (beanstalkd drops it).
+  const std::size_t owed = conn->in_flight - (conn->waits && !conn->quit ? 1 : 0);
+  if (owed > 0) return;
+  if (!conn->quit && conn->blocked) return;     // more input to run once the output drains
+  if (backend_.gathering()) return list(conn);  // its last replies first: write_gathered()
+  if (!conn->gathered.empty() && !send(conn, {})) return;
+  if (net::Connection* c = server_->find(conn->id)) {
+    c->close(conn->quit ? net::CloseReason::kLocal : net::CloseReason::kPeerClosed);
+  }
+}
+
+void BeanstalkFront::on_input_end(net::Connection& c) {
+  Conn* conn = find(c.id());
+  if (conn == nullptr) {
+    c.close(net::CloseReason::kPeerClosed);
+    return;
+  }
+  conn->input_ended = true;
+  maybe_close(conn);
+}
+
+void BeanstalkFront::on_close(net::Connection& c, net::CloseReason) {
+  auto it = conns_.find(c.id());
+  if (it == conns_.end()) return;
+  conns_.erase(it);  // its slots still open are forgotten: their completion finds no connection
+  backend_.close(c.id());
+}
+
+void BeanstalkFront::on_shutdown() {
+  backend_.shutdown([this] {
+    if (shutdown_also_) shutdown_also_();
+  });
+  if (own_timer_) own_timer_->close();
+  if (drain_ != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(drain_),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
+    drain_ = nullptr;
+  }
+}
+
+}  // namespace wheel::jobs
