@@ -34,7 +34,8 @@ struct BeanstalkFront::Conn {
   };
   std::deque<Slot> slots;  // slots[i] is sequence number head + i; written once ready in order
   std::uint64_t head = 0;
-  std::size_t ready_bytes = 0;  // replies in ready slots not written yet
+  std::string ordered;          // complete replies with none incomplete before, not written yet
+  std::size_t ready_bytes = 0;  // complete replies not written yet (ordered and in slots)
   std::size_t in_flight = 0;    // slots started and not complete
   std::size_t in_flight_bytes = 0;
   std::optional<bs::Request> held;       // parsed, not admitted yet
@@ -92,8 +93,12 @@ void BeanstalkFront::attach(net::TcpServer& server, net::LoopTimer* timer) {
 }
 
 BeanstalkFront::Conn* BeanstalkFront::find(std::uint64_t conn) const {
+  // Most lookups in a row are of one connection (its requests, then their replies).
+  if (last_ != nullptr && last_->id == conn) return last_;
   auto it = conns_.find(conn);
-  return it == conns_.end() ? nullptr : it->second.get();
+  if (it == conns_.end()) return nullptr;
+  last_ = it->second.get();
+  return last_;
 }
 
 void BeanstalkFront::on_open(net::Connection& c) {
@@ -136,7 +141,7 @@ void BeanstalkFront::pump(Conn* conn) {
     // Replies are built before the kernel takes them: past the bound, the rest of the input
     // waits (and the socket is not read) until the client has taken most of them.
     if (conn->blocked) break;
-    if (c != nullptr && backlog(conn) >= options_.max_queued_output) {
+    if (c != nullptr && backlog(conn, c) >= options_.max_queued_output) {
       conn->blocked = true;
       c->pause_input();
       if (find(id) == nullptr) return;  // the epoll set refused: closed
@@ -213,18 +218,36 @@ void BeanstalkFront::fill(std::uint64_t id, std::uint64_t seq, std::string_view 
   if (conn == nullptr || seq < conn->head || seq - conn->head >= conn->slots.size()) return;
   Conn::Slot& slot = conn->slots[seq - conn->head];
   if (slot.ready) return;
-  slot.ready = true;
-  slot.reply.assign(reply);
-  conn->ready_bytes += reply.size();
   --conn->in_flight;
   conn->in_flight_bytes -= std::exchange(slot.put_bytes, 0);
+  conn->ready_bytes += reply.size();
+  if (seq == conn->head) {
+    // The usual case: in order. Straight to the bytes to write, no slot of its own.
+    conn->ordered.append(reply);
+    conn->slots.pop_front();
+    ++conn->head;
+    take_ordered(conn);
+  } else {
+    slot.ready = true;
+    slot.reply.assign(reply);
+  }
   if (conn->barrier == seq) {
     conn->barrier.reset();
     conn->waits = false;
   }
   if (conn->pumping) return;  // pump() writes them when it is done
+  // One read of the backend's completes many: written, and the connection pumped, after it.
+  if (backend_.gathering()) return list(conn);
   if (!write_ready(conn)) return;
   pump(conn);  // a barrier may be over, or there is room in flight
+}
+
+void BeanstalkFront::take_ordered(Conn* conn) {
+  while (!conn->slots.empty() && conn->slots.front().ready) {
+    conn->ordered += conn->slots.front().reply;
+    conn->slots.pop_front();
+    ++conn->head;
+  }
 }
 
 void BeanstalkFront::abort(std::uint64_t id) {
@@ -234,19 +257,11 @@ void BeanstalkFront::abort(std::uint64_t id) {
 }
 
 bool BeanstalkFront::write_ready(Conn* conn) {
-  std::string out;
-  while (!conn->slots.empty() && conn->slots.front().ready) {
-    Conn::Slot& slot = conn->slots.front();
-    conn->ready_bytes -= slot.reply.size();
-    if (out.empty()) {
-      out = std::move(slot.reply);
-    } else {
-      out += slot.reply;
-    }
-    conn->slots.pop_front();
-    ++conn->head;
-  }
-  return out.empty() || send(conn, out);
+  take_ordered(conn);
+  if (conn->ordered.empty()) return true;
+  std::string out = std::exchange(conn->ordered, {});
+  conn->ready_bytes -= out.size();
+  return send(conn, out);
 }
 
 bool BeanstalkFront::send(Conn* conn, std::string_view bytes) {
@@ -284,14 +299,18 @@ void BeanstalkFront::write_gathered() {
     Conn* conn = find(id);
     if (conn == nullptr) continue;
     conn->listed = false;
+    if (!write_ready(conn)) continue;  // with what was gathered before it
     if (!conn->gathered.empty() && !send(conn, {})) continue;
-    if (conn->blocked) watch_output(conn);
-    maybe_close(conn);
+    if (conn->pumping) continue;  // pump() goes on when it is done
+    pump(conn);                   // and looks at the output bound and a close
   }
 }
 
 std::size_t BeanstalkFront::backlog(const Conn* conn) const {
-  const net::Connection* c = server_ == nullptr ? nullptr : server_->find(conn->id);
+  return backlog(conn, server_ == nullptr ? nullptr : server_->find(conn->id));
+}
+
+std::size_t BeanstalkFront::backlog(const Conn* conn, const net::Connection* c) const {
   return conn->ready_bytes + conn->gathered.size() + backend_.held_reply_bytes(conn->id) +
          (c == nullptr ? 0 : c->queued_output());
 }
@@ -355,6 +374,7 @@ void BeanstalkFront::on_input_end(net::Connection& c) {
 void BeanstalkFront::on_close(net::Connection& c, net::CloseReason) {
   auto it = conns_.find(c.id());
   if (it == conns_.end()) return;
+  if (last_ == it->second.get()) last_ = nullptr;
   conns_.erase(it);  // its slots still open are forgotten: their completion finds no connection
   backend_.close(c.id());
 }

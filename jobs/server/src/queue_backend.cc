@@ -59,9 +59,14 @@ void QueueBackend::attach(BeanstalkFront& front, net::LoopTimer& timer) {
   poll_log();
 }
 
-QueueBackend::Session* QueueBackend::find(std::uint64_t conn) {
+QueueBackend::Session* QueueBackend::find(std::uint64_t conn) const {
+  // Most lookups in a row are of one connection (its requests, their batch, the bound).
+  if (last_ != nullptr && last_conn_ == conn) return last_;
   auto it = sessions_.find(conn);
-  return it == sessions_.end() ? nullptr : &it->second;
+  if (it == sessions_.end()) return nullptr;
+  last_conn_ = conn;
+  last_ = const_cast<Session*>(&it->second);
+  return last_;
 }
 
 void QueueBackend::open(std::uint64_t conn) {
@@ -74,6 +79,7 @@ void QueueBackend::close(std::uint64_t conn) {
   auto it = sessions_.find(conn);
   if (it == sessions_.end()) return;
   const SessionId id = it->second.id;
+  if (last_ == &it->second) last_ = nullptr;
   sessions_.erase(it);
   conns_.erase(id);
   queue_.close_session(id);  // releases its reserved jobs, may serve other waiters
@@ -145,8 +151,8 @@ void QueueBackend::end_batch(std::uint64_t conn) {
 }
 
 std::size_t QueueBackend::held_reply_bytes(std::uint64_t conn) const {
-  auto it = sessions_.find(conn);
-  return it == sessions_.end() ? 0 : it->second.out.size() + it->second.unsent_bytes;
+  const Session* s = find(conn);
+  return s == nullptr ? 0 : s->out.size() + s->unsent_bytes;
 }
 
 void QueueBackend::on_reserve_done(SessionId session, const ReserveResult& result) {
