@@ -99,6 +99,41 @@ TEST_F(JobQueueTest, OldestReadyMarksStayWithinTwiceTheReadyJobs) {
   EXPECT_EQ(queue.oldest_ready(tube)->id, waiting);
 }
 
+TEST_F(JobQueueTest, ATubeWithoutReadyJobsHoldsNoReadyMarkMemory) {
+  ASSERT_EQ(queue.use(a, "empty"), Outcome::kOk);
+  const Tube& empty = *queue.find_tube("empty");
+  EXPECT_EQ(empty.ready_marks.capacity(), 0u);
+  const std::uint64_t id = put(a, 1);
+  EXPECT_EQ(queue.oldest_ready(empty)->id, id);
+  EXPECT_EQ(reserve_now(b), 0u);  // b watches "default" only
+  ASSERT_EQ(queue.watch(b, "empty").watching, 2u);
+  ASSERT_EQ(reserve_now(b), id);
+  EXPECT_EQ(queue.oldest_ready(empty), nullptr);
+  EXPECT_EQ(empty.ready_marks.capacity(), 0u);  // read past, given back
+}
+
+TEST(ReadyMarksTest, IsFirstInFirstOutAcrossCompactions) {
+  ReadyMarks marks;
+  std::uint64_t next_in = 0, next_out = 0;
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 97; ++i, ++next_in) marks.push_back({Millis(next_in), next_in});
+    for (int i = 0; i < 89; ++i, ++next_out) {
+      ASSERT_EQ(marks.front().id, next_out);
+      ASSERT_EQ(marks.at(0).since, Millis(next_out));
+      marks.pop_front();
+    }
+    ASSERT_EQ(marks.size(), next_in - next_out);
+    // Compaction keeps what was read past at most about half of what is held.
+    ASSERT_LE(marks.capacity(), 4 * marks.size() + 256);
+  }
+  while (!marks.empty()) {
+    ASSERT_EQ(marks.front().id, next_out++);
+    marks.pop_front();
+  }
+  EXPECT_EQ(next_out, next_in);
+  EXPECT_EQ(marks.capacity(), 0u);
+}
+
 TEST_F(JobQueueTest, ReserveAcrossWatchedTubesTakesLowestPriorityThenOldest) {
   ASSERT_EQ(queue.use(a, "t1"), Outcome::kOk);
   std::uint64_t t1 = put(a, 3);

@@ -9,104 +9,27 @@
 #include <spdlog/spdlog.h>
 #include <uv.h>
 
-#include <atomic>
 #include <chrono>
-#include <future>
 #include <memory>
 #include <random>
 #include <string>
 #include <thread>
 
 #include "support/beanstalk_client.h"
+#include "support/embedded_queue_server.h"
 #include "support/fault_injection_fs.h"
 #include "support/job_log_on_fs.h"
-#include "support/loop_calls.h"
 #include "support/timer_test_support.h"
 #include "wheel/jobs/durable/durable_journal.h"
 #include "wheel/jobs/log/job_log.h"
 #include "wheel/jobs/server/beanstalk_server_handler.h"
 #include "wheel/logger.h"
-#include "wheel/manual_clock.h"
-#include "wheel/net/loop_timer.h"
 
 namespace wheel::jobs {
 namespace {
 
 using namespace std::chrono_literals;
 using wheel_test::Client;
-
-// The server on its own thread; everything it owns lives on that thread. With `manual` set, the
-// handler's timer (the queue's deadlines, the log's housekeeping) reads `clock_`, which only
-// advance() moves, on the loop thread.
-class EmbeddedServer {
- public:
-  explicit EmbeddedServer(JobLogOptions log_options, bool manual = false) : manual_(manual) {
-    std::promise<std::uint16_t> bound;
-    std::future<std::uint16_t> port = bound.get_future();
-    thread_ = std::thread([this, log_options, &bound]() mutable { serve(log_options, bound); });
-    port_ = port.get();
-  }
-  ~EmbeddedServer() {
-    if (net::TcpServer* s = server_.load()) s->shutdown();  // safe from any thread
-    thread_.join();
-  }
-  std::uint16_t port() const { return port_; }
-  // Moves the handler's clock (REQUIRES: made with `manual`); what comes due runs before this
-  // returns.
-  void advance(std::chrono::milliseconds by) {
-    ASSERT_TRUE(manual_);
-    ASSERT_TRUE(calls_.load()->call([this, by] { clock_.advance(by); }));
-  }
-
- private:
-  void serve(JobLogOptions log_options, std::promise<std::uint16_t>& bound) {
-    uv_loop_t loop;
-    uv_loop_init(&loop);
-    wheel_test::LoopCalls calls(&loop);
-    {
-      Recovered recovered;
-      std::string error;
-      std::unique_ptr<JobLog> log = JobLog::open(log_options, &recovered, &error);
-      if (!log) {
-        ADD_FAILURE() << error;
-        bound.set_value(0);
-        return;
-      }
-      std::unique_ptr<net::LoopTimer> timer;
-      if (manual_) {
-        TimerOptions tick;
-        tick.tick_duration = 1ms;
-        timer = std::make_unique<net::LoopTimer>(&loop, clock_, tick);
-      }
-      const auto now = static_cast<std::int64_t>(manual_ ? timer->now_ms() : uv_now(&loop));
-      DurableJournal journal(*log, log_options.sync);
-      JobQueue queue({}, &journal, Millis(now));
-      BeanstalkDispatcher dispatcher(queue, {});
-      BeanstalkServerHandler handler(queue, journal, dispatcher);
-      net::TcpServerOptions options;
-      options.port = 0;
-      options.framing = net::Framing::kBytes;
-      net::TcpServer server(&loop, options, handler);
-      const std::uint16_t port = server.listen();
-      handler.attach(server, timer.get());  // sets up the log's wake-up
-      if (timer) handler.on_shutdown_also([&timer] { timer->close(); });
-      calls_ = &calls;
-      server_ = &server;
-      bound.set_value(port);
-      uv_run(&loop, UV_RUN_DEFAULT);  // until the destructor's shutdown() completes
-    }
-    calls.close();
-    uv_run(&loop, UV_RUN_DEFAULT);  // closes the handler's wake-up and the test's calls
-    uv_loop_close(&loop);
-  }
-
-  const bool manual_;
-  ManualClock clock_;  // the loop thread's only (advance())
-  std::thread thread_;
-  std::atomic<wheel_test::LoopCalls*> calls_{nullptr};
-  std::atomic<net::TcpServer*> server_{nullptr};
-  std::uint16_t port_ = 0;
-};
 
 class ServerHandlerTest : public ::testing::Test {
  protected:
@@ -122,7 +45,7 @@ class ServerHandlerTest : public ::testing::Test {
 
 TEST_F(ServerHandlerTest, ADiskFullAnswersOutOfMemoryReadsAndDeletesGoOnPutsResume) {
   fs.set_capacity(48 * 1024);
-  EmbeddedServer server(options(), /*manual=*/true);
+  wheel_test::EmbeddedQueueServer server({.log = options(), .manual = true});
   ASSERT_NE(server.port(), 0);
   Client c(server.port());
   ASSERT_TRUE(c.connected());
@@ -167,7 +90,7 @@ TEST_F(ServerHandlerTest, ADiskFullAnswersOutOfMemoryReadsAndDeletesGoOnPutsResu
 TEST_F(ServerHandlerTest,
        ALogStoppedByAnIoErrorClosesUnsyncedRepliesAnswersInternalErrorReadsGoOn) {
   ::wheel::testing::LogCapture log;  // before the server's thread starts
-  EmbeddedServer server(options());
+  wheel_test::EmbeddedQueueServer server({.log = options()});
   ASSERT_NE(server.port(), 0);
   Client c(server.port());
   ASSERT_TRUE(c.connected());
@@ -194,7 +117,7 @@ TEST_F(ServerHandlerTest,
 
 TEST_F(ServerHandlerTest, ABodyThatCannotBeReadAnswersInternalErrorAndTheJobStaysReady) {
   ::wheel::testing::LogCapture log;
-  EmbeddedServer server(options());
+  wheel_test::EmbeddedQueueServer server({.log = options()});
   ASSERT_NE(server.port(), 0);
   Client c(server.port());
   Client waiter(server.port());
@@ -234,7 +157,7 @@ TEST_F(ServerHandlerTest, ABodyThatCannotBeReadAnswersInternalErrorAndTheJobStay
 TEST_F(ServerHandlerTest, AFrozenDiskHoldsPutsWhileReadsStatsAndReservesAnswer) {
   JobLogOptions o = options();
   {
-    EmbeddedServer server(o);
+    wheel_test::EmbeddedQueueServer server({.log = o});
     ASSERT_NE(server.port(), 0);
     // Thaws before the server is stopped (members end in reverse), also when an ASSERT fails.
     struct Thaw {

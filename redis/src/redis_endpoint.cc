@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
+#include <vector>
 
 namespace wheel::jobs {
 namespace {
@@ -185,6 +187,38 @@ std::string format_host(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
 }
 
+// The part of a multi-node URL after "SCHEME://[[USER]:PASSWORD@]", the credentials taken into
+// `node` (whose host and port are left empty: the nodes come from the list), or nullopt with
+// the error.
+std::optional<std::string_view> take_scheme_and_credentials(std::string_view url,
+                                                            std::string_view scheme,
+                                                            const std::string& shown,
+                                                            RedisEndpoint& node,
+                                                            std::string* error) {
+  if (url.substr(0, scheme.size()) != scheme) {
+    if (error != nullptr)
+      *error = "must start with " + std::string(scheme) + ", got '" + shown + "'";
+    return std::nullopt;
+  }
+  std::string_view rest = url.substr(scheme.size());
+  node.host.clear();
+  node.port = 0;
+  if (!take_credentials(rest, shown, node, error)) return std::nullopt;
+  return rest;
+}
+
+// "SCHEME://[USER@]HOST:PORT,HOST:PORT...": the password is never shown.
+std::string format_nodes(std::string_view scheme, const std::string& username,
+                         const std::vector<RedisAddress>& nodes) {
+  std::string out(scheme);
+  if (!username.empty()) out += username + "@";
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (i > 0) out += ',';
+    out += format_redis_address(nodes[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<RedisEndpoint> parse_redis_url(std::string_view url, std::string* error) {
@@ -222,14 +256,10 @@ std::optional<RedisSentinelEndpoint> parse_redis_sentinel_url(std::string_view u
     if (error != nullptr) *error = std::move(message);
     return std::nullopt;
   };
-  if (url.substr(0, kScheme.size()) != kScheme) {
-    return refuse("must start with redis-sentinel://, got '" + shown + "'");
-  }
-  std::string_view rest = url.substr(kScheme.size());
   RedisSentinelEndpoint sentinel;
-  sentinel.primary.host.clear();
-  sentinel.primary.port = 0;
-  if (!take_credentials(rest, shown, sentinel.primary, error)) return std::nullopt;
+  const auto after = take_scheme_and_credentials(url, kScheme, shown, sentinel.primary, error);
+  if (!after) return std::nullopt;
+  std::string_view rest = *after;
   const std::size_t hash = rest.find('#');
   if (hash == std::string_view::npos || hash + 1 == rest.size()) {
     return refuse(
@@ -272,14 +302,10 @@ std::optional<RedisClusterEndpoint> parse_redis_cluster_url(std::string_view url
     if (error != nullptr) *error = std::move(message);
     return std::nullopt;
   };
-  if (url.substr(0, kScheme.size()) != kScheme) {
-    return refuse("must start with redis-cluster://, got '" + shown + "'");
-  }
-  std::string_view rest = url.substr(kScheme.size());
   RedisClusterEndpoint cluster;
-  cluster.node.host.clear();
-  cluster.node.port = 0;
-  if (!take_credentials(rest, shown, cluster.node, error)) return std::nullopt;
+  const auto after = take_scheme_and_credentials(url, kScheme, shown, cluster.node, error);
+  if (!after) return std::nullopt;
+  const std::string_view rest = *after;
   if (rest.find_first_of("?#") != std::string_view::npos) {
     return refuse("queries and fragments are not supported, got '" + shown + "'");
   }
@@ -294,13 +320,7 @@ std::optional<RedisClusterEndpoint> parse_redis_cluster_url(std::string_view url
 }
 
 std::string format_redis_cluster_url(const RedisClusterEndpoint& endpoint) {
-  std::string out = "redis-cluster://";
-  if (!endpoint.node.username.empty()) out += endpoint.node.username + "@";
-  for (std::size_t i = 0; i < endpoint.seeds.size(); ++i) {
-    if (i > 0) out += ',';
-    out += format_redis_address(endpoint.seeds[i]);
-  }
-  return out;
+  return format_nodes("redis-cluster://", endpoint.node.username, endpoint.seeds);
 }
 
 std::string format_redis_url(const RedisEndpoint& endpoint) {
@@ -314,13 +334,8 @@ std::string format_redis_address(const RedisAddress& address) {
 }
 
 std::string format_redis_sentinel_url(const RedisSentinelEndpoint& endpoint) {
-  std::string out = "redis-sentinel://";
-  if (!endpoint.primary.username.empty()) out += endpoint.primary.username + "@";
-  for (std::size_t i = 0; i < endpoint.sentinels.size(); ++i) {
-    if (i > 0) out += ',';
-    out += format_redis_address(endpoint.sentinels[i]);
-  }
-  return out + "/" + std::to_string(endpoint.primary.db) + "#" + endpoint.master;
+  return format_nodes("redis-sentinel://", endpoint.primary.username, endpoint.sentinels) + "/" +
+         std::to_string(endpoint.primary.db) + "#" + endpoint.master;
 }
 
 }  // namespace wheel::jobs

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "job_queue_internal.h"
 #include "wheel/enum_table.h"
@@ -79,22 +81,24 @@ void JobQueue::make_ready(Job* job) {
 
 void JobQueue::note_ready(const Job* job) {
   Tube& tube = *job->tube;
-  std::deque<ReadyMark>& marks = tube.ready_marks;
+  ReadyMarks& marks = tube.ready_marks;
   marks.push_back({job->ready_since, job->id});
   if (marks.size() <= 2 * tube.ready.size() + 64) return;
   // Mostly marks of jobs that left ready: rebuild from the ready heap, in ready order.
-  marks.clear();
+  std::vector<ReadyMark> rebuilt;
+  rebuilt.reserve(tube.ready.size());
   for (std::size_t i = 0; i < tube.ready.size(); ++i) {
     const Job* ready = tube.ready.at(i);
-    marks.push_back({ready->ready_since, ready->id});
+    rebuilt.push_back({ready->ready_since, ready->id});
   }
-  std::sort(marks.begin(), marks.end(), [](const ReadyMark& a, const ReadyMark& b) {
+  std::sort(rebuilt.begin(), rebuilt.end(), [](const ReadyMark& a, const ReadyMark& b) {
     return a.since != b.since ? a.since < b.since : a.id < b.id;
   });
+  marks.assign(std::move(rebuilt));
 }
 
 const Job* JobQueue::oldest_ready(const Tube& tube) const {
-  std::deque<ReadyMark>& marks = tube.ready_marks;
+  ReadyMarks& marks = tube.ready_marks;
   while (!marks.empty()) {
     const ReadyMark& mark = marks.front();
     const Job* job = jobs_.find(mark.id);

@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <list>
 #include <set>
 #include <string>
@@ -19,6 +18,7 @@
 
 #include "wheel/jobs/model/job.h"
 #include "wheel/jobs/model/job_heap.h"
+#include "wheel/jobs/model/ready_marks.h"
 
 namespace wheel::jobs {
 
@@ -31,12 +31,6 @@ struct DelayedOrder {
   bool operator()(const Job* a, const Job* b) const {
     return a->deadline != b->deadline ? a->deadline < b->deadline : a->id < b->id;
   }
-};
-
-// A ready job as of when it became ready: an entry of Tube::ready_marks.
-struct ReadyMark {
-  Millis since;
-  std::uint64_t id;
 };
 
 class Tube {
@@ -69,7 +63,7 @@ class Tube {
   // asked, and JobQueue::make_ready() rebuilds the marks from the ready heap once they are more
   // than twice the ready jobs (+ 64): at most 2n + 64 entries of 16 bytes, n the ready jobs when
   // one last became ready.
-  mutable std::deque<ReadyMark> ready_marks;
+  mutable ReadyMarks ready_marks;
   std::uint64_t reserved = 0;
   std::uint64_t urgent = 0;  // ready jobs with priority < 1024
   // Sessions blocked in a reserve that watch this tube: (wait order, session).
