@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -104,9 +105,11 @@ class BeanstalkFront : public net::ConnectionHandler {
   void start(Conn* conn, beanstalk::Request&& request);
   // ReplySlot: fills slot `seq` of `conn`, writes what is in order and goes on.
   void fill(std::uint64_t conn, std::uint64_t seq, std::string_view reply);
+  // ReplySlot::complete_batch.
+  void fill_batch(std::span<const SlotEnd> batch, std::string_view replies);
+  // After slots of `conn` completed: writes what is in order and goes on.
+  void filled(Conn* conn);
   void abort(std::uint64_t conn);
-  // Moves the complete slots at the head to the bytes to write.
-  void take_ordered(Conn* conn);
   // Writes the complete replies at the head; whether the connection is still there.
   bool write_ready(Conn* conn);
   bool send(Conn* conn, std::string_view bytes);

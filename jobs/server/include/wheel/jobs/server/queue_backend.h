@@ -81,7 +81,7 @@ class QueueBackend final : public BeanstalkBackend, public ReserveListener {
     SessionId id = 0;
     std::string out;  // replies of the batch, in order
     // The batch's slots and where each one's reply ends in `out`.
-    std::vector<std::pair<ReplySlot, std::size_t>> batch;
+    std::vector<SlotEnd> batch;
     ReplySlot waiting;             // the reserve that waits
     std::size_t unsent_bytes = 0;  // replies of batches waiting for the journal
     std::uint32_t unsent = 0;      // those batches
