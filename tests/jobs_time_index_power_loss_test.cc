@@ -27,11 +27,13 @@ using testing::FaultInjectionFs;
 constexpr std::uint64_t kBucketMs = 60'000;
 constexpr std::int64_t kBase = 1'800'000'000'000;
 
-TimeIndexOptions index_options(FaultInjectionFs& fs) {
+// Seeds take turns: a journal split at every flush, every few flushes, or never.
+TimeIndexOptions index_options(FaultInjectionFs& fs, std::uint64_t seed) {
   TimeIndexOptions o;
   o.dir = "/tix";
   o.fs = &fs;
   o.bucket_ms = kBucketMs;
+  o.journal_entries = seed % 3 == 0 ? 1 : seed % 3 == 1 ? 7 : 100'000;
   return o;
 }
 
@@ -71,7 +73,7 @@ Outcome run(FaultInjectionFs& fs, std::uint64_t seed, std::uint64_t cut) {
   auto log = testing::open_log(lo, &r);
   TimeIndexRecovered tr;
   std::string error;
-  auto index = TimeIndex::open(index_options(fs), &tr, &error);
+  auto index = TimeIndex::open(index_options(fs, seed), &tr, &error);
   EXPECT_TRUE(index) << error;
   if (!log || !index) return out;
   fs.set_ops_until_crash(cut);
@@ -129,13 +131,13 @@ Outcome run(FaultInjectionFs& fs, std::uint64_t seed, std::uint64_t cut) {
 }
 
 // "" when the index after the power loss agrees with the log and with its flushes.
-std::string check(FaultInjectionFs& fs, const Outcome& out) {
+std::string check(FaultInjectionFs& fs, std::uint64_t seed, const Outcome& out) {
   Recovered r;
   std::string error;
   auto log = JobLog::open(testing::log_options(fs, 4096), &r, &error);
   if (!log) return "log open failed: " + error;
   TimeIndexRecovered tr;
-  auto index = TimeIndex::open(index_options(fs), &tr, &error);
+  auto index = TimeIndex::open(index_options(fs, seed), &tr, &error);
   if (!index) return "index open failed: " + error;
   std::map<std::uint64_t, std::int64_t> in_log;
   for (const auto& job : r.jobs) in_log[job.id] = job.due_unix_ms;
@@ -178,7 +180,7 @@ void run_cut_points(std::uint64_t seed, std::uint64_t points) {
     } else {
       fs.power_loss(rng, true);
     }
-    const std::string why = check(fs, out);
+    const std::string why = check(fs, seed, out);
     if (!why.empty()) {
       ++failures;
       ADD_FAILURE() << "seed " << seed << " cut " << cut << " of " << total << ": " << why;

@@ -21,18 +21,22 @@ using testing::FaultInjectionFs;
 constexpr std::uint64_t kBucketMs = 60'000;
 constexpr std::int64_t kBase = 1'800'000'000'000;  // a due time in 2027, a bucket's start
 
-TimeIndexOptions options(FaultInjectionFs& fs) {
+// journal_entries 1: every flush splits its journal into the bucket files at once, so these
+// tests see the bucket files; jobs_time_index_journal_test.cc keeps entries in the journal.
+TimeIndexOptions options(FaultInjectionFs& fs, std::uint64_t journal_entries = 1) {
   TimeIndexOptions o;
   o.dir = "/tix";
   o.fs = &fs;
   o.bucket_ms = kBucketMs;
+  o.journal_entries = journal_entries;
   return o;
 }
 
-std::unique_ptr<TimeIndex> open_index(FaultInjectionFs& fs, TimeIndexRecovered* r = nullptr) {
+std::unique_ptr<TimeIndex> open_index(FaultInjectionFs& fs, TimeIndexRecovered* r = nullptr,
+                                      std::uint64_t journal_entries = 1) {
   TimeIndexRecovered scratch;
   std::string error;
-  auto index = TimeIndex::open(options(fs), r != nullptr ? r : &scratch, &error);
+  auto index = TimeIndex::open(options(fs, journal_entries), r != nullptr ? r : &scratch, &error);
   EXPECT_TRUE(index) << error;
   return index;
 }
@@ -181,33 +185,36 @@ TEST(TimeIndexTest, WhatACrashLeftPastTheCheckpointIsCutOff) {
 }
 
 TEST(TimeIndexTest, ACrashAtAnyStepOfAFlushKeepsOneWholeState) {
-  for (std::uint64_t cut = 1; cut < 60; ++cut) {
-    FaultInjectionFs fs;
-    {
-      auto index = open_index(fs);
-      index->add({kBase + 1, 1, 1}, 1);
-      ASSERT_FALSE(index->flush(1, 0));
-      index->add({kBase + 2, 2, 2}, 2);              // same bucket
-      index->add({kBase + 3 * kBucketMs, 3, 3}, 3);  // a new bucket file
-      index->remove(kBase + 1, 1, 4);                // a gone
-      fs.set_ops_until_crash(op_of(cut));
-      index->flush(4, 9);
+  // Journal of 1 entry: the flush splits at once (bucket files); of 1,000: it stays in the journal.
+  for (std::uint64_t journal : {1, 1000})
+    for (std::uint64_t cut = 1; cut < 100; ++cut) {
+      FaultInjectionFs fs;
+      {
+        auto index = open_index(fs, nullptr, journal);
+        index->add({kBase + 1, 1, 1}, 1);
+        ASSERT_FALSE(index->flush(1, 0));
+        index->add({kBase + 2, 2, 2}, 2);              // same bucket
+        index->add({kBase + 3 * kBucketMs, 3, 3}, 3);  // a new bucket file
+        index->remove(kBase + 1, 1, 4);                // a gone
+        fs.set_ops_until_crash(op_of(cut));
+        index->flush(4, 9);
+      }
+      crash(fs, cut);
+      TimeIndexRecovered r;
+      auto index = open_index(fs, &r, journal);
+      ASSERT_TRUE(index) << "cut " << cut << " journal " << journal;
+      std::vector<std::uint64_t> all;
+      for (const auto& b : index->buckets()) {
+        for (auto id : ids(read(*index, b.bucket))) all.push_back(id);
+      }
+      if (r.replay_from == 9) {
+        EXPECT_EQ(all, (std::vector<std::uint64_t>{2, 3}))
+            << "cut " << cut << " journal " << journal;
+      } else {
+        EXPECT_EQ(all, (std::vector<std::uint64_t>{1})) << "cut " << cut << " journal " << journal;
+      }
+      EXPECT_EQ(index->live(), all.size()) << "cut " << cut << " journal " << journal;
     }
-    crash(fs, cut);
-    TimeIndexRecovered r;
-    auto index = open_index(fs, &r);
-    ASSERT_TRUE(index) << "cut " << cut;
-    std::vector<std::uint64_t> all;
-    for (const auto& b : index->buckets()) {
-      for (auto id : ids(read(*index, b.bucket))) all.push_back(id);
-    }
-    if (r.replay_from == 9) {
-      EXPECT_EQ(all, (std::vector<std::uint64_t>{2, 3})) << "cut " << cut;
-    } else {
-      EXPECT_EQ(all, (std::vector<std::uint64_t>{1})) << "cut " << cut;
-    }
-    EXPECT_EQ(index->live(), all.size()) << "cut " << cut;
-  }
 }
 
 TEST(TimeIndexTest, LostOrMissingSyncedBytesStopTheOpen) {
@@ -260,29 +267,32 @@ TEST(TimeIndexTest, ACheckpointFromAnotherBucketWidthIsRefused) {
 }
 
 TEST(TimeIndexTest, ADroppedBucketStaysDroppedWhereverACrashCuts) {
-  for (std::uint64_t cut = 1; cut < 24; ++cut) {
-    FaultInjectionFs fs;
-    const std::uint64_t bucket = kBase / kBucketMs;
-    {
-      auto index = open_index(fs);
-      index->add({kBase + 1, 1, 1}, 1);
-      index->add({kBase + 2 * kBucketMs, 2, 2}, 2);
-      ASSERT_FALSE(index->flush(2, 0));
-      index->add({kBase + 3, 3, 3}, 3);  // staged: dropped with its bucket
-      fs.set_ops_until_crash(op_of(cut));
-      const bool dropped = !index->drop_bucket(bucket);
-      if (dropped) {
-        EXPECT_EQ(index->live(), 1u);
-        EXPECT_TRUE(read(*index, bucket).empty());
+  for (std::uint64_t journal : {1, 1000})
+    for (std::uint64_t cut = 1; cut < 80; ++cut) {
+      FaultInjectionFs fs;
+      const std::uint64_t bucket = kBase / kBucketMs;
+      {
+        auto index = open_index(fs, nullptr, journal);
+        index->add({kBase + 1, 1, 1}, 1);
+        index->add({kBase + 2 * kBucketMs, 2, 2}, 2);
+        ASSERT_FALSE(index->flush(2, 0));
+        index->add({kBase + 3, 3, 3}, 3);  // staged: dropped with its bucket
+        fs.set_ops_until_crash(op_of(cut));
+        const bool dropped = !index->drop_bucket(bucket);
+        if (dropped) {
+          EXPECT_EQ(index->live(), 1u);
+          EXPECT_TRUE(read(*index, bucket).empty());
+        }
       }
+      crash(fs, cut);
+      auto index = open_index(fs, nullptr, journal);
+      ASSERT_TRUE(index) << "cut " << cut << " journal " << journal;
+      const auto left = ids(read(*index, bucket));
+      EXPECT_TRUE(left.empty() || left == std::vector<std::uint64_t>{1})
+          << "cut " << cut << " journal " << journal;
+      EXPECT_EQ(ids(read(*index, bucket + 2)), (std::vector<std::uint64_t>{2}))
+          << "cut " << cut << " journal " << journal;
     }
-    crash(fs, cut);
-    auto index = open_index(fs);
-    ASSERT_TRUE(index) << "cut " << cut;
-    const auto left = ids(read(*index, bucket));
-    EXPECT_TRUE(left.empty() || left == std::vector<std::uint64_t>{1}) << "cut " << cut;
-    EXPECT_EQ(ids(read(*index, bucket + 2)), (std::vector<std::uint64_t>{2})) << "cut " << cut;
-  }
   FaultInjectionFs fs;
   auto index = open_index(fs);
   index->add({kBase + 1, 1, 1}, 1);

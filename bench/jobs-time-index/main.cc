@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // wheel-time-index-bench: what one flush of the far-jobs time index (wheel/jobs/log/time_index.h)
-// costs on a real disk, against one write and fdatasync of the same bytes to a single file. Far
+// costs on a real disk (the journal's append, and the split into bucket files when the journal is
+// full), against one write and fdatasync of the same bytes to a single file. Far
 // jobs are added with due times uniform over days 1..30 from a fixed "now" (1 h buckets: about
 // 700 bucket files, nearly all touched by each flush), then flushed; FLUSHES rounds. Then one
 // bucket is read back. Times are wall-clock on whatever machine and disk runs it; the figures
 // live in docs/benchmarks.md.
 //
-// Usage: wheel-time-index-bench DIR [ENTRIES_PER_FLUSH [FLUSHES]]   (defaults 300000 5)
+// Usage: wheel-time-index-bench DIR [ENTRIES_PER_FLUSH [FLUSHES [JOURNAL_ENTRIES]]]
+//        (defaults 300000 5 4194304; a flush that fills the journal also splits it)
 // DIR must not exist (it is made, filled and left for inspection).
 #include <fcntl.h>
 #include <unistd.h>
@@ -57,11 +59,13 @@ double one_file_ms(const std::string& path, std::size_t bytes) {
 int main(int argc, char** argv) {
   std::uint64_t per_flush = 300'000;
   std::uint64_t flushes = 5;
-  if (argc < 2 || argc > 4 || (argc > 2 && !parse(argv[2], 1, 10'000'000, &per_flush)) ||
-      (argc > 3 && !parse(argv[3], 1, 1000, &flushes))) {
+  std::uint64_t journal = std::uint64_t{1} << 22;
+  if (argc < 2 || argc > 5 || (argc > 2 && !parse(argv[2], 1, 10'000'000, &per_flush)) ||
+      (argc > 3 && !parse(argv[3], 1, 1000, &flushes)) ||
+      (argc > 4 && !parse(argv[4], 1, std::uint64_t{1} << 26, &journal))) {
     std::fprintf(stderr,
                  "usage: wheel-time-index-bench DIR [ENTRIES_PER_FLUSH 1..10000000 "
-                 "[FLUSHES 1..1000]]\n");
+                 "[FLUSHES 1..1000 [JOURNAL_ENTRIES 1..67108864]]]\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -72,6 +76,7 @@ int main(int argc, char** argv) {
   wheel::jobs::TimeIndexOptions options;
   options.dir = dir;
   options.bucket_ms = 3'600'000;
+  options.journal_entries = journal;
   wheel::jobs::TimeIndexRecovered recovered;
   std::string error;
   auto index = wheel::jobs::TimeIndex::open(options, &recovered, &error);

@@ -9,9 +9,12 @@
 //           16  u64  id
 //           24  u64  the put record's place in the log
 //
+//   the journal `journal-<20-digit number>.tix`: the same entries, of any bucket, in flush order.
+//
 //   `checkpoint`: u32 masked CRC32C of bytes [4, 8 + length), u32 length, then the payload:
-//     "WTIX", u32 version (1), u64 bucket_ms, u64 replay_from, u64 bucket count, and per bucket
-//     u64 bucket, u64 bytes, u64 puts, u64 gones.
+//     "WTIX", u32 version (1), u64 bucket_ms, u64 replay_from, u64 journal number, u64 journal
+//     bytes, u64 bucket count, and per bucket u64 bucket, u64 bytes (of its file), u64 puts,
+//     u64 gones (in its file and the journal), u64 its entries in the journal.
 //
 // Integers are little-endian, as in the log (log_format.h).
 #pragma once
@@ -32,8 +35,9 @@ inline constexpr const char* kCheckpointFile = "checkpoint";
 inline constexpr const char* kSuffix = ".tix";
 inline constexpr std::uint32_t kVersion = 1;
 inline constexpr std::size_t kCheckpointHeader = 8;
-inline constexpr std::size_t kCheckpointFixed = 4 + 4 + 8 + 8 + 8;
-inline constexpr std::size_t kCheckpointPerBucket = 32;
+inline constexpr std::size_t kCheckpointFixed = 4 + 4 + 8 + 8 + 8 + 8 + 8;
+inline constexpr std::size_t kCheckpointPerBucket = 40;
+inline constexpr const char* kJournalPrefix = "journal-";
 
 // One entry's fields (TimeEntry's, and its kind).
 struct Fields {
@@ -65,12 +69,17 @@ inline bool decode_entry(const char* p, Fields* e) {
   return true;
 }
 
-// "00000000000000000042.tix" for bucket 42; false for any other name.
-inline bool parse_bucket_name(std::string_view name, std::uint64_t* bucket) {
+// "00000000000000000042.tix" for bucket 42 (with `prefix` before it: "journal-...");
+// false for any other name.
+inline bool parse_bucket_name(std::string_view name, std::uint64_t* bucket,
+                              std::string_view prefix = {}) {
   const std::string_view suffix(kSuffix);
-  if (name.size() != 20 + suffix.size() || name.substr(20) != suffix) return false;
+  if (name.size() != prefix.size() + 20 + suffix.size() ||
+      name.substr(0, prefix.size()) != prefix || name.substr(prefix.size() + 20) != suffix) {
+    return false;
+  }
   std::uint64_t v = 0;
-  for (char c : name.substr(0, 20)) {
+  for (char c : name.substr(prefix.size(), 20)) {
     if (c < '0' || c > '9') return false;
     const std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
     if (v > (UINT64_MAX - digit) / 10) return false;

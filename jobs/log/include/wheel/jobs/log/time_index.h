@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // TimeIndex: the on-disk time index of far-future jobs (docs/jobs.md, "Far-future jobs on disk
-// (design)"). Jobs are grouped by due time into buckets (bucket = due / bucket_ms); each bucket
-// that has entries on disk is one append-only file of 32-byte entries (`<bucket>.tix`: masked
-// CRC32C, kind, due, id, the put record's place in the log). A put entry adds a job to its bucket,
-// a gone entry (a tombstone) takes it out again. A `checkpoint` file, replaced whole, names each
-// bucket file's length and counts as of the last flush, and where a restart must replay the log
-// from to rebuild what the index lacks.
+// (design)"). Jobs are grouped by due time into buckets (bucket = due / bucket_ms). Entries are
+// 32 bytes (masked CRC32C, kind, due, id, the put record's place in the log): a put entry adds a
+// job to its bucket, a gone entry (a tombstone) takes it out again. Each flush appends its entries
+// to one journal file (one fdatasync however many buckets they touch); once the journal holds
+// journal_entries, it is split into one append-only file per bucket (`<bucket>.tix`) and a new
+// journal starts. A `checkpoint` file, replaced whole, names the journal and each bucket file's
+// length and counts as of the last flush, and where a restart must replay the log from to rebuild
+// what the index lacks.
 //
 // The ordering (why an entry never names a record that is not on disk): add() and remove() only
-// stage an entry in memory with the LSN of its log record; flush(durable_lsn) writes to the files
-// only the entries whose record the log has made durable, fdatasyncs every file it wrote (and the
-// directory, for a new file) and only then writes the checkpoint naming their new lengths. open()
-// cuts every bucket file back to the length its checkpoint names, so bytes a crash left after the
-// last checkpoint (torn or not) are never read. The index is not on the acknowledgement path: the
-// log is the truth, and its owner replays the log from Recovered::replay_from after a restart to
-// stage again what the last checkpoint did not cover.
+// stage an entry in memory with the LSN of its log record; flush(durable_lsn) writes only the
+// entries whose record the log has made durable, fdatasyncs every file it wrote (and the
+// directory, for a new file) and only then writes the checkpoint naming their new lengths; a split
+// does the same for the bucket files before the checkpoint that names them and forgets the old
+// journal. open() cuts every file back to the length its checkpoint names, so bytes a crash left
+// after the last checkpoint (torn or not) are never read. The index is not on the acknowledgement
+// path: the log is the truth, and its owner replays the log from Recovered::replay_from after a
+// restart to stage again what the last checkpoint did not cover.
 //
 // Threads: one owner thread; every method blocks on the file system where it says so. The
 // directory is the owner's (the job log's lock covers it): two indexes on one directory are a bug.
@@ -26,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "wheel/jobs/log/file_system.h"
@@ -42,7 +46,10 @@ struct TimeEntry {
 struct TimeIndexOptions {
   std::string dir;                      // created if absent (not its parents)
   std::uint64_t bucket_ms = 3'600'000;  // a bucket's width: 60,000 .. 86,400,000 ms
-  FileSystem* fs = nullptr;             // null: posix_file_system(); else must outlive the index
+  // The journal is split into the bucket files once it holds this many entries: 1 .. 2^26
+  // (32 B each: 2^22 is 128 MiB, what a bucket read scans at most).
+  std::uint64_t journal_entries = std::uint64_t{1} << 22;
+  FileSystem* fs = nullptr;  // null: posix_file_system(); else must outlive the index
 };
 
 // What open() found.
@@ -64,12 +71,13 @@ class TimeIndex {
   using Lsn = std::uint64_t;
   static constexpr std::size_t kEntrySize = 32;
 
-  // Opens (creating) the index in options.dir: reads the checkpoint, cuts each bucket file back
-  // to the length it names, removes bucket files it does not name. Returns null and a message in
-  // *error (naming the file) when the checkpoint is damaged or was written with another
-  // bucket_ms, when a bucket file the checkpoint names is missing or shorter than it says (lost
+  // Opens (creating) the index in options.dir: reads the checkpoint, cuts the journal and each
+  // bucket file back to the length it names, removes the files it does not name. Returns null and
+  // a message in *error (naming the file) when the checkpoint is damaged or was written with
+  // another bucket_ms, when a file the checkpoint names is missing or shorter than it says (lost
   // synced data: the owner rebuilds the index from the log), or on an I/O error. Throws
-  // std::invalid_argument for bucket_ms out of range. Blocks on the file system.
+  // std::invalid_argument for bucket_ms or journal_entries out of range. Blocks on the file
+  // system.
   static std::unique_ptr<TimeIndex> open(const TimeIndexOptions& options,
                                          TimeIndexRecovered* recovered, std::string* error);
   ~TimeIndex();
@@ -88,24 +96,28 @@ class TimeIndex {
   // the same LSN order as add().
   void remove(std::int64_t due_unix_ms, std::uint64_t id, Lsn record_lsn);
 
-  // Writes the staged entries whose LSN <= `durable_lsn` (the log's JobLog::durable_lsn()) to
-  // their bucket files, fdatasyncs each file written (and the directory when a file was made),
-  // then replaces the checkpoint with the new lengths and `replay_from` (the log place from which
-  // a restart must replay to stage again what this index lacks: the owner's meaning). Entries
+  // Appends the staged entries whose LSN <= `durable_lsn` (the log's JobLog::durable_lsn()) to
+  // the journal and fdatasyncs it (and the directory when the journal was made), then replaces the
+  // checkpoint with the new lengths and `replay_from` (the log place from which a restart must
+  // replay to stage again what this index lacks: the owner's meaning); then splits the journal
+  // when it is full (each bucket file written is fdatasynced before the next checkpoint). Entries
   // with a higher LSN stay staged. On error nothing the checkpoint names changed: the entries
-  // stay staged for the next flush (the bucket files are cut back), or, when even the cut back
-  // fails, the index refuses further flushes (failed()). Blocks on the file system.
+  // stay staged for the next flush (the files are cut back), or, when even the cut back fails,
+  // the index refuses further flushes (failed()). Blocks on the file system.
   std::error_code flush(Lsn durable_lsn, std::uint64_t replay_from);
 
-  // Bucket `bucket`'s live jobs (its file's entries and its staged ones, gones applied) in due
-  // order, then by id, into *entries (replaced). An entry whose CRC fails is an error
-  // (std::errc::illegal_byte_sequence, logged with file and offset), never handed out; so is a
-  // read error. Blocks on the file system (one read of the file).
+  // Bucket `bucket`'s live jobs (its file's, the journal's and the staged entries, gones
+  // applied) in due order, then by id, into *entries (replaced). An entry whose CRC fails is an
+  // error (std::errc::illegal_byte_sequence, logged with file and offset), never handed out; so
+  // is a read error. Blocks on the file system (one read of its file, one of the journal when it
+  // holds entries of the bucket).
   std::error_code read_bucket(std::uint64_t bucket, std::vector<TimeEntry>* entries) const;
 
   // Forgets bucket `bucket` (its jobs were loaded into memory): its staged entries now, its file
   // once a checkpoint without it is durable (written here), so a crash never leaves the
-  // checkpoint naming a file that is gone. On error the bucket is kept. Blocks.
+  // checkpoint naming a file that is gone. When the journal holds entries of the bucket it is
+  // split first (so none of them can come back into a later bucket of that number). On error the
+  // bucket is kept. Blocks.
   std::error_code drop_bucket(std::uint64_t bucket);
 
   // The buckets with live or staged entries, by bucket number.
@@ -115,15 +127,17 @@ class TimeIndex {
   std::uint64_t staged() const { return staged_.size(); }
   bool failed() const { return failed_; }
 
-  // The path of a bucket's file (tests).
+  // The path of a bucket's file, and of the journal now (tests).
   std::string bucket_path(std::uint64_t bucket) const;
+  std::string journal_path() const;
 
  private:
   struct Bucket {
     std::uint64_t bytes = 0;  // the file's length as of the last flush (what reads read)
-    std::uint64_t puts = 0;   // entries of each kind in those bytes
+    std::uint64_t puts = 0;   // entries of each kind in the file and the journal
     std::uint64_t gones = 0;
-    std::uint64_t live = 0;  // puts - gones, staged ones included
+    std::uint64_t journaled = 0;  // its entries in the journal
+    std::uint64_t live = 0;       // puts - gones, staged ones included
   };
   struct Staged {
     TimeEntry entry;
@@ -134,6 +148,11 @@ class TimeIndex {
   TimeIndex(const TimeIndexOptions& options, FileSystem* fs);
   bool recover(TimeIndexRecovered* recovered, std::string* error);
   std::error_code write_checkpoint(std::uint64_t replay_from);
+  // Moves the journal's entries into the bucket files and starts a new journal.
+  std::error_code split();
+  // Cuts the files a failed write touched back to their checkpointed lengths; false (and
+  // failed_) when that fails too.
+  bool cut_back(const std::vector<std::pair<std::string, std::uint64_t>>& files);
   void stage(std::uint8_t kind, const TimeEntry& entry, Lsn lsn);
 
   TimeIndexOptions opt_;
@@ -142,6 +161,8 @@ class TimeIndex {
   std::deque<Staged> staged_;
   std::uint64_t live_ = 0;
   std::uint64_t replay_from_ = 0;
+  std::uint64_t journal_number_ = 1;
+  std::uint64_t journal_bytes_ = 0;  // synced and named by the checkpoint
   Lsn last_staged_lsn_ = 0;
   bool failed_ = false;
 };

@@ -17,9 +17,10 @@
 //
 // A reply completes through the ReplySlot run() was given: at once (inside run()), at the end
 // of the batch (end_batch: the log's group commit), or later from the loop (a log sync, a
-// Redis reply, the end of a waiting reserve). Each slot completes exactly once; the front
-// writes a reply once every slot before it is complete, so a connection's replies keep the
-// order of its requests whatever order the backend completes them in.
+// Redis reply, the end of a waiting reserve), alone or several at once (complete_batch: the
+// replies of one batch). Each slot completes exactly once; the front writes a reply once every
+// slot before it is complete, so a connection's replies keep the order of its requests
+// whatever order the backend completes them in.
 //
 // Waiting reserves and TTR deadlines: the in-process queue wakes its own waiters (its
 // ReserveListener, on the queue's clock driven from the front's LoopTimer); the Redis
@@ -33,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <span>
 #include <string_view>
 
 #include "wheel/jobs/beanstalk/beanstalk_request.h"
@@ -46,6 +48,7 @@ class LoopTimer;
 namespace wheel::jobs {
 
 class BeanstalkFront;
+struct SlotEnd;
 
 // The ticket for one request's reply: slot `seq` of connection `conn` of a front. Copyable,
 // owns nothing; a slot whose connection closed meanwhile is forgotten by complete().
@@ -55,6 +58,11 @@ class ReplySlot {
   // Fills the slot with `reply` (empty: the request answers nothing, e.g. quit) and writes the
   // replies now in order. Call exactly once per slot. Loop thread only.
   void complete(std::string_view reply) const;
+  // Completes the slots of `batch` (of one connection, in the order their requests started)
+  // with their replies one after another in `replies`, each ending at its `end`: the same as
+  // complete() on each in turn, in one step (a batch of the connection's oldest slots goes to
+  // the bytes to write at once). Loop thread only.
+  static void complete_batch(std::span<const SlotEnd> batch, std::string_view replies);
   // The request must not be acknowledged (a change a stopped log will never make durable):
   // the connection closes instead of answering. Loop thread only.
   void abort() const;
@@ -68,6 +76,12 @@ class ReplySlot {
   BeanstalkFront* front_ = nullptr;
   std::uint64_t conn_ = 0;
   std::uint64_t seq_ = 0;
+};
+
+// A slot of a batch (ReplySlot::complete_batch) and where its reply ends in the batch's replies.
+struct SlotEnd {
+  ReplySlot slot;
+  std::size_t end = 0;
 };
 
 // Whether a parsed request may start now (BeanstalkBackend::admit).

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -113,14 +114,19 @@ class BeanstalkFront : public net::ConnectionHandler {
   void run_session(Conn* conn, const beanstalk::Request& request);
   // ReplySlot: fills slot `seq` of `conn`, writes what is in order and goes on.
   void fill(std::uint64_t conn, std::uint64_t seq, std::string_view reply);
+  // ReplySlot::complete_batch.
+  void fill_batch(std::span<const SlotEnd> batch, std::string_view replies);
+  // After slots of `conn` completed: writes what is in order and goes on.
+  void filled(Conn* conn);
   void abort(std::uint64_t conn);
-  // Writes the complete slots at the head; whether the connection is still there.
+  // Writes the complete replies at the head; whether the connection is still there.
   bool write_ready(Conn* conn);
   bool send(Conn* conn, std::string_view bytes);
   // Puts `conn` on the list write_gathered() goes through (once).
   void list(Conn* conn);
   // Replies of `conn` not yet taken by the kernel: with the backend, in slots, queued.
   std::size_t backlog(const Conn* conn) const;
+  std::size_t backlog(const Conn* conn, const net::Connection* c) const;  // `c`: its connection
   // A blocked connection: asks for on_output_below once it may be down to half.
   void watch_output(Conn* conn);
   // Closes a connection that quit or hung up once nothing more is owed.
@@ -132,6 +138,7 @@ class BeanstalkFront : public net::ConnectionHandler {
   std::unique_ptr<net::LoopTimer> own_timer_;
   uv_signal_t* drain_ = nullptr;  // SIGUSR1; freed by its close callback
   std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns_;
+  mutable Conn* last_ = nullptr;         // the last one find() found
   std::vector<std::uint64_t> gathered_;  // connections with gathered bytes
   std::function<void()> shutdown_also_;
 };
