@@ -12,6 +12,7 @@
 #include <functional>
 #include <future>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -32,8 +33,10 @@ class HoldingBackend final : public jobs::BeanstalkBackend {
  public:
   explicit HoldingBackend(bool barrier_first) : barrier_first_(barrier_first) {}
   void attach(jobs::BeanstalkFront&, wheel::net::LoopTimer&) override {}
-  void open(std::uint64_t) override {}
+  void open(std::uint64_t, const jobs::SessionTubes&) override {}
   void close(std::uint64_t) override {}
+  bool change_tubes(std::uint64_t, jobs::TubeChange, std::string_view) override { return true; }
+  jobs::beanstalk::CommandCounts& command_counts() override { return counts_; }
   jobs::Admit admit(std::uint64_t, const jobs::beanstalk::Request&, std::size_t) override {
     return jobs::Admit::kNow;
   }
@@ -49,6 +52,7 @@ class HoldingBackend final : public jobs::BeanstalkBackend {
 
  private:
   const bool barrier_first_;
+  jobs::beanstalk::CommandCounts counts_;
 };
 
 // The front over a HoldingBackend on a TcpServer on its own loop thread.

@@ -106,11 +106,30 @@ void RedisBackend::note_internal_error(const StoreResult& r) {
   internal_errors_.note(i, r.error, local_ms());
 }
 
-void RedisBackend::open(std::uint64_t conn) {
-  clients_.emplace(conn, std::make_unique<Client>(conn));
+void RedisBackend::open(std::uint64_t conn, const SessionTubes& tubes) {
+  clients_.emplace(conn, std::make_unique<Client>(conn, tubes));
   tube_order_->name("default");  // used
   tube_order_->name("default");  // watched
   ++counters_.total_connections;
+}
+
+bool RedisBackend::change_tubes(std::uint64_t conn, TubeChange change, std::string_view tube) {
+  const Client* client = find(conn);
+  if (client == nullptr) return true;
+  const std::string name(tube);
+  switch (change) {
+    case TubeChange::kUse:
+      tube_order_->name(name);
+      tube_order_->unname(client->used());
+      break;
+    case TubeChange::kWatch:
+      tube_order_->name(name);
+      break;
+    case TubeChange::kIgnore:
+      tube_order_->unname(name);
+      break;
+  }
+  return true;
 }
 
 Admit RedisBackend::admit(std::uint64_t conn, const bs::Request& request, std::size_t in_flight) {
@@ -157,8 +176,8 @@ void RedisBackend::close(std::uint64_t conn) {
   if (it == clients_.end()) return;
   std::unique_ptr<Client> client = std::move(it->second);
   clients_.erase(it);
-  tube_order_->unname(client->used);
-  for (const std::string& tube : client->watched) tube_order_->unname(tube);
+  tube_order_->unname(client->used());
+  for (const std::string& tube : client->watched()) tube_order_->unname(tube);
   if (client->waiting) end_wait(client.get());
   // As beanstalkd: the jobs a client held go back to ready at once, with their priority.
   if (!stopping_) {

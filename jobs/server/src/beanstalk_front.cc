@@ -15,7 +15,9 @@
 #include "reply_order.h"
 #include "wheel/jobs/beanstalk/beanstalk_protocol.h"
 #include "wheel/jobs/beanstalk/beanstalk_reply.h"
+#include "wheel/jobs/beanstalk/beanstalk_stats.h"
 #include "wheel/jobs/server/drain_signal.h"
+#include "wheel/jobs/server/session_tubes.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {
@@ -23,9 +25,11 @@ namespace wheel::jobs {
 namespace bs = beanstalk;
 
 struct BeanstalkFront::Conn {
-  Conn(std::uint64_t i, std::uint32_t max_job_size) : id(i), parser(max_job_size) {}
+  Conn(std::uint64_t i, const BeanstalkFrontOptions& options)
+      : id(i), parser(options.max_job_size), tubes(options.max_watched) {}
   std::uint64_t id;
   bs::RequestParser parser;
+  SessionTubes tubes;               // the backend reads them (BeanstalkBackend::open)
   std::string input;                // bytes not parsed yet
   std::string gathered;             // written on write_gathered() (BeanstalkBackend::gathering())
   ReplyOrder replies;               // a slot per request started, written in request order
@@ -60,6 +64,9 @@ BeanstalkFront::BeanstalkFront(BeanstalkBackend& backend, BeanstalkFrontOptions 
   }
   if (options.max_held_input == 0) {
     throw std::invalid_argument("BeanstalkFrontOptions: max_held_input must be at least 1");
+  }
+  if (options.max_watched == 0) {
+    throw std::invalid_argument("BeanstalkFrontOptions: max_watched must be at least 1");
   }
   if (options.max_queued_output < 2) {
     throw std::invalid_argument("BeanstalkFrontOptions: max_queued_output must be at least 2");
@@ -97,8 +104,10 @@ BeanstalkFront::Conn* BeanstalkFront::find(std::uint64_t conn) const {
 }
 
 void BeanstalkFront::on_open(net::Connection& c) {
-  conns_.emplace(c.id(), std::make_unique<Conn>(c.id(), options_.max_job_size));
-  backend_.open(c.id());
+  auto conn = std::make_unique<Conn>(c.id(), options_);
+  const SessionTubes& tubes = conn->tubes;
+  conns_.emplace(c.id(), std::move(conn));
+  backend_.open(c.id(), tubes);
 }
 
 void BeanstalkFront::on_data(net::Connection& c, std::string_view bytes) {
@@ -172,6 +181,10 @@ void BeanstalkFront::pump(Conn* conn) {
       if (!step.request) continue;
     }
     bs::Request& next = from_held ? *conn->held : *step.request;
+    if (SessionTubes::runs(next)) {  // the front's own (never held): answered now, in its place
+      run_session(conn, next);
+      continue;
+    }
     const Admit admit = backend_.admit(id, next, conn->replies.in_flight());
     if (admit == Admit::kAfterEarlier && conn->replies.in_flight() > 0) {
       if (!from_held) conn->held = std::move(next);
@@ -214,6 +227,19 @@ void BeanstalkFront::start(Conn* conn, bs::Request&& request) {
     conn->barrier = seq;
     conn->waits = flow == Flow::kWaits;
   }
+}
+
+void BeanstalkFront::run_session(Conn* conn, const bs::Request& request) {
+  bs::count_command(backend_.command_counts(), request);
+  std::string reply;
+  const std::uint64_t id = conn->id;
+  conn->tubes.run(
+      request,
+      [this, id](TubeChange change, std::string_view tube) {
+        return backend_.change_tubes(id, change, tube);
+      },
+      reply);
+  conn->replies.open_complete(reply);
 }
 
 void BeanstalkFront::fill(std::uint64_t id, std::uint64_t seq, std::string_view reply) {
@@ -385,7 +411,10 @@ void BeanstalkFront::on_close(net::Connection& c, net::CloseReason) {
   auto it = conns_.find(c.id());
   if (it == conns_.end()) return;
   if (last_ == it->second.get()) last_ = nullptr;
-  conns_.erase(it);  // its slots still open are forgotten: their completion finds no connection
+  // Its slots still open are forgotten: their completion finds no connection. Its tubes stay
+  // readable until the backend's close() returns.
+  const std::unique_ptr<Conn> gone = std::move(it->second);
+  conns_.erase(it);
   backend_.close(c.id());
 }
 

@@ -72,7 +72,7 @@ QueueBackend::Session* QueueBackend::find(std::uint64_t conn) const {
   return last_;
 }
 
-void QueueBackend::open(std::uint64_t conn) {
+void QueueBackend::open(std::uint64_t conn, const SessionTubes&) {
   const SessionId id = queue_.open_session();
   sessions_[conn].id = id;
   conns_.emplace(id, conn);
@@ -87,6 +87,21 @@ void QueueBackend::close(std::uint64_t conn) {
   conns_.erase(id);
   queue_.close_session(id);  // releases its reserved jobs, may serve other waiters
   arm_timer();
+}
+
+bool QueueBackend::change_tubes(std::uint64_t conn, TubeChange change, std::string_view tube) {
+  Session* s = find(conn);
+  if (s == nullptr) return false;
+  switch (change) {
+    case TubeChange::kUse:
+      return queue_.use(s->id, tube) == Outcome::kOk;
+    case TubeChange::kWatch:
+      return queue_.watch(s->id, tube) == Outcome::kOk;
+    case TubeChange::kIgnore:
+      queue_.ignore(s->id, tube);  // may drop the tube
+      break;
+  }
+  return true;
 }
 
 Admit QueueBackend::admit(std::uint64_t conn, const beanstalk::Request& request, std::size_t) {

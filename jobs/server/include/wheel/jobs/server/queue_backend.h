@@ -60,8 +60,12 @@ class QueueBackend final : public BeanstalkBackend, public ReserveListener {
 
   // BeanstalkBackend
   void attach(BeanstalkFront& front, net::LoopTimer& timer) override;
-  void open(std::uint64_t conn) override;
+  void open(std::uint64_t conn, const SessionTubes& tubes) override;
   void close(std::uint64_t conn) override;
+  // Keeps the queue's session in step (JobQueue::use, watch, ignore): a tube beyond the queue's
+  // max_tubes is refused.
+  bool change_tubes(std::uint64_t conn, TubeChange change, std::string_view tube) override;
+  beanstalk::CommandCounts& command_counts() override { return dispatcher_.command_counts(); }
   Admit admit(std::uint64_t conn, const beanstalk::Request& request,
               std::size_t in_flight) override;
   Flow run(std::uint64_t conn, beanstalk::Request&& request, ReplySlot slot) override;
