@@ -173,6 +173,10 @@ TEST_F(WheelJobsOnCluster, OneTubesJobsLandOnEveryPrimaryAndEachIdOnItsShard) {
   for (int port : cluster_->primary_ports()) {
     EXPECT_EQ(per_primary[port], 4 * kShards / 3) << "primary " << port;
     EXPECT_GT(std::stol(wheel_test::redis_command(port, {"DBSIZE"})), 0) << port;
+    // the scripts were loaded on every primary: EVALSHA, not their whole text each time
+    EXPECT_NE(wheel_test::redis_command(port, {"INFO", "commandstats"}).find("cmdstat_evalsha:"),
+              std::string::npos)
+        << port;
   }
   // Commands on one id find it on its shard.
   for (std::uint64_t id : ids) {

@@ -200,20 +200,29 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
       cluster_options.endpoint = *cluster;
       cluster_options.node = client_options;
       cluster_options.name = "wheel-jobs: redis cluster";
-      nodes.emplace(&loop, cluster_options);
       client_options.endpoint = cluster->node;
       client_options.endpoint.host = cluster->seeds.front().host;
       client_options.endpoint.port = cluster->seeds.front().port;
-      nodes->start();
-      const wheel::jobs_app::ClusterShards settled = wheel::jobs_app::settle_cluster_shards(
-          &loop, *nodes, store_options.prefix, shards,
-          reach_within.count() > 0 ? reach_within : kDefaultStoreConnectTimeout);
+      // The shard count first, on a cluster client of its own: the store's cluster must have
+      // the store's scripts before it starts (they are loaded as each node's connection opens;
+      // else every script goes as EVAL, its whole text each time).
+      wheel::jobs_app::ClusterShards settled;
+      {
+        jobs::RedisCluster probe(&loop, cluster_options);
+        probe.start();
+        settled = wheel::jobs_app::settle_cluster_shards(
+            &loop, probe, store_options.prefix, shards,
+            reach_within.count() > 0 ? reach_within : kDefaultStoreConnectTimeout);
+        probe.stop();
+        uv_run(&loop, UV_RUN_DEFAULT);  // nothing else runs yet: until its handles closed
+      }
       if (settled.shards == 0) {
         wheel::logger()->error("wheel-jobs: the store at {}: {}", store_name, settled.error);
         status = settled.exit_status;
-        nodes->stop();
       }
       store_options.shards = settled.shards;
+      nodes.emplace(&loop, cluster_options);  // started once the store preloaded its scripts
+      if (settled.shards == 0) nodes->stop();
     }
     std::optional<jobs::RedisSentinel> sentinels;
     if (sentinel) {
@@ -272,6 +281,7 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
     });
     try {
       if (sentinels) sentinels->start();
+      if (nodes) nodes->start();
       if (!nodes) client.start();
       events.start();
       if (nodes) {
