@@ -36,7 +36,7 @@ RedisBackend::RedisBackend(RedisStore& store, RedisClient& events, RedisJobsOpti
 }
 
 RedisBackend::~RedisBackend() {
-  if (front_ != nullptr) store_.client().set_after_read(nullptr);
+  if (front_ != nullptr) store_.link().set_after_read(nullptr);
   cancel_timeouts();
 }
 
@@ -59,8 +59,10 @@ void RedisBackend::attach(BeanstalkFront& front, net::LoopTimer& timer) {
   timer_ = &timer;
   started_ms_ = local_ms();
   schedule_scan(0);
-  store_.client().set_after_read([this] { front_->write_gathered(); });
-  events_.subscribe(store_.event_channel(), [this](std::string_view m) { on_event(m); });
+  store_.link().set_after_read([this] { front_->write_gathered(); });
+  for (const std::string& channel : store_.event_channels()) {  // one per shard
+    events_.subscribe(channel, [this](std::string_view m) { on_event(m); });
+  }
   // Events published while the subscription was down are lost: after a reconnect, look (once
   // the subscription is likely back: the shortest scan gap later).
   events_.set_on_connect([this] {
@@ -72,7 +74,7 @@ void RedisBackend::attach(BeanstalkFront& front, net::LoopTimer& timer) {
 bool RedisBackend::gathering() const {
   // One read from Redis brings the replies of a pipelined batch (a worker's delete, then the
   // claim of its next reserve): what they answer goes out in one write per client after it.
-  return store_.client().delivering();
+  return store_.link().delivering();
 }
 
 RedisJobsCounters RedisBackend::counters() const {
