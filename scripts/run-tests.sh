@@ -29,7 +29,7 @@ tsan_tests=(timer_options_test timeout_test node_pool_test cycle_clock_test time
             net_metrics_test net_metrics_http_test jobs_job_log_test jobs_group_commit_test
             jobs_power_loss_test jobs_server_handler_test jobs_log_thread_test wheel_jobs_fleet_test
             jobs_log_metrics_test jobs_restore_test jobs_log_dir_test jobs_log_damage_test
-            jobs_front_clock_test)
+            jobs_front_clock_test jobs_front_session_test)
 tsan_labels="^($(IFS='|'; echo "${tsan_tests[*]}"))\$"
 for cfg in "${configs[@]}"; do
   case $cfg in

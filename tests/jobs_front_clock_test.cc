@@ -16,7 +16,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "support/beanstalk_client.h"
@@ -34,7 +33,13 @@ constexpr std::chrono::nanoseconds kStart = 900us;  // when the requests are mad
 
 class FrontClockTest : public ::testing::Test {
  protected:
-  FrontClockTest() : server({.log = std::nullopt, .manual = true, .manual_tick = 100us}) {}
+  FrontClockTest() : server(manual()) {}
+  static wheel_test::EmbeddedQueueOptions manual() {
+    wheel_test::EmbeddedQueueOptions options;
+    options.manual = true;
+    options.manual_tick = 100us;
+    return options;
+  }
   void SetUp() override {
     wheel::logger()->set_level(spdlog::level::warn);
     ASSERT_NE(server.port(), 0);

@@ -23,6 +23,7 @@
 #include "support/child_process.h"
 #include "support/never_early.h"
 #include "support/tube_order.h"
+#include "support/wait_until.h"
 #include "support/wheel_jobs_process.h"
 #ifdef WHEEL_JOBS_TEST_REDIS
 #include "support/redis_server.h"
@@ -166,6 +167,30 @@ TEST_P(BeanstalkProtocolTest, NoDeadlineEndsEarly) {
 TEST_P(BeanstalkProtocolTest, ListTubesKeepsCreationOrder) {
   start();
   EXPECT_EQ(wheel_test::tube_order_steps(server->port()), wheel_test::kTubeOrderLists);
+}
+
+// A tube lives while a client uses or watches it (stats-tube counts them) and goes with the
+// last one when it holds no job, as beanstalkd's. The session's tubes are the front's
+// (SessionTubes); each backend keeps the tube from what the front tells it.
+TEST_P(BeanstalkProtocolTest, TubesLiveWhileUsedOrWatched) {
+  start();
+  auto watcher = client();
+  auto user = client();
+  auto look = client();
+  EXPECT_EQ(watcher->ask("watch kept\r\n"), "WATCHING 2");
+  EXPECT_EQ(user->ask("use held\r\n"), "USING held");
+  EXPECT_EQ(look->yaml("list-tubes\r\n"), "---\n- default\n- kept\n- held\n\r\n");
+  const std::string kept = look->yaml("stats-tube kept\r\n");
+  EXPECT_NE(kept.find("current-watching: 1\n"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("current-using: 0\n"), std::string::npos) << kept;
+  const std::string held = look->yaml("stats-tube held\r\n");
+  EXPECT_NE(held.find("current-using: 1\n"), std::string::npos) << held;
+  EXPECT_NE(held.find("current-watching: 0\n"), std::string::npos) << held;
+  EXPECT_EQ(watcher->ask("ignore kept\r\n"), "WATCHING 1");
+  EXPECT_EQ(look->ask("stats-tube kept\r\n"), "NOT_FOUND");
+  user->close_now();  // the server notices when it reads the end: waited for, bounded
+  EXPECT_TRUE(wheel_test::wait_until(
+      [&] { return look->yaml("list-tubes\r\n") == "---\n- default\n\r\n"; }));
 }
 
 TEST_P(BeanstalkProtocolTest, AClientGoneMidBodyOrWhileReservingReleasesEverything) {

@@ -106,7 +106,7 @@ TEST_F(JobQueueTest, ATubeWithoutReadyJobsHoldsNoReadyMarkMemory) {
   const std::uint64_t id = put(a, 1);
   EXPECT_EQ(queue.oldest_ready(empty)->id, id);
   EXPECT_EQ(reserve_now(b), 0u);  // b watches "default" only
-  ASSERT_EQ(queue.watch(b, "empty").watching, 2u);
+  ASSERT_EQ(queue.watch(b, "empty"), Outcome::kOk);
   ASSERT_EQ(reserve_now(b), id);
   EXPECT_EQ(queue.oldest_ready(empty), nullptr);
   EXPECT_EQ(empty.ready_marks.capacity(), 0u);  // read past, given back
@@ -140,8 +140,8 @@ TEST_F(JobQueueTest, ReserveAcrossWatchedTubesTakesLowestPriorityThenOldest) {
   ASSERT_EQ(queue.use(a, "t2"), Outcome::kOk);
   std::uint64_t t2 = put(a, 3);
   std::uint64_t t2u = put(a, 2);
-  EXPECT_EQ(queue.watch(b, "t1").watching, 2u);
-  EXPECT_EQ(queue.watch(b, "t2").watching, 3u);
+  EXPECT_EQ(queue.watch(b, "t1"), Outcome::kOk);
+  EXPECT_EQ(queue.watch(b, "t2"), Outcome::kOk);
   EXPECT_EQ(reserve_now(b), t2u);
   EXPECT_EQ(reserve_now(b), t1);
   EXPECT_EQ(reserve_now(b), t2);
@@ -332,10 +332,10 @@ TEST_F(JobQueueTest, TubesComeAndGoAsBeanstalkds) {
   EXPECT_EQ(queue.find_tube("t"), nullptr);  // unused and empty
   queue.watch(b, "w");
   EXPECT_NE(queue.find_tube("w"), nullptr);
-  EXPECT_EQ(queue.ignore(b, "w").watching, 1u);
+  queue.ignore(b, "w");
   EXPECT_EQ(queue.find_tube("w"), nullptr);
-  EXPECT_EQ(queue.ignore(b, "default").outcome, Outcome::kNotIgnored);
-  EXPECT_EQ(queue.ignore(b, "never-watched").watching, 1u);
+  queue.ignore(b, "never-watched");  // nothing (the replies are the front's: SessionTubes)
+  EXPECT_EQ(queue.session(b)->watched.size(), 1u);
   EXPECT_NE(queue.find_tube("default"), nullptr);  // never dropped
 }
 
@@ -405,8 +405,7 @@ TEST_F(JobQueueTest, DisconnectReleasesReservedJobs) {
 }
 
 TEST(JobQueueLimitsTest, OverABoundIsOutOfMemoryAndChangesNothing) {
-  JobQueue queue(JobQueueLimits{
-      .max_jobs = 2, .max_body_bytes = 10, .max_tubes = 2, .max_watched_per_session = 2});
+  JobQueue queue(JobQueueLimits{.max_jobs = 2, .max_body_bytes = 10, .max_tubes = 2});
   SessionId s = queue.open_session();
   EXPECT_EQ(queue.put(s, 0, 0ms, 1s, "123456").outcome, Outcome::kOk);
   EXPECT_EQ(queue.put(s, 0, 0ms, 1s, "12345").outcome, Outcome::kOutOfMemory);  // 11 bytes
@@ -416,12 +415,15 @@ TEST(JobQueueLimitsTest, OverABoundIsOutOfMemoryAndChangesNothing) {
   EXPECT_EQ(queue.use(s, "t2"), Outcome::kOk);
   EXPECT_EQ(queue.use(s, "t3"), Outcome::kOutOfMemory);  // a third tube
   EXPECT_EQ(queue.session(s)->used->name(), "t2");
-  EXPECT_EQ(queue.watch(s, "t2").watching, 2u);
-  EXPECT_EQ(queue.watch(s, "t2").watching, 2u);  // already watched: no new one
+  EXPECT_EQ(queue.watch(s, "t3"), Outcome::kOutOfMemory);  // a third tube
+  EXPECT_EQ(queue.watch(s, "t2"), Outcome::kOk);
+  EXPECT_EQ(queue.watch(s, "t2"), Outcome::kOk);  // already watched: no new one
+  EXPECT_EQ(queue.session(s)->watched.size(), 2u);
+  EXPECT_EQ(queue.tube_stats("t2")->watching, 1u);
   queue.ignore(s, "t2");
   queue.use(s, "default");
   EXPECT_EQ(queue.find_tube("t2"), nullptr);
-  EXPECT_THROW(JobQueue(JobQueueLimits{0, 1, 1, 1}), std::invalid_argument);
+  EXPECT_THROW(JobQueue(JobQueueLimits{0, 1, 1}), std::invalid_argument);
 }
 
 }  // namespace

@@ -128,7 +128,7 @@ TEST(JobQueueScaleTest, TheTubeLimitAnswersOutOfMemoryAndNothingElseChanges) {
     ASSERT_EQ(queue.put(s, 0, 0ms, 60s, "x").outcome, Outcome::kOk);
   }
   EXPECT_EQ(queue.use(s, "one-too-many"), Outcome::kOutOfMemory);
-  EXPECT_EQ(queue.watch(s, "one-too-many").outcome, Outcome::kOutOfMemory);
+  EXPECT_EQ(queue.watch(s, "one-too-many"), Outcome::kOutOfMemory);
   EXPECT_EQ(queue.counters().tubes, 10'000u);
   EXPECT_EQ(queue.session(s)->used->name(), "t9999");
 }

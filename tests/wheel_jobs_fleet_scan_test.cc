@@ -23,6 +23,7 @@
 #include <future>
 
 #include "fleet_test_lua.h"
+#include "support/beanstalk_client.h"
 #include "support/beanstalk_session.h"
 #include "support/loop_calls.h"
 #include "support/redis_server.h"
@@ -70,7 +71,7 @@ class ManualNode {
   }
   int port() const { return port_; }
   // Moves the node's clock by `by` on its loop thread (its due timeouts run there).
-  void advance(std::chrono::milliseconds by) {
+  void advance(std::chrono::nanoseconds by) {
     ASSERT_TRUE(calls_->call([this, by] { clock_.advance(by); }));
   }
   wheel::jobs::RedisJobsCounters counters() {
@@ -210,6 +211,30 @@ TEST(WheelJobsFleetScanTest, AJobWhoseEventWasLostIsFoundWithinTheMaxScanInterva
   std::string body;
   EXPECT_EQ(w.read_reply(&body), "RESERVED 1 4");  // found by a scan, not a 30 s time-out
   EXPECT_EQ(body, "lost");
+}
+
+// The front's timeouts on the Redis backend run on the node's LoopTimer too: on a ManualClock a
+// reserve-with-timeout answers TIMED_OUT when the node's clock passes its timeout, not one
+// nanosecond before (no job: Redis's TIME plays no part), and nothing waits on real time.
+TEST(WheelJobsFleetScanTest, AReserveWithTimeoutEndsOnTheNodesClockNeverBefore) {
+  RedisServer redis;
+  ManualNode node(redis.port(), 60s);
+  ASSERT_GT(node.port(), 0);
+  node.advance(1ms);  // the first scan, which attach() set for at once; its answer sets the next
+  ASSERT_TRUE(wheel_test::wait_until([&] { return node.pending_timeouts() == 1; }, 10s));
+  wheel_test::Client c(node.port());
+  ASSERT_TRUE(c.connected());
+  // Half a millisecond off the timer's 1 ms ticks, so that a tick's rounding hides no early end.
+  node.advance(500us);
+  c.send("reserve-with-timeout 5\r\n");  // at 1.5 ms on the node's clock
+  ASSERT_TRUE(wheel_test::wait_until([&] { return node.pending_timeouts() == 2; }, 10s));
+  node.advance(4999ms);
+  EXPECT_TRUE(c.silent_for(100));
+  node.advance(1ms - 1ns);  // one nanosecond before 5 s after the request
+  EXPECT_TRUE(c.silent_for(100));
+  node.advance(2ms + 1ns);  // a tick after
+  EXPECT_EQ(c.line(), "TIMED_OUT");
+  EXPECT_EQ(c.ask("list-tube-used\r\n"), "USING default");  // the connection goes on
 }
 
 // Real time: the job comes due 3 s after Redis's TIME, and the node's second scan is set from

@@ -22,6 +22,7 @@
 
 #include "cli_options.h"
 #include "cli_style.h"
+#include "cluster_shards.h"
 #include "http_endpoint.h"
 #include "jobs_metrics.h"
 #include "json_log.h"
@@ -30,11 +31,13 @@
 #include "wheel/jobs/console/redis_console.h"
 #include "wheel/jobs/durable/durable_journal.h"
 #include "wheel/jobs/fleet/redis_jobs_handler.h"
+#include "wheel/jobs/fleet/redis_shards.h"
 #include "wheel/jobs/log/job_log.h"
 #include "wheel/jobs/server/beanstalk_server_handler.h"
 #include "wheel/logger.h"
 #include "wheel/net/socket_address.h"
 #include "wheel/net/tcp_server.h"
+#include "wheel/redis/redis_cluster.h"
 #include "wheel/redis/redis_endpoint.h"
 #include "wheel/redis/redis_first_contact.h"
 #include "wheel/redis/redis_sentinel.h"
@@ -174,17 +177,53 @@ int serve_on(uv_loop_t* loop, const ServeOptions& o, jobs::QueueJournal& journal
 // Serves from Redis (--store): every job in Redis, so any number of processes share the tubes.
 // `reach_within`: how long to wait for Redis's first answer before `listening on` (0: not at all).
 // With `sentinel` (redis-sentinel://) both connections, the commands' and the events', go to the
-// primary the sentinels name and follow it through failovers.
+// primary the sentinels name and follow it through failovers. With `cluster`
+// (redis-cluster://) the commands go through a RedisCluster over `shards` shards (0: the count
+// kept in the cluster, else the default), the events' connection to the first seed (a cluster
+// carries every PUBLISH to every node).
 int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
                 const std::optional<jobs::RedisSentinelEndpoint>& sentinel,
+                const std::optional<jobs::RedisClusterEndpoint>& cluster, std::uint32_t shards,
                 std::chrono::milliseconds max_scan_interval,
                 std::chrono::milliseconds reach_within) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   int status = 1;
   {
-    const std::string store_name = sentinel ? jobs::format_redis_sentinel_url(*sentinel)
-                                            : jobs::format_redis_url(client_options.endpoint);
+    const std::string store_name = sentinel  ? jobs::format_redis_sentinel_url(*sentinel)
+                                   : cluster ? jobs::format_redis_cluster_url(*cluster)
+                                             : jobs::format_redis_url(client_options.endpoint);
+    std::optional<jobs::RedisCluster> nodes;
+    jobs::RedisStoreOptions store_options;
+    if (cluster) {
+      jobs::RedisClusterOptions cluster_options;
+      cluster_options.endpoint = *cluster;
+      cluster_options.node = client_options;
+      cluster_options.name = "wheel-jobs: redis cluster";
+      client_options.endpoint = cluster->node;
+      client_options.endpoint.host = cluster->seeds.front().host;
+      client_options.endpoint.port = cluster->seeds.front().port;
+      // The shard count first, on a cluster client of its own: the store's cluster must have
+      // the store's scripts before it starts (they are loaded as each node's connection opens;
+      // else every script goes as EVAL, its whole text each time).
+      wheel::jobs_app::ClusterShards settled;
+      {
+        jobs::RedisCluster probe(&loop, cluster_options);
+        probe.start();
+        settled = wheel::jobs_app::settle_cluster_shards(
+            &loop, probe, store_options.prefix, shards,
+            reach_within.count() > 0 ? reach_within : kDefaultStoreConnectTimeout);
+        probe.stop();
+        uv_run(&loop, UV_RUN_DEFAULT);  // nothing else runs yet: until its handles closed
+      }
+      if (settled.shards == 0) {
+        wheel::logger()->error("wheel-jobs: the store at {}: {}", store_name, settled.error);
+        status = settled.exit_status;
+      }
+      store_options.shards = settled.shards;
+      nodes.emplace(&loop, cluster_options);  // started once the store preloaded its scripts
+      if (settled.shards == 0) nodes->stop();
+    }
     std::optional<jobs::RedisSentinel> sentinels;
     if (sentinel) {
       jobs::RedisSentinelOptions sentinel_options;
@@ -201,7 +240,16 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
       sentinels->follow(client);
       sentinels->follow(events);
     }
-    jobs::RedisStore store(client);
+    if (cluster && store_options.shards == 0) {
+      uv_run(&loop, UV_RUN_DEFAULT);
+      client.stop();
+      events.stop();
+      uv_run(&loop, UV_RUN_DEFAULT);
+      uv_loop_close(&loop);
+      return status;
+    }
+    jobs::RedisStore store =
+        nodes ? jobs::RedisStore(*nodes, store_options) : jobs::RedisStore(client, store_options);
     jobs::RedisJobsOptions options;
     options.max_job_size = o.max_job_size;
     options.info = server_info(o.max_job_size);
@@ -217,8 +265,9 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
           [&](wheel::server::MetricsHttpServer::Reply reply) {
             store.totals([&, reply = std::move(reply)](jobs::StoreTotals&& t) {
               reply(wheel::jobs_app::render_redis_metrics(
-                  handler, t.status == jobs::StoreStatus::kOk ? &t : nullptr, client, events,
-                  sentinels ? &*sentinels : nullptr, server.counters()));
+                  handler, t.status == jobs::StoreStatus::kOk ? &t : nullptr,
+                  nodes ? events : client, events, sentinels ? &*sentinels : nullptr,
+                  server.counters()));
             });
           },
           console);
@@ -228,12 +277,17 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
       client.stop();
       events.stop();
       if (sentinels) sentinels->stop();
+      if (nodes) nodes->stop();
     });
     try {
       if (sentinels) sentinels->start();
-      client.start();
+      if (nodes) nodes->start();
+      if (!nodes) client.start();
       events.start();
-      if (reach_within.count() > 0) {
+      if (nodes) {
+        wheel::logger()->info("wheel-jobs: {} shards over {} primaries", store.shards(),
+                              nodes->map().primaries().size());
+      } else if (reach_within.count() > 0) {
         const std::string why = jobs::wait_for_first_reply(&loop, client, reach_within);
         if (!why.empty()) {
           throw std::runtime_error("the store at " + store_name + " did not answer within " +
@@ -250,7 +304,7 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
         if (refusal && !refusal->empty()) {
           throw std::runtime_error("the store at " + store_name + ": " + *refusal);
         }
-      } else {
+      } else if (!nodes) {
         // Listening at once: the refusal comes with Redis's first answer, and ends the node.
         jobs::check_not_a_cluster_node(&loop, client, [&](const std::string& why) {
           if (why.empty()) return;
@@ -282,6 +336,7 @@ int serve_redis(const ServeOptions& o, jobs::RedisClientOptions client_options,
     client.stop();
     events.stop();
     if (sentinels) sentinels->stop();
+    if (nodes) nodes->stop();
     uv_run(&loop, UV_RUN_DEFAULT);
     if (status == 0) wheel::logger()->info("wheel-jobs: stopped");
   }
@@ -401,6 +456,12 @@ int run(int argc, char** argv) {
                            "before listening; past it the node exits with 1 naming the store. 0: "
                            "listen at once and keep retrying",
                            std::chrono::milliseconds(0), std::chrono::hours(1));
+  std::uint32_t store_shards = 0;
+  add_count(app, "--store-shards", &store_shards,
+            "with --store redis-cluster://: shards each tube spreads over (hash tags, each on "
+            "one primary). Default: the count the fleet's data was first written with, else "
+            "twice the primaries. Fixed for the life of the data",
+            1, jobs::kMaxRedisShards);
   add_count(app, "--store-replicas", &client_options.replicas,
             "with --store: answer a change only once this many Redis replicas have it (WAIT); "
             "0: once the primary has it",
@@ -467,6 +528,7 @@ int run(int argc, char** argv) {
   }
   std::optional<jobs::RedisEndpoint> endpoint;
   std::optional<jobs::RedisSentinelEndpoint> sentinel;
+  std::optional<jobs::RedisClusterEndpoint> cluster;
   if (!store_url.empty()) {
     std::string error;
     if (store_url.starts_with("redis-sentinel://")) {
@@ -480,11 +542,9 @@ int run(int argc, char** argv) {
       endpoint = sentinel->primary;
     } else if (store_url.starts_with("redis-cluster://")) {
       // The URL is checked in full first, so a typo is told as such.
-      if (!jobs::parse_redis_cluster_url(store_url, &error))
-        return usage_error("--store: " + error);
-      return usage_error(
-          "--store: redis-cluster:// is not supported by the store yet (its tubes do not run on a "
-          "Redis Cluster); use redis:// or redis-sentinel://");
+      cluster = jobs::parse_redis_cluster_url(store_url, &error);
+      if (!cluster) return usage_error("--store: " + error);
+      endpoint = cluster->node;
     } else {
       endpoint = jobs::parse_redis_url(store_url, &error);
       if (!endpoint) return usage_error("--store: " + error);
@@ -507,6 +567,10 @@ int run(int argc, char** argv) {
     if (store_url.empty() && app.count(option) > 0) {
       return usage_error(std::string(option) + ": needs --store (replicas of the Redis store)");
     }
+  }
+  if (!cluster && app.count("--store-shards") > 0) {
+    return usage_error(
+        "--store-shards: needs --store redis-cluster://... (one Redis holds one shard)");
   }
   if (!sentinel && !sentinel_password.empty()) {
     return usage_error(
@@ -566,8 +630,8 @@ int run(int argc, char** argv) {
                              http, metrics_tubes};
   if (endpoint) {
     client_options.endpoint = *endpoint;
-    return serve_redis(serve_options, client_options, sentinel, max_scan_interval,
-                       store_connect_timeout);
+    return serve_redis(serve_options, client_options, sentinel, cluster, store_shards,
+                       max_scan_interval, store_connect_timeout);
   }
   return serve(serve_options, dir.empty() ? nullptr : &log_options);
 }

@@ -57,6 +57,12 @@ void RedisCluster::stop() {
   clients_.clear();
 }
 
+std::size_t RedisCluster::in_flight() const {
+  std::size_t n = waiting_.size();
+  for (const auto& [name, client] : clients_) n += client->in_flight();
+  return n;
+}
+
 RedisClient* RedisCluster::client_at(const RedisAddress& address) {
   if (stopped_) return nullptr;
   const std::string name = format_redis_address(address);

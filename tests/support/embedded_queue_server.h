@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test support: BeanstalkServerHandler (the one front end over the in-process queue) on a
-// TcpServer on its own loop thread, memory only or journalled by a DurableJournal on a JobLog
-// (e.g. on the fault-injecting file system); real TCP clients talk to it over loopback.
+// Test support: the one front end (BeanstalkFront) over the in-process queue's backend
+// (QueueBackend), as BeanstalkServerHandler wires them, on a TcpServer on its own loop thread,
+// memory only or journalled by a DurableJournal on a JobLog (e.g. on the fault-injecting file
+// system); real TCP clients talk to it over loopback. A test may put a backend of its own
+// between the front and the queue's (`wrap`: one that records what the front hands over).
 //
 // With a ManualClock (`manual`), the front's net::LoopTimer reads the test's clock_, which only
 // advance() moves, on the loop thread: the queue's deadlines (delays, TTRs, reserve timeouts,
@@ -27,7 +29,8 @@
 #include "loop_calls.h"
 #include "wheel/jobs/durable/durable_journal.h"
 #include "wheel/jobs/log/job_log.h"
-#include "wheel/jobs/server/beanstalk_server_handler.h"
+#include "wheel/jobs/server/beanstalk_front.h"
+#include "wheel/jobs/server/queue_backend.h"
 #include "wheel/manual_clock.h"
 #include "wheel/net/loop_timer.h"
 #include "wheel/net/tcp_server.h"
@@ -42,6 +45,11 @@ struct EmbeddedQueueOptions {
   std::chrono::nanoseconds manual_start{0};
   // The tick of the front's timer on the ManualClock (wheel-jobs' own is 1 ms).
   std::chrono::nanoseconds manual_tick = std::chrono::milliseconds(1);
+  wheel::jobs::JobQueueLimits limits{};
+  // Called on the loop thread with the queue's backend: the backend the front is given
+  // instead (it lives until the server stops).
+  std::function<std::unique_ptr<wheel::jobs::BeanstalkBackend>(wheel::jobs::BeanstalkBackend&)>
+      wrap{};
 };
 
 class EmbeddedQueueServer {
@@ -76,6 +84,8 @@ class EmbeddedQueueServer {
   bool call(const std::function<void(const wheel::jobs::JobQueue&)>& f) {
     return calls_.load()->call([this, &f] { f(*queue_); });
   }
+  // Runs `f` on the loop thread (what a `wrap` backend keeps is loop thread only).
+  bool run(const std::function<void()>& f) { return calls_.load()->call(f); }
 
  private:
   void serve(const EmbeddedQueueOptions& options, std::promise<std::uint16_t>& bound) {
@@ -111,9 +121,12 @@ class EmbeddedQueueServer {
       } else {
         journal = std::make_unique<jobs::MemoryOnlyJournal>();
       }
-      jobs::JobQueue queue({}, journal.get(), jobs::Millis(now));
+      jobs::JobQueue queue(options.limits, journal.get(), jobs::Millis(now));
       jobs::BeanstalkDispatcher dispatcher(queue, {});
-      jobs::BeanstalkServerHandler handler(queue, *journal, dispatcher);
+      jobs::QueueBackend backend(queue, *journal, dispatcher);
+      std::unique_ptr<jobs::BeanstalkBackend> wrapper;
+      if (options.wrap) wrapper = options.wrap(backend);
+      jobs::BeanstalkFront handler(wrapper ? *wrapper : backend, {});
       wheel::net::TcpServerOptions so;
       so.port = 0;
       so.framing = wheel::net::Framing::kBytes;

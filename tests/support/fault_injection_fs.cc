@@ -351,6 +351,12 @@ void FaultInjectionFs::power_loss(std::mt19937_64& rng, bool torn) {
   crash_at_ = 0;
 }
 
+void FaultInjectionFs::process_death() {
+  std::lock_guard lock(mu_);
+  crashed_ = false;
+  crash_at_ = 0;
+}
+
 void FaultInjectionFs::set_capacity(std::uint64_t bytes) {
   std::lock_guard lock(mu_);
   capacity_ = bytes;

@@ -69,6 +69,9 @@ class FaultInjectionFs final : public FileSystem {
   // Keeps what was synced (and, if `torn`, a random part of each unsynced tail, its last bytes
   // sometimes garbled); forgets the rest; the file system works again afterwards.
   void power_loss(std::mt19937_64& rng, bool torn);
+  // The process died (kill -9) at the cut point, the machine did not: everything written stays,
+  // synced or not, and the file system works again.
+  void process_death();
 
   void set_capacity(std::uint64_t bytes);      // UINT64_MAX: unlimited
   void set_reserve_supported(bool supported);  // default true

@@ -3,8 +3,10 @@
 -- order, put anew into tube `to` (new ids; body, priority and TTR kept; a delayed job keeps its
 -- due time, a ready or buried one arrives ready) and deleted from `from`, all in this script: a
 -- job is in one tube or the other, never both, never neither. ARGV: P from to which n
--- Reply: {moved, now, first new id (the others follow in order) | 0}
+-- [stride offset] (put.lua's)
+-- Reply: {moved, now, first new id (the others follow in order, `stride` apart) | 0}
 local from, to, which, n = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local stride, offset = tonumber(ARGV[6] or '1'), tonumber(ARGV[7] or '0')
 local now = now_ms()
 promote(now, MAXP)
 flush()
@@ -19,13 +21,13 @@ for _, m in ipairs(ms) do
 end
 local count = #olds
 if count == 0 then return fin({0, now, 0}) end
-local first = redis.call('INCRBY', P .. 'ids', count) - count + 1
+local first = (redis.call('INCRBY', P .. 'ids', count) - count + 1) * stride + offset
 local earliest = nil
 for i, m in ipairs(olds) do
   local j = REC[m]
   take_out(m, j)
   save(m, false)
-  local nm = string.format('%020d', first + i - 1)
+  local nm = string.format('%020d', first + (i - 1) * stride)
   local nj = {'r', to, j[PRI], j[TTR], now, 0, 0, 0, 0, 0, 0, 0, j[BODY]}
   local at = now
   if j[ST] == 'd' and j[DUE] > now then

@@ -36,7 +36,7 @@ RedisBackend::RedisBackend(RedisStore& store, RedisClient& events, RedisJobsOpti
 }
 
 RedisBackend::~RedisBackend() {
-  if (front_ != nullptr) store_.client().set_after_read(nullptr);
+  if (front_ != nullptr) store_.link().set_after_read(nullptr);
   cancel_timeouts();
 }
 
@@ -59,8 +59,10 @@ void RedisBackend::attach(BeanstalkFront& front, net::LoopTimer& timer) {
   timer_ = &timer;
   started_ms_ = local_ms();
   schedule_scan(0);
-  store_.client().set_after_read([this] { front_->write_gathered(); });
-  events_.subscribe(store_.event_channel(), [this](std::string_view m) { on_event(m); });
+  store_.link().set_after_read([this] { front_->write_gathered(); });
+  for (const std::string& channel : store_.event_channels()) {  // one per shard
+    events_.subscribe(channel, [this](std::string_view m) { on_event(m); });
+  }
   // Events published while the subscription was down are lost: after a reconnect, look (once
   // the subscription is likely back: the shortest scan gap later).
   events_.set_on_connect([this] {
@@ -72,7 +74,7 @@ void RedisBackend::attach(BeanstalkFront& front, net::LoopTimer& timer) {
 bool RedisBackend::gathering() const {
   // One read from Redis brings the replies of a pipelined batch (a worker's delete, then the
   // claim of its next reserve): what they answer goes out in one write per client after it.
-  return store_.client().delivering();
+  return store_.link().delivering();
 }
 
 RedisJobsCounters RedisBackend::counters() const {
@@ -106,11 +108,30 @@ void RedisBackend::note_internal_error(const StoreResult& r) {
   internal_errors_.note(i, r.error, local_ms());
 }
 
-void RedisBackend::open(std::uint64_t conn) {
-  clients_.emplace(conn, std::make_unique<Client>(conn));
+void RedisBackend::open(std::uint64_t conn, const SessionTubes& tubes) {
+  clients_.emplace(conn, std::make_unique<Client>(conn, tubes));
   tube_order_->name("default");  // used
   tube_order_->name("default");  // watched
   ++counters_.total_connections;
+}
+
+bool RedisBackend::change_tubes(std::uint64_t conn, TubeChange change, std::string_view tube) {
+  const Client* client = find(conn);
+  if (client == nullptr) return true;
+  const std::string name(tube);
+  switch (change) {
+    case TubeChange::kUse:
+      tube_order_->name(name);
+      tube_order_->unname(client->used());
+      break;
+    case TubeChange::kWatch:
+      tube_order_->name(name);
+      break;
+    case TubeChange::kIgnore:
+      tube_order_->unname(name);
+      break;
+  }
+  return true;
 }
 
 Admit RedisBackend::admit(std::uint64_t conn, const bs::Request& request, std::size_t in_flight) {
@@ -157,8 +178,8 @@ void RedisBackend::close(std::uint64_t conn) {
   if (it == clients_.end()) return;
   std::unique_ptr<Client> client = std::move(it->second);
   clients_.erase(it);
-  tube_order_->unname(client->used);
-  for (const std::string& tube : client->watched) tube_order_->unname(tube);
+  tube_order_->unname(client->used());
+  for (const std::string& tube : client->watched()) tube_order_->unname(tube);
   if (client->waiting) end_wait(client.get());
   // As beanstalkd: the jobs a client held go back to ready at once, with their priority.
   if (!stopping_) {

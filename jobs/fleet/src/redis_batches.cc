@@ -33,13 +33,17 @@ std::vector<Item> take_batch(std::deque<Item>& queued, Size size) {
 
 }  // namespace
 
-RedisBatches::RedisBatches(RedisClient& client, std::string prefix)
-    : client_(client),
+RedisBatches::RedisBatches(RedisLink link, std::string prefix, std::uint32_t stride,
+                           std::uint32_t offset)
+    : link_(link),
       prefix_(std::move(prefix)),
+      keys_{prefix_ + "j"},
+      stride_(stride),
+      offset_(offset),
       put_script_(redis_scripts::put()),
       remove_script_(redis_scripts::remove()),
       reserve_script_(redis_scripts::reserve()) {
-  for (RedisScript* s : {&put_script_, &remove_script_, &reserve_script_}) client_.preload(s);
+  for (RedisScript* s : {&put_script_, &remove_script_, &reserve_script_}) link_.preload(s);
 }
 
 void RedisBatches::put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,
@@ -51,7 +55,7 @@ void RedisBatches::put(std::string_view tube, std::uint32_t priority, Millis del
 }
 
 void RedisBatches::schedule() {
-  if (!client_.want_turn_end()) send_queued();
+  if (!link_.want_turn_end()) send_queued();
 }
 
 void RedisBatches::send_queued() {
@@ -75,8 +79,12 @@ void RedisBatches::send_puts() {
     args.push_back(std::move(p.ttr));
     args.push_back(std::move(p.body));
   }
+  if (stride_ > 1) {
+    args.push_back(std::to_string(stride_));
+    args.push_back(std::to_string(offset_));
+  }
   ++puts_.in_flight;
-  client_.eval(put_script_, args, [self = shared_from_this(), batch](const RedisValue& v) {
+  link_.eval(put_script_, keys_, args, [self = shared_from_this(), batch](const RedisValue& v) {
     --self->puts_.in_flight;
     self->schedule();   // what queued meanwhile goes at the turn's end
     InsertResult base;  // {first id, now}
@@ -85,7 +93,7 @@ void RedisBatches::send_puts() {
     if (ok) base.now = as_int(at(v, 1));
     for (std::size_t i = 0; i < batch->size(); ++i) {
       InsertResult r = base;
-      if (ok) r.id = first + i;
+      if (ok) r.id = first + i * self->stride_;
       (*batch)[i].done(std::move(r));
     }
   });
@@ -115,7 +123,7 @@ void RedisBatches::send_remove_batch() {
     args.push_back(r.token);
   }
   ++removes_.in_flight;
-  client_.eval(remove_script_, args, [self = shared_from_this(), batch](const RedisValue& v) {
+  link_.eval(remove_script_, keys_, args, [self = shared_from_this(), batch](const RedisValue& v) {
     --self->removes_.in_flight;
     self->schedule();
     ChangeResult base;  // {now, deleted (1|0) per request}
@@ -134,7 +142,7 @@ void RedisBatches::reserve(const std::vector<std::string>& tubes, Done<ClaimResu
     send_removes_before_claim();
     std::vector<std::string> args{prefix_, "1", std::to_string(tubes.size())};
     args.insert(args.end(), tubes.begin(), tubes.end());
-    client_.eval(reserve_script_, args, [done = std::move(done)](const RedisValue& v) {
+    link_.eval(reserve_script_, keys_, args, [done = std::move(done)](const RedisValue& v) {
       done(std::move(redis_replies::read_claims(v, 1).front()));
     });
     return;
@@ -159,16 +167,16 @@ void RedisBatches::send_claims(const std::string& tube) {
       take_batch(lane.queued, [](const Done<ClaimResult>&) { return std::size_t{0}; }));
   ++lane.in_flight;
   send_removes_before_claim();
-  client_.eval(reserve_script_, {prefix_, std::to_string(batch->size()), "1", tube},
-               [self = shared_from_this(), batch, tube](const RedisValue& v) {
-                 auto found = self->claims_.find(tube);
-                 if (found != self->claims_.end()) --found->second.in_flight;
-                 self->schedule();
-                 auto results = redis_replies::read_claims(v, batch->size());
-                 for (std::size_t i = 0; i < batch->size(); ++i) {
-                   (*batch)[i](std::move(results[i]));
-                 }
-               });
+  link_.eval(reserve_script_, keys_, {prefix_, std::to_string(batch->size()), "1", tube},
+             [self = shared_from_this(), batch, tube](const RedisValue& v) {
+               auto found = self->claims_.find(tube);
+               if (found != self->claims_.end()) --found->second.in_flight;
+               self->schedule();
+               auto results = redis_replies::read_claims(v, batch->size());
+               for (std::size_t i = 0; i < batch->size(); ++i) {
+                 (*batch)[i](std::move(results[i]));
+               }
+             });
 }
 
 }  // namespace wheel::jobs

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wheel/jobs/fleet/redis_link.h"
 #include "wheel/jobs/fleet/redis_store_results.h"
 #include "wheel/redis/redis_client.h"
 
@@ -34,8 +35,11 @@ class RedisBatches : public std::enable_shared_from_this<RedisBatches> {
   template <class R>
   using Done = std::function<void(R&&)>;
 
-  // Registers its scripts with `client` (loaded on every connect). `client` must outlive it.
-  RedisBatches(RedisClient& client, std::string prefix);
+  // Registers its scripts with `link` (loaded on every connect). The link's client or cluster
+  // must outlive it. `prefix`: the shard's; its puts' ids are n * stride + offset
+  // (redis_shards.h; 1 and 0 with one shard).
+  RedisBatches(RedisLink link, std::string prefix, std::uint32_t stride = 1,
+               std::uint32_t offset = 0);
 
   void put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,
            std::string_view body, Done<InsertResult> done);
@@ -72,8 +76,10 @@ class RedisBatches : public std::enable_shared_from_this<RedisBatches> {
   void send_remove_batch();
   void send_claims(const std::string& tube);
 
-  RedisClient& client_;
+  RedisLink link_;
   std::string prefix_;
+  std::vector<std::string> keys_;  // KEYS of every script: a key of the shard, for routing
+  std::uint32_t stride_, offset_;
   RedisScript put_script_;
   RedisScript remove_script_;
   RedisScript reserve_script_;

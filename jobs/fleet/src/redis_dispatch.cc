@@ -15,18 +15,11 @@ namespace wheel::jobs {
 
 namespace bs = beanstalk;
 
-namespace {
-// As the in-process queue's default (JobQueueLimits::max_watched_per_session).
-constexpr std::uint64_t kMaxWatchedPerConnection = JobQueueLimits{}.max_watched_per_session;
-const std::string& same_name(const std::string& tube) {
-  return tube;
-}
-}  // namespace
-
 void RedisBackend::dispatch(Client* client, bs::Request&& request, std::string& out) {
   bs::count_command(commands_, request);
   const std::uint64_t conn = client->conn;
   auto busy = [&] { client->busy = true; };
+  auto not_ours = [&] { bs::append_reply(out, bs::Reply::kInternalError); };
   // `kind`: the job change counted on success (pause-tube changes no job).
   auto change = [this, conn](bs::Reply ok, std::optional<ChangeCounter> kind) {
     return [this, conn, ok, kind](ChangeResult&& r) {
@@ -57,32 +50,9 @@ void RedisBackend::dispatch(Client* client, bs::Request&& request, std::string& 
   std::visit(
       Overloaded{
           [&](bs::Put&) {},  // run() -> dispatch_pipelined
-          [&](bs::Use& use) {
-            tube_order_->name(use.tube);
-            tube_order_->unname(client->used);
-            client->used = use.tube;
-            bs::append_using(out, client->used);
-          },
-          [&](bs::Watch& watch) {
-            const WatchListStep step =
-                watch_tube(client->watched, watch.tube, kMaxWatchedPerConnection, same_name, [&] {
-                  tube_order_->name(watch.tube);
-                  return std::optional<std::string>(watch.tube);
-                });
-            if (step.result == WatchListStep::Result::kFull) {
-              return bs::append_reply(out, bs::Reply::kOutOfMemory);
-            }
-            bs::append_watching(out, step.watching);
-          },
-          [&](bs::Ignore& ignore) {
-            const WatchListStep step =
-                ignore_tube(client->watched, ignore.tube, same_name,
-                            [&](const std::string& tube) { tube_order_->unname(tube); });
-            if (step.result == WatchListStep::Result::kLast) {
-              return bs::append_reply(out, bs::Reply::kNotIgnored);
-            }
-            bs::append_watching(out, step.watching);
-          },
+          // The session's tubes are the front's (SessionTubes): it never hands these over.
+          [&](bs::Use&) { not_ours(); }, [&](bs::Watch&) { not_ours(); },
+          [&](bs::Ignore&) { not_ours(); },
           [&](bs::Reserve&) { reserve(client, std::nullopt, out); },
           [&](bs::ReserveWithTimeout& r) { reserve(client, r.timeout, out); },
           [&](bs::ReserveJob& r) {
@@ -151,19 +121,19 @@ void RedisBackend::dispatch(Client* client, bs::Request&& request, std::string& 
           },
           [&](bs::PeekReady&) {
             busy();
-            store_.peek_tube(client->used, PeekWhich::kReady, peeked);
+            store_.peek_tube(client->used(), PeekWhich::kReady, peeked);
           },
           [&](bs::PeekDelayed&) {
             busy();
-            store_.peek_tube(client->used, PeekWhich::kDelayed, peeked);
+            store_.peek_tube(client->used(), PeekWhich::kDelayed, peeked);
           },
           [&](bs::PeekBuried&) {
             busy();
-            store_.peek_tube(client->used, PeekWhich::kBuried, peeked);
+            store_.peek_tube(client->used(), PeekWhich::kBuried, peeked);
           },
           [&](bs::Kick& k) {
             busy();
-            store_.kick(client->used, k.bound, [this, conn](ChangeResult&& r) {
+            store_.kick(client->used(), k.bound, [this, conn](ChangeResult&& r) {
               std::string reply;
               if (r.status == StoreStatus::kOk) {
                 metrics_.changes[static_cast<std::size_t>(ChangeCounter::kKick)] +=
@@ -197,9 +167,8 @@ void RedisBackend::dispatch(Client* client, bs::Request&& request, std::string& 
             bool known = false;
             std::uint64_t using_count = 0, watching = 0, waiting = 0;
             for (auto& [id, c] : clients_) {
-              const bool uses = c->used == s.tube;
-              const bool watches =
-                  std::find(c->watched.begin(), c->watched.end(), s.tube) != c->watched.end();
+              const bool uses = c->used() == s.tube;
+              const bool watches = c->tubes.watches(s.tube);
               using_count += uses;
               watching += watches;
               waiting += watches && c->waiting;
@@ -239,18 +208,13 @@ void RedisBackend::dispatch(Client* client, bs::Request&& request, std::string& 
               finish(conn, std::move(reply));
             });
           },
-          [&](bs::ListTubeUsed&) { bs::append_using(out, client->used); },
-          [&](bs::ListTubesWatched&) {
-            std::vector<std::string_view> views(client->watched.begin(), client->watched.end());
-            bs::append_ok(out, bs::tube_list_yaml(views));
-          },
+          [&](bs::ListTubeUsed&) { not_ours(); }, [&](bs::ListTubesWatched&) { not_ours(); },
           [&](bs::Quit&) {},  // the front closes the connection
           [&](bs::PauseTube& p) {
             busy();
             bool known = false;
             for (auto& [id, c] : clients_) {
-              known = known || c->used == p.tube ||
-                      std::find(c->watched.begin(), c->watched.end(), p.tube) != c->watched.end();
+              known = known || c->used() == p.tube || c->tubes.watches(p.tube);
             }
             store_.pause_tube(p.tube, p.delay, known, change(bs::Reply::kPaused, std::nullopt));
           },

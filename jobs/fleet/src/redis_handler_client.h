@@ -13,15 +13,17 @@
 #include "wheel/jobs/beanstalk/beanstalk_reply.h"
 #include "wheel/jobs/fleet/redis_store_results.h"
 #include "wheel/jobs/server/beanstalk_backend.h"
+#include "wheel/jobs/server/session_tubes.h"
 #include "wheel/loop_wheel.h"
 
 namespace wheel::jobs {
 
 struct RedisHandlerClient {
-  explicit RedisHandlerClient(std::uint64_t c) : conn(c) {}
+  RedisHandlerClient(std::uint64_t c, const SessionTubes& t) : conn(c), tubes(t) {}
   std::uint64_t conn;
-  std::string used{"default"};
-  std::vector<std::string> watched{"default"};
+  const SessionTubes& tubes;  // the front's: the tube used and those watched
+  const std::string& used() const { return tubes.used(); }
+  const std::vector<std::string>& watched() const { return tubes.watched(); }
   bool busy = false;               // a barrier request is with Redis, or its reserve waits
   ReplySlot slot;                  // that request's reply (finish())
   std::size_t puts_in_flight = 0;  // a reserve waits for their replies (they may add a job)

@@ -46,8 +46,8 @@ void RedisBackend::leave() {
 
 void RedisBackend::stop_when_idle() {
   // A PING answers after everything sent before it; once none is left, stop.
-  store_.client().command({"PING"}, [this](const RedisValue&) {
-    if (store_.client().in_flight() > 0) return stop_when_idle();
+  store_.link().command({"PING", store_.shard_prefix(0) + "j"}, [this](const RedisValue&) {
+    if (store_.link().in_flight() > 0) return stop_when_idle();
     if (shutdown_also_) shutdown_also_();
   });
 }

@@ -31,7 +31,7 @@ void RedisBackend::dispatch_pipelined(Client* client, bs::Request&& request, Rep
       return slot.complete(reply);
     }
     ++client->puts_in_flight;
-    store_.put(client->used, put->priority, put->delay, std::max(put->ttr, kMinTtr), put->body,
+    store_.put(client->used(), put->priority, put->delay, std::max(put->ttr, kMinTtr), put->body,
                [this, conn, slot](InsertResult&& r) {
                  if (Client* c = find(conn)) --c->puts_in_flight;
                  learn_clock(r.now);

@@ -12,6 +12,7 @@
 #include "redis_batches.h"
 #include "redis_replies.h"
 #include "redis_scripts.h"
+#include "wheel/jobs/fleet/redis_shards.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {
@@ -71,26 +72,39 @@ RedisCallback answer(std::function<void(Result&&)> done, Read read) {
 
 }  // namespace
 
-RedisStore::RedisStore(RedisClient& client, RedisStoreOptions options)
-    : client_(client),
-      options_(std::move(options)),
-      scripts_(std::make_shared<Scripts>()),
-      batches_(std::make_shared<RedisBatches>(client, options_.prefix)) {
+RedisStore::RedisStore(RedisLink link, RedisStoreOptions options)
+    : link_(link), options_(std::move(options)), scripts_(std::make_shared<Scripts>()) {
+  for (std::string& prefix : redis_shard_prefixes(options_.prefix, options_.shards)) {
+    const auto n = static_cast<std::uint32_t>(shards_.size());
+    auto batches = std::make_shared<RedisBatches>(link_, prefix, options_.shards, n);
+    shards_.push_back({prefix, {prefix + "j"}, batches});
+    link_.add_turn_end([batches = std::weak_ptr<RedisBatches>(batches)] {
+      if (auto b = batches.lock()) b->send_queued();
+    });
+  }
   for (RedisScript* s :
        {&scripts_->reserve_job, &scripts_->release, &scripts_->bury, &scripts_->touch,
         &scripts_->kick, &scripts_->kick_job, &scripts_->peek, &scripts_->peek_tube,
         &scripts_->stats_job, &scripts_->stats_tube, &scripts_->stats, &scripts_->pause_tube,
         &scripts_->scan, &scripts_->give_back, &scripts_->list_jobs, &scripts_->move}) {
-    client_.preload(s);
+    link_.preload(s);
   }
-  client_.add_turn_end([batches = std::weak_ptr<RedisBatches>(batches_)] {
-    if (auto b = batches.lock()) b->send_queued();
-  });
+}
+
+std::uint32_t RedisStore::shard_of(std::uint64_t id) const {
+  return redis_shard_of(id, shards());
+}
+
+std::vector<std::string> RedisStore::event_channels() const {
+  std::vector<std::string> out;
+  for (const Shard& s : shards_) out.push_back(s.prefix + "ev");
+  return out;
 }
 
 void RedisStore::put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,
                      std::string_view body, Done<InsertResult> done) {
-  batches_->put(tube, priority, delay, ttr, body, std::move(done));
+  const Shard& s = shards_[next_put_++ % shards_.size()];
+  s.batches->put(tube, priority, delay, ttr, body, std::move(done));
 }
 
 namespace {
@@ -136,40 +150,40 @@ JobState state_of(std::string_view st) {
 
 }  // namespace
 
-void RedisStore::reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done) {
-  batches_->reserve(tubes, std::move(done));
-}
-
 void RedisStore::reserve_job(std::uint64_t id, Done<ClaimResult> done) {
-  client_.eval(scripts_->reserve_job, {options_.prefix, member(id)},
-               [done = std::move(done)](const RedisValue& v) {
-                 done(std::move(redis_replies::read_claims(v, 1).front()));
-               });
+  const Shard& s = shard(id);
+  link_.eval(scripts_->reserve_job, s.keys, {s.prefix, member(id)},
+             [done = std::move(done)](const RedisValue& v) {
+               done(std::move(redis_replies::read_claims(v, 1).front()));
+             });
 }
 
 void RedisStore::remove(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
-  batches_->remove(id, token, std::move(done));
+  shard(id).batches->remove(id, token, std::move(done));
 }
 
 void RedisStore::release(std::uint64_t id, std::uint64_t token,
                          std::optional<std::uint32_t> priority, Millis delay, bool counted,
                          Done<ChangeResult> done) {
-  client_.eval(scripts_->release,
-               {options_.prefix, member(id), std::to_string(token),
-                priority ? std::to_string(*priority) : "-1", ms(delay), counted ? "1" : "0"},
-               answer(std::move(done), read_changed));
+  const Shard& s = shard(id);
+  link_.eval(scripts_->release, s.keys,
+             {s.prefix, member(id), std::to_string(token),
+              priority ? std::to_string(*priority) : "-1", ms(delay), counted ? "1" : "0"},
+             answer(std::move(done), read_changed));
 }
 
 void RedisStore::bury(std::uint64_t id, std::uint64_t token, std::uint32_t priority,
                       Done<ChangeResult> done) {
-  client_.eval(scripts_->bury,
-               {options_.prefix, member(id), std::to_string(token), std::to_string(priority)},
-               answer(std::move(done), read_changed));
+  const Shard& s = shard(id);
+  link_.eval(scripts_->bury, s.keys,
+             {s.prefix, member(id), std::to_string(token), std::to_string(priority)},
+             answer(std::move(done), read_changed));
 }
 
 void RedisStore::touch(std::uint64_t id, std::uint64_t token, Done<ChangeResult> done) {
-  client_.eval(scripts_->touch, {options_.prefix, member(id), std::to_string(token)},
-               answer(std::move(done), read_changed));
+  const Shard& s = shard(id);
+  link_.eval(scripts_->touch, s.keys, {s.prefix, member(id), std::to_string(token)},
+             answer(std::move(done), read_changed));
 }
 
 namespace {
@@ -177,7 +191,8 @@ namespace {
 // One kick, script after script (RedisStore::kick). The first script picks buried or delayed
 // jobs and the rest keep to that kind, as one beanstalkd kick does.
 struct KickRun {
-  RedisClient* client;
+  RedisLink link;
+  std::vector<std::string> keys;
   std::shared_ptr<const void> scripts;  // keeps `script` alive past the store
   RedisScript* script;
   std::vector<std::string> args;  // prefix, tube, this script's bound, kind ("-": pick)
@@ -189,7 +204,7 @@ struct KickRun {
 void kick_step(const std::shared_ptr<KickRun>& k) {
   const std::uint64_t n = std::min(k->left, kMaxKickPerScript);
   k->args[2] = std::to_string(n);
-  k->client->eval(*k->script, k->args, [k, n](const RedisValue& v) {
+  k->link.eval(*k->script, k->keys, k->args, [k, n](const RedisValue& v) {
     ChangeResult r;
     read_change(v, r, true);
     if (r.status != StoreStatus::kOk) {
@@ -209,38 +224,44 @@ void kick_step(const std::shared_ptr<KickRun>& k) {
 
 }  // namespace
 
-void RedisStore::kick(std::string_view tube, std::uint64_t bound, Done<ChangeResult> done) {
-  kick_step(std::make_shared<KickRun>(KickRun{&client_,
+void RedisStore::kick_on(std::size_t s, std::string_view tube, std::uint64_t bound,
+                         Done<ChangeResult> done) {
+  kick_step(std::make_shared<KickRun>(KickRun{link_,
+                                              shards_[s].keys,
                                               scripts_,
                                               &scripts_->kick,
-                                              {options_.prefix, std::string(tube), "", "-"},
+                                              {shards_[s].prefix, std::string(tube), "", "-"},
                                               bound,
                                               ChangeResult{},
                                               std::move(done)}));
 }
 
 void RedisStore::kick_job(std::uint64_t id, Done<ChangeResult> done) {
-  client_.eval(scripts_->kick_job, {options_.prefix, member(id)},
-               answer(std::move(done), read_changed));
+  const Shard& s = shard(id);
+  link_.eval(scripts_->kick_job, s.keys, {s.prefix, member(id)},
+             answer(std::move(done), read_changed));
 }
 
 void RedisStore::peek(std::uint64_t id, Done<PeekResult> done) {
-  client_.eval(scripts_->peek, {options_.prefix, member(id)}, answer(std::move(done), read_peek));
+  const Shard& s = shard(id);
+  link_.eval(scripts_->peek, s.keys, {s.prefix, member(id)}, answer(std::move(done), read_peek));
 }
 
-void RedisStore::peek_tube(std::string_view tube, PeekWhich which, Done<PeekResult> done) {
+void RedisStore::peek_tube_on(std::size_t s, std::string_view tube, PeekWhich which,
+                              Done<PeekResult> done) {
   const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
-  client_.eval(scripts_->peek_tube, {options_.prefix, std::string(tube), kind},
-               answer(std::move(done), read_peek));
+  link_.eval(scripts_->peek_tube, shards_[s].keys, {shards_[s].prefix, std::string(tube), kind},
+             answer(std::move(done), read_peek));
 }
 
-void RedisStore::list_jobs(std::string_view tube, PeekWhich which, std::size_t offset,
-                           std::size_t scan, std::size_t preview, std::string_view needle,
-                           std::size_t limit, Done<JobListResult> done) {
+void RedisStore::list_jobs_on(std::size_t s, std::string_view tube, PeekWhich which,
+                              std::size_t offset, std::size_t scan, std::size_t preview,
+                              std::string_view needle, std::size_t limit,
+                              Done<JobListResult> done) {
   const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
-  client_.eval(
-      scripts_->list_jobs,
-      {options_.prefix, std::string(tube), kind, std::to_string(scan), std::to_string(preview),
+  link_.eval(
+      scripts_->list_jobs, shards_[s].keys,
+      {shards_[s].prefix, std::string(tube), kind, std::to_string(scan), std::to_string(preview),
        std::string(needle), std::to_string(limit), std::to_string(offset)},
       answer(std::move(done), [](const RedisValue& v, JobListResult& r) {
         if (!check(v, r, 2)) return;
@@ -258,121 +279,138 @@ void RedisStore::list_jobs(std::string_view tube, PeekWhich which, std::size_t o
       }));
 }
 
-void RedisStore::move(std::string_view from, std::string_view to, PeekWhich which,
-                      std::size_t count, Done<ChangeResult> done) {
+void RedisStore::move_on(std::size_t s, std::string_view from, std::string_view to, PeekWhich which,
+                         std::size_t count, Done<ChangeResult> done) {
   const char* kind = which == PeekWhich::kReady ? "r" : which == PeekWhich::kDelayed ? "d" : "b";
-  client_.eval(scripts_->move,
-               {options_.prefix, std::string(from), std::string(to), kind, std::to_string(count)},
-               answer(std::move(done),
-                      [](const RedisValue& v, ChangeResult& r) { read_change(v, r, true); }));
+  std::vector<std::string> args{shards_[s].prefix, std::string(from), std::string(to), kind,
+                                std::to_string(count)};
+  if (shards_.size() > 1) {
+    args.push_back(std::to_string(shards_.size()));
+    args.push_back(std::to_string(s));
+  }
+  link_.eval(scripts_->move, shards_[s].keys, std::move(args),
+             answer(std::move(done),
+                    [](const RedisValue& v, ChangeResult& r) { read_change(v, r, true); }));
 }
 
 void RedisStore::job_stats(std::uint64_t id, Done<StoreJobInfo> done) {
-  client_.eval(scripts_->stats_job, {options_.prefix, member(id)},
-               answer(std::move(done), [id](const RedisValue& v, StoreJobInfo& r) {
-                 if (!found(v, r, 13)) return;
-                 auto& s = r.stats;
-                 r.tube = at(v, 1).str;
-                 s.id = id;
-                 s.state = state_of(at(v, 2).str);
-                 s.priority = static_cast<std::uint32_t>(as_int(at(v, 3)));
-                 s.age = Millis(as_int(at(v, 4)));
-                 s.delay = Millis(as_int(at(v, 5)));
-                 s.ttr = Millis(as_int(at(v, 6)));
-                 s.time_left = Millis(as_int(at(v, 7)));
-                 s.reserves = static_cast<std::uint32_t>(as_int(at(v, 8)));
-                 s.timeouts = static_cast<std::uint32_t>(as_int(at(v, 9)));
-                 s.releases = static_cast<std::uint32_t>(as_int(at(v, 10)));
-                 s.buries = static_cast<std::uint32_t>(as_int(at(v, 11)));
-                 s.kicks = static_cast<std::uint32_t>(as_int(at(v, 12)));
-               }));
+  const Shard& sh = shard(id);
+  link_.eval(scripts_->stats_job, sh.keys, {sh.prefix, member(id)},
+             answer(std::move(done), [id](const RedisValue& v, StoreJobInfo& r) {
+               if (!found(v, r, 13)) return;
+               auto& s = r.stats;
+               r.tube = at(v, 1).str;
+               s.id = id;
+               s.state = state_of(at(v, 2).str);
+               s.priority = static_cast<std::uint32_t>(as_int(at(v, 3)));
+               s.age = Millis(as_int(at(v, 4)));
+               s.delay = Millis(as_int(at(v, 5)));
+               s.ttr = Millis(as_int(at(v, 6)));
+               s.time_left = Millis(as_int(at(v, 7)));
+               s.reserves = static_cast<std::uint32_t>(as_int(at(v, 8)));
+               s.timeouts = static_cast<std::uint32_t>(as_int(at(v, 9)));
+               s.releases = static_cast<std::uint32_t>(as_int(at(v, 10)));
+               s.buries = static_cast<std::uint32_t>(as_int(at(v, 11)));
+               s.kicks = static_cast<std::uint32_t>(as_int(at(v, 12)));
+             }));
 }
 
-void RedisStore::tube_stats(std::string_view tube, bool known, Done<TubeInfo> done) {
-  client_.eval(scripts_->stats_tube, {options_.prefix, std::string(tube), known ? "1" : "0"},
-               answer(std::move(done), [](const RedisValue& v, TubeInfo& r) {
-                 if (!found(v, r, 11)) return;
-                 auto& s = r.stats;
-                 for (auto [i, field] : {std::pair{1, &TubeStats::urgent},
-                                         {2, &TubeStats::ready},
-                                         {3, &TubeStats::reserved},
-                                         {4, &TubeStats::delayed},
-                                         {5, &TubeStats::buried},
-                                         {6, &TubeStats::total_jobs},
-                                         {7, &TubeStats::cmd_delete},
-                                         {8, &TubeStats::cmd_pause_tube}}) {
-                   s.*field = count_at(v, static_cast<std::size_t>(i));
-                 }
-                 s.pause = Millis(as_int(at(v, 9)));
-                 s.pause_time_left = Millis(as_int(at(v, 10)));
-                 if (v.elements.size() >= 14) {
-                   r.deliveries = count_at(v, 11);
-                   r.oldest_ready_age = as_int(at(v, 12));
-                   r.head_ready_age = as_int(at(v, 13));
-                 }
-               }));
+void RedisStore::tube_stats_on(std::size_t s, std::string_view tube, bool known,
+                               Done<TubeInfo> done) {
+  link_.eval(scripts_->stats_tube, shards_[s].keys,
+             {shards_[s].prefix, std::string(tube), known ? "1" : "0"},
+             answer(std::move(done), [](const RedisValue& v, TubeInfo& r) {
+               if (!found(v, r, 11)) return;
+               auto& s = r.stats;
+               for (auto [i, field] : {std::pair{1, &TubeStats::urgent},
+                                       {2, &TubeStats::ready},
+                                       {3, &TubeStats::reserved},
+                                       {4, &TubeStats::delayed},
+                                       {5, &TubeStats::buried},
+                                       {6, &TubeStats::total_jobs},
+                                       {7, &TubeStats::cmd_delete},
+                                       {8, &TubeStats::cmd_pause_tube}}) {
+                 s.*field = count_at(v, static_cast<std::size_t>(i));
+               }
+               s.pause = Millis(as_int(at(v, 9)));
+               s.pause_time_left = Millis(as_int(at(v, 10)));
+               if (v.elements.size() >= 14) {
+                 r.deliveries = count_at(v, 11);
+                 r.oldest_ready_age = as_int(at(v, 12));
+                 r.head_ready_age = as_int(at(v, 13));
+               }
+             }));
 }
 
-void RedisStore::totals(Done<StoreTotals> done) {
-  client_.eval(
-      scripts_->stats, {options_.prefix},
-      answer(std::move(done), [](const RedisValue& v, StoreTotals& r) {
-        if (!check(v, r, 8)) return;
-        std::size_t i = 0;
-        for (std::uint64_t* field : {&r.urgent, &r.ready, &r.reserved, &r.delayed, &r.buried,
-                                     &r.job_timeouts, &r.total_jobs, &r.tubes}) {
-          *field = count_at(v, i++);
-        }
-      }));
+void RedisStore::totals_on(std::size_t s, Done<StoreTotals> done) {
+  link_.eval(scripts_->stats, shards_[s].keys, {shards_[s].prefix},
+             answer(std::move(done), [](const RedisValue& v, StoreTotals& r) {
+               if (!check(v, r, 8)) return;
+               std::size_t i = 0;
+               for (std::uint64_t* field : {&r.urgent, &r.ready, &r.reserved, &r.delayed, &r.buried,
+                                            &r.job_timeouts, &r.total_jobs, &r.tubes}) {
+                 *field = count_at(v, i++);
+               }
+             }));
 }
 
-void RedisStore::list_tubes(Done<TubeList> done) {
+void RedisStore::list_tubes_on(std::size_t s, Done<TubeList> done) {
   // Each tube with its creation number (seq of its stats hash); a tube written before there
   // were numbers has none and comes first, by name.
-  const std::string& p = options_.prefix;
-  client_.command({"SORT", p + "tubes", "BY", "nosort", "GET", "#", "GET", p + "t:*:s->seq"},
+  const std::string& p = shards_[s].prefix;
+  if (shards_.size() > 1) {
+    // A cluster denies SORT's GET: by name (list-tubes' order on a cluster).
+    link_.command({"SORT", p + "tubes", "ALPHA"},
                   answer(std::move(done), [](const RedisValue& v, TubeList& r) {
                     if (!check(v, r, 0)) return;
-                    std::vector<std::pair<long long, std::string>> tubes;
-                    for (std::size_t i = 0; i + 1 < v.elements.size(); i += 2) {
-                      const RedisValue& seq = v.elements[i + 1];
-                      tubes.emplace_back(seq.type == RedisValue::Type::kNil
-                                             ? 0
-                                             : std::strtoll(seq.str.c_str(), nullptr, 10),
-                                         v.elements[i].str);
-                    }
-                    std::sort(tubes.begin(), tubes.end());
-                    for (auto& [seq, name] : tubes) r.names.push_back(std::move(name));
+                    for (const RedisValue& name : v.elements) r.names.push_back(name.str);
                   }));
+    return;
+  }
+  link_.command({"SORT", p + "tubes", "BY", "nosort", "GET", "#", "GET", p + "t:*:s->seq"},
+                answer(std::move(done), [](const RedisValue& v, TubeList& r) {
+                  if (!check(v, r, 0)) return;
+                  std::vector<std::pair<long long, std::string>> tubes;
+                  for (std::size_t i = 0; i + 1 < v.elements.size(); i += 2) {
+                    const RedisValue& seq = v.elements[i + 1];
+                    tubes.emplace_back(seq.type == RedisValue::Type::kNil
+                                           ? 0
+                                           : std::strtoll(seq.str.c_str(), nullptr, 10),
+                                       v.elements[i].str);
+                  }
+                  std::sort(tubes.begin(), tubes.end());
+                  for (auto& [seq, name] : tubes) r.names.push_back(std::move(name));
+                }));
 }
 
-void RedisStore::pause_tube(std::string_view tube, Millis delay, bool known,
-                            Done<ChangeResult> done) {
-  client_.eval(scripts_->pause_tube,
-               {options_.prefix, std::string(tube), ms(delay), known ? "1" : "0"},
-               answer(std::move(done), read_changed));
+void RedisStore::pause_tube_on(std::size_t s, std::string_view tube, Millis delay, bool known,
+                               Done<ChangeResult> done) {
+  link_.eval(scripts_->pause_tube, shards_[s].keys,
+             {shards_[s].prefix, std::string(tube), ms(delay), known ? "1" : "0"},
+             answer(std::move(done), read_changed));
 }
 
-void RedisStore::scan(std::size_t limit, const std::vector<std::string>& tubes,
-                      Done<ScanResult> done) {
-  std::vector<std::string> args{options_.prefix, std::to_string(limit),
+void RedisStore::scan_on(std::size_t s, std::size_t limit, const std::vector<std::string>& tubes,
+                         Done<ScanResult> done) {
+  std::vector<std::string> args{shards_[s].prefix, std::to_string(limit),
                                 std::to_string(tubes.size())};
   args.insert(args.end(), tubes.begin(), tubes.end());
-  client_.eval(scripts_->scan, args,
-               answer(std::move(done), [](const RedisValue& v, ScanResult& r) {
-                 if (check(v, r, 2)) {
-                   r.now = as_int(at(v, 0));
-                   r.first_timer = as_int(at(v, 1));
-                   for (std::size_t i = 2; i < v.elements.size(); ++i) {
-                     const RedisValue& t = v.elements[i];
-                     r.tubes.push_back({at(t, 0).str, as_int(at(t, 1)) == 1, as_int(at(t, 2))});
-                   }
+  link_.eval(scripts_->scan, shards_[s].keys, args,
+             answer(std::move(done), [](const RedisValue& v, ScanResult& r) {
+               if (check(v, r, 2)) {
+                 r.now = as_int(at(v, 0));
+                 r.first_timer = as_int(at(v, 1));
+                 for (std::size_t i = 2; i < v.elements.size(); ++i) {
+                   const RedisValue& t = v.elements[i];
+                   r.tubes.push_back({at(t, 0).str, as_int(at(t, 1)) == 1, as_int(at(t, 2))});
                  }
-               }));
+               }
+             }));
 }
 
-void RedisStore::give_back(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leases,
-                           Done<ChangeResult> done) {
+void RedisStore::give_back_on(std::size_t s,
+                              const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leases,
+                              Done<ChangeResult> done) {
   // One result for all the batches: the count, the first error, the last clock.
   struct Total {
     ChangeResult result;
@@ -388,13 +426,13 @@ void RedisStore::give_back(const std::vector<std::pair<std::uint64_t, std::uint6
   for (std::size_t b = 0; b < batches; ++b) {
     const std::size_t from = b * kMaxGiveBackPerScript;
     const std::size_t n = std::min(kMaxGiveBackPerScript, leases.size() - from);
-    std::vector<std::string> args{options_.prefix, std::to_string(n)};
+    std::vector<std::string> args{shards_[s].prefix, std::to_string(n)};
     args.reserve(2 + 2 * n);
     for (std::size_t i = from; i < from + n; ++i) {
       args.push_back(member(leases[i].first));
       args.push_back(std::to_string(leases[i].second));
     }
-    client_.eval(scripts_->give_back, args, [total](const RedisValue& v) {
+    link_.eval(scripts_->give_back, shards_[s].keys, args, [total](const RedisValue& v) {
       ChangeResult r;
       read_change(v, r, true);
       if (r.status == StoreStatus::kOk) {

@@ -43,7 +43,7 @@ void RedisBackend::reserve(Client* client, std::optional<Millis> timeout, std::s
   start_wait(client, timeout);
   // A reserve that may wait need not ask Redis when this node knows its tubes have nothing
   // ready (its tube timers then wake a waiter when that may change): saves a claim per job.
-  if ((timeout && timeout->count() == 0) || !known_empty(client->watched)) attempt(client);
+  if ((timeout && timeout->count() == 0) || !known_empty(client->watched())) attempt(client);
 }
 
 bool RedisBackend::known_empty(const std::vector<std::string>& tubes) const {
@@ -84,7 +84,7 @@ void RedisBackend::start_wait(Client* client, std::optional<Millis> timeout) {
   client->forever = !timeout.has_value();
   client->wait_seq = next_wait_seq_++;
   client->retry_at = -1;
-  for (const std::string& tube : client->watched) {
+  for (const std::string& tube : client->watched()) {
     TubeWaiters& w = waiters_[tube];
     // Lazy entries of ended waits are dropped here when they outnumber the live ones.
     if (w.queue.size() > 2 * w.live + 16) {
@@ -144,7 +144,7 @@ void RedisBackend::end_wait(Client* client) {
   cancel(client->timeout_timer);
   cancel(client->soon_timer);
   client->retry_at = -1;  // out of its retry group (lazily)
-  for (const std::string& tube : client->watched) {
+  for (const std::string& tube : client->watched()) {
     auto it = waiters_.find(tube);
     if (it == waiters_.end()) continue;
     if (it->second.live > 0) --it->second.live;
@@ -163,8 +163,8 @@ void RedisBackend::attempt(Client* client, std::deque<Waiter> chain) {
   ++counters_.attempts;
   const std::uint64_t conn = client->conn;
   const std::uint64_t seq = client->wait_seq;
-  store_.reserve(client->watched, [this, conn, seq, watched = client->watched,
-                                   chain = std::move(chain)](ClaimResult&& r) mutable {
+  store_.reserve(client->watched(), [this, conn, seq, watched = client->watched(),
+                                     chain = std::move(chain)](ClaimResult&& r) mutable {
     // The claim says when the next job comes due when it found nothing, or took the last ready
     // one of its only tube: the rest of the chain would hear the same.
     const bool settled = r.next_known && (r.status == StoreStatus::kNotFound ||
@@ -186,7 +186,7 @@ void RedisBackend::defer_chain(std::deque<Waiter> chain, const std::vector<std::
   for (const auto& [wconn, wseq] : chain) {
     Client* w = find(wconn);
     if (w == nullptr || !w->waiting || w->wait_seq != wseq || w->attempting) continue;
-    if (w->watched != tubes) {
+    if (w->watched() != tubes) {
       others.emplace_back(wconn, wseq);  // other tubes: its own claim finds out
     } else if (next_due >= 0) {
       schedule_retry(w, next_due);
@@ -241,7 +241,7 @@ void RedisBackend::claimed(std::uint64_t conn, std::uint64_t seq, ClaimResult&& 
       attempt(c);
       return;
     }
-    if (c->watched.size() == 1) learn_empty(c->watched.front(), r.next_due);
+    if (c->watched().size() == 1) learn_empty(c->watched().front(), r.next_due);
     if (r.next_due >= 0) schedule_retry(c, r.next_due);
   }
 }
@@ -280,10 +280,10 @@ void RedisBackend::schedule_retry(Client* client, std::int64_t redis_due) {
   // Never sooner than 1 ms from now: a due time that our clock estimate puts in the past
   // (Redis's clock a little ahead) must not spin.
   const std::int64_t at = std::max(to_local(redis_due), local_ms() + 1);
-  if (client->watched.size() == 1) {
+  if (client->watched().size() == 1) {
     // One tube: its waiters share the tube's timer, so a due time costs one claim, whether an
     // event or a claim's answer announced it; that claim's answer sets the next.
-    wake_tube_at(client->watched.front(), at);
+    wake_tube_at(client->watched().front(), at);
     return;
   }
   if (client->retry_at >= 0 && client->retry_at <= at) return;

@@ -43,8 +43,7 @@ using queue_detail::to_wheel;
 
 JobQueue::JobQueue(JobQueueLimits limits, QueueJournal* journal, Millis now)
     : limits_(limits), journal_(journal), now_(now), deadlines_(wheel_options(), to_wheel(now)) {
-  if (limits.max_jobs == 0 || limits.max_body_bytes == 0 || limits.max_tubes == 0 ||
-      limits.max_watched_per_session == 0) {
+  if (limits.max_jobs == 0 || limits.max_body_bytes == 0 || limits.max_tubes == 0) {
     throw std::invalid_argument("JobQueueLimits: every limit must be at least 1");
   }
   if (limits.max_jobs > kMaxJobs) {
@@ -240,43 +239,27 @@ Outcome JobQueue::use(SessionId id, std::string_view name) {
   return Outcome::kOk;
 }
 
-namespace {
-
-const std::string& tube_name_of(const Tube* tube) {
-  return tube->name();
-}
-
-WatchResult watch_result(WatchListStep step) {
-  switch (step.result) {
-    case WatchListStep::Result::kOk:
-      return {Outcome::kOk, step.watching};
-    case WatchListStep::Result::kFull:
-      return {Outcome::kOutOfMemory, step.watching};
-    case WatchListStep::Result::kLast:
-      return {Outcome::kNotIgnored, step.watching};
+Outcome JobQueue::watch(SessionId id, std::string_view name) {
+  Session* session = find_session(id);
+  for (const Tube* tube : session->watched) {
+    if (tube->name() == name) return Outcome::kOk;
   }
-  return {Outcome::kOk, step.watching};
+  Tube* tube = tube_for(name);
+  if (tube == nullptr) return Outcome::kOutOfMemory;
+  tube->watching++;
+  session->watched.push_back(tube);
+  return Outcome::kOk;
 }
 
-}  // namespace
-
-WatchResult JobQueue::watch(SessionId id, std::string_view name) {
+void JobQueue::ignore(SessionId id, std::string_view name) {
   Session* session = find_session(id);
-  return watch_result(watch_tube(session->watched, name, limits_.max_watched_per_session,
-                                 tube_name_of, [&]() -> std::optional<Tube*> {
-                                   Tube* tube = tube_for(name);
-                                   if (tube == nullptr) return std::nullopt;
-                                   tube->watching++;
-                                   return tube;
-                                 }));
-}
-
-WatchResult JobQueue::ignore(SessionId id, std::string_view name) {
-  Session* session = find_session(id);
-  return watch_result(ignore_tube(session->watched, name, tube_name_of, [&](Tube* tube) {
-    tube->watching--;
-    maybe_drop(tube);
-  }));
+  const auto it = std::find_if(session->watched.begin(), session->watched.end(),
+                               [&](const Tube* tube) { return tube->name() == name; });
+  if (it == session->watched.end()) return;
+  Tube* tube = *it;
+  session->watched.erase(it);
+  tube->watching--;
+  maybe_drop(tube);
 }
 
 }  // namespace wheel::jobs

@@ -26,9 +26,9 @@ namespace {
 // The reply to each outcome that is not a success; any other (kInternalError, kWaiting, which
 // never reaches a reply) reads INTERNAL_ERROR.
 constexpr EnumPair<Outcome, Reply> kErrorReplies[] = {
-    {Outcome::kNotFound, Reply::kNotFound}, {Outcome::kOutOfMemory, Reply::kOutOfMemory},
-    {Outcome::kDraining, Reply::kDraining}, {Outcome::kNotIgnored, Reply::kNotIgnored},
-    {Outcome::kTimedOut, Reply::kTimedOut}, {Outcome::kDeadlineSoon, Reply::kDeadlineSoon},
+    {Outcome::kNotFound, Reply::kNotFound},         {Outcome::kOutOfMemory, Reply::kOutOfMemory},
+    {Outcome::kDraining, Reply::kDraining},         {Outcome::kTimedOut, Reply::kTimedOut},
+    {Outcome::kDeadlineSoon, Reply::kDeadlineSoon},
 };
 
 // The reply to a command's outcome: `success` when it went through.
@@ -133,16 +133,16 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
       append_reserve_end(session, result, out);
     }
   };
+  auto not_ours = [&] {
+    noted_ = true;  // not the journal's refusal
+    bs::append_reply(out, Reply::kInternalError);
+  };
   std::visit(
       Overloaded{
           [&](bs::Put& put) {
             PutResult r =
                 queue_.put(session, put.priority, put.delay, put.ttr, std::move(put.body));
             append_on_ok(out, r.outcome, [&] { bs::append_inserted(out, r.id); });
-          },
-          [&](bs::Use& use) {
-            append_on_ok(out, queue_.use(session, use.tube),
-                         [&] { bs::append_using(out, use.tube); });
           },
           [&](bs::Reserve&) { reserve_reply(queue_.reserve(session, std::nullopt)); },
           [&](bs::ReserveWithTimeout& r) { reserve_reply(queue_.reserve(session, r.timeout)); },
@@ -158,14 +158,6 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
             append_outcome(out, queue_.bury(session, r.id, r.priority), Reply::kBuried);
           },
           [&](bs::Touch& r) { append_outcome(out, queue_.touch(session, r.id), Reply::kTouched); },
-          [&](bs::Watch& r) {
-            WatchResult w = queue_.watch(session, r.tube);
-            append_on_ok(out, w.outcome, [&] { bs::append_watching(out, w.watching); });
-          },
-          [&](bs::Ignore& r) {
-            WatchResult w = queue_.ignore(session, r.tube);
-            append_on_ok(out, w.outcome, [&] { bs::append_watching(out, w.watching); });
-          },
           [&](bs::Peek& r) { append_found(out, queue_.peek(r.id)); },
           [&](bs::PeekReady&) { append_found(out, queue_.peek_ready(session)); },
           [&](bs::PeekDelayed&) { append_found(out, queue_.peek_delayed(session)); },
@@ -181,12 +173,12 @@ BeanstalkDispatcher::Next BeanstalkDispatcher::handle(SessionId session, bs::Req
             std::vector<std::string_view> names = queue_.tube_names();
             bs::append_ok(out, bs::tube_list_yaml(names));
           },
-          [&](bs::ListTubeUsed&) { bs::append_using(out, queue_.session(session)->used->name()); },
-          [&](bs::ListTubesWatched&) {
-            std::vector<std::string_view> names;
-            for (const Tube* tube : queue_.session(session)->watched) names.push_back(tube->name());
-            bs::append_ok(out, bs::tube_list_yaml(names));
-          },
+          // The session's tubes are the front's (SessionTubes): it never hands these over.
+          [&](bs::Use&) { not_ours(); },
+          [&](bs::Watch&) { not_ours(); },
+          [&](bs::Ignore&) { not_ours(); },
+          [&](bs::ListTubeUsed&) { not_ours(); },
+          [&](bs::ListTubesWatched&) { not_ours(); },
           [&](bs::Quit&) { next = Next::kClose; },
           [&](bs::PauseTube& r) {
             append_outcome(out, queue_.pause_tube(r.tube, r.delay), Reply::kPaused);

@@ -4,17 +4,20 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <deque>
 #include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
+#include "reply_order.h"
 #include "wheel/jobs/beanstalk/beanstalk_protocol.h"
 #include "wheel/jobs/beanstalk/beanstalk_reply.h"
+#include "wheel/jobs/beanstalk/beanstalk_stats.h"
 #include "wheel/jobs/server/drain_signal.h"
+#include "wheel/jobs/server/session_tubes.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {
@@ -22,23 +25,16 @@ namespace wheel::jobs {
 namespace bs = beanstalk;
 
 struct BeanstalkFront::Conn {
-  Conn(std::uint64_t i, std::uint32_t max_job_size) : id(i), parser(max_job_size) {}
+  Conn(std::uint64_t i, const BeanstalkFrontOptions& options)
+      : id(i), parser(options.max_job_size), tubes(options.max_watched) {}
   std::uint64_t id;
   bs::RequestParser parser;
-  std::string input;     // bytes not parsed yet
-  std::string gathered;  // written on write_gathered() (BeanstalkBackend::gathering())
-  struct Slot {
-    bool ready = false;
-    std::string reply;
-    std::size_t put_bytes = 0;  // a put's body, in flight until the slot completes
-  };
-  std::deque<Slot> slots;  // slots[i] is sequence number head + i; written once ready in order
-  std::uint64_t head = 0;
-  std::size_t ready_bytes = 0;  // replies in ready slots not written yet
-  std::size_t in_flight = 0;    // slots started and not complete
-  std::size_t in_flight_bytes = 0;
-  std::optional<bs::Request> held;       // parsed, not admitted yet
-  bool parked = false;                   // held is Admit::kLater: input paused until resume()
+  SessionTubes tubes;               // the backend reads them (BeanstalkBackend::open)
+  std::string input;                // bytes not parsed yet
+  std::string gathered;             // written on write_gathered() (BeanstalkBackend::gathering())
+  ReplyOrder replies;               // a slot per request started, written in request order
+  std::optional<bs::Request> held;  // parsed, not admitted yet
+  bool parked = false;              // held is Admit::kLater: input paused until resume()
   std::optional<std::uint64_t> barrier;  // the started barrier's slot, until it completes
   bool waits = false;                    // that barrier is a waiting reserve
   bool blocked = false;  // output over max_queued_output: input paused until it drains
@@ -50,6 +46,10 @@ struct BeanstalkFront::Conn {
 
 void ReplySlot::complete(std::string_view reply) const {
   front_->fill(conn_, seq_, reply);
+}
+
+void ReplySlot::complete_batch(std::span<const SlotEnd> batch, std::string_view replies) {
+  if (!batch.empty()) batch.front().slot.front_->fill_batch(batch, replies);
 }
 
 void ReplySlot::abort() const {
@@ -64,6 +64,9 @@ BeanstalkFront::BeanstalkFront(BeanstalkBackend& backend, BeanstalkFrontOptions 
   }
   if (options.max_held_input == 0) {
     throw std::invalid_argument("BeanstalkFrontOptions: max_held_input must be at least 1");
+  }
+  if (options.max_watched == 0) {
+    throw std::invalid_argument("BeanstalkFrontOptions: max_watched must be at least 1");
   }
   if (options.max_queued_output < 2) {
     throw std::invalid_argument("BeanstalkFrontOptions: max_queued_output must be at least 2");
@@ -92,13 +95,19 @@ void BeanstalkFront::attach(net::TcpServer& server, net::LoopTimer* timer) {
 }
 
 BeanstalkFront::Conn* BeanstalkFront::find(std::uint64_t conn) const {
+  // Most lookups in a row are of one connection (its requests, then their replies).
+  if (last_ != nullptr && last_->id == conn) return last_;
   auto it = conns_.find(conn);
-  return it == conns_.end() ? nullptr : it->second.get();
+  if (it == conns_.end()) return nullptr;
+  last_ = it->second.get();
+  return last_;
 }
 
 void BeanstalkFront::on_open(net::Connection& c) {
-  conns_.emplace(c.id(), std::make_unique<Conn>(c.id(), options_.max_job_size));
-  backend_.open(c.id());
+  auto conn = std::make_unique<Conn>(c.id(), options_);
+  const SessionTubes& tubes = conn->tubes;
+  conns_.emplace(c.id(), std::move(conn));
+  backend_.open(c.id(), tubes);
 }
 
 void BeanstalkFront::on_data(net::Connection& c, std::string_view bytes) {
@@ -112,8 +121,9 @@ void BeanstalkFront::on_data(net::Connection& c, std::string_view bytes) {
     return;
   }
   const InFlightLimits limits = backend_.in_flight_limits();
-  const bool stopped = conn->barrier || conn->held || conn->in_flight >= limits.requests ||
-                       conn->in_flight_bytes >= limits.put_bytes;
+  const bool stopped = conn->barrier || conn->held ||
+                       conn->replies.in_flight() >= limits.requests ||
+                       conn->replies.in_flight_bytes() >= limits.put_bytes;
   if (stopped && conn->input.size() + bytes.size() > options_.max_held_input) {
     logger()->warn("{}: {} sent over {} bytes while its requests waited; closing",
                    options_.log_name, c.peer(), options_.max_held_input);
@@ -136,49 +146,63 @@ void BeanstalkFront::pump(Conn* conn) {
     // Replies are built before the kernel takes them: past the bound, the rest of the input
     // waits (and the socket is not read) until the client has taken most of them.
     if (conn->blocked) break;
-    if (c != nullptr && backlog(conn) >= options_.max_queued_output) {
+    if (c != nullptr && backlog(conn, c) >= options_.max_queued_output) {
       conn->blocked = true;
       c->pause_input();
       if (find(id) == nullptr) return;  // the epoll set refused: closed
       break;
     }
-    std::optional<bs::Request> next;
-    if (conn->held) {
-      next = std::move(conn->held);
-      conn->held.reset();
-    } else {
-      if (used >= conn->input.size() || conn->in_flight >= limits.requests ||
-          conn->in_flight_bytes >= limits.put_bytes) {
-        break;
-      }
-      bs::RequestParser::Step step;
+    // The request is looked at where it is (held, or in the parser's step), not moved about.
+    const bool from_held = conn->held.has_value();
+    if (!from_held && (used >= conn->input.size() || conn->replies.in_flight() >= limits.requests ||
+                       conn->replies.in_flight_bytes() >= limits.put_bytes)) {
+      break;
+    }
+    bool oom = false;
+    bs::RequestParser::Step step = [&]() -> bs::RequestParser::Step {
+      if (from_held) return {};
       try {
-        step = conn->parser.feed(std::string_view(conn->input).substr(used));
+        return conn->parser.feed(std::string_view(conn->input).substr(used));
       } catch (const std::bad_alloc&) {
-        conn->parser.reset();
-        used = conn->input.size();
-        std::string oom;
-        bs::append_reply(oom, bs::Reply::kOutOfMemory);
-        conn->slots.push_back({true, oom, 0});
-        conn->ready_bytes += oom.size();
-        break;
+        oom = true;
+        return {};
       }
+    }();
+    if (oom) {
+      conn->parser.reset();
+      used = conn->input.size();
+      std::string reply;
+      bs::append_reply(reply, bs::Reply::kOutOfMemory);
+      conn->replies.open_complete(reply);
+      break;
+    }
+    if (!from_held) {
       used += step.consumed;
       if (!step.request) continue;
-      next = std::move(step.request);
     }
-    const Admit admit = backend_.admit(id, *next, conn->in_flight);
-    if (admit == Admit::kAfterEarlier && conn->in_flight > 0) {
-      conn->held = std::move(next);
+    bs::Request& next = from_held ? *conn->held : *step.request;
+    if (SessionTubes::runs(next)) {  // the front's own (never held): answered now, in its place
+      run_session(conn, next);
+      continue;
+    }
+    const Admit admit = backend_.admit(id, next, conn->replies.in_flight());
+    if (admit == Admit::kAfterEarlier && conn->replies.in_flight() > 0) {
+      if (!from_held) conn->held = std::move(next);
       break;
     }
     if (admit == Admit::kLater) {
-      conn->held = std::move(next);
+      if (!from_held) conn->held = std::move(next);
       conn->parked = true;
       if (c != nullptr) c->pause_input();
       break;
     }
-    start(conn, std::move(*next));
+    if (from_held) {
+      bs::Request request = std::move(*conn->held);
+      conn->held.reset();
+      start(conn, std::move(request));
+    } else {
+      start(conn, std::move(next));
+    }
     if (find(id) == nullptr) return;  // its connection closed meanwhile
   }
   conn->input.erase(0, used);
@@ -192,37 +216,74 @@ void BeanstalkFront::pump(Conn* conn) {
 
 void BeanstalkFront::start(Conn* conn, bs::Request&& request) {
   const std::uint64_t id = conn->id;
-  const std::uint64_t seq = conn->head + conn->slots.size();
   std::size_t put_bytes = 0;
   if (const auto* put = std::get_if<bs::Put>(&request)) put_bytes = put->body.size();
   if (std::holds_alternative<bs::Quit>(request)) conn->quit = true;
-  conn->slots.push_back({false, {}, put_bytes});
-  ++conn->in_flight;
-  conn->in_flight_bytes += put_bytes;
+  const std::uint64_t seq = conn->replies.open(put_bytes);
   const Flow flow = backend_.run(id, std::move(request), ReplySlot(this, id, seq));
   conn = find(id);
   if (conn == nullptr || flow == Flow::kGoOn) return;
-  if (seq >= conn->head && !conn->slots[seq - conn->head].ready) {
+  if (conn->replies.in_flight(seq)) {
     conn->barrier = seq;
     conn->waits = flow == Flow::kWaits;
   }
 }
 
+void BeanstalkFront::run_session(Conn* conn, const bs::Request& request) {
+  bs::count_command(backend_.command_counts(), request);
+  std::string reply;
+  const std::uint64_t id = conn->id;
+  conn->tubes.run(
+      request,
+      [this, id](TubeChange change, std::string_view tube) {
+        return backend_.change_tubes(id, change, tube);
+      },
+      reply);
+  conn->replies.open_complete(reply);
+}
+
 void BeanstalkFront::fill(std::uint64_t id, std::uint64_t seq, std::string_view reply) {
   Conn* conn = find(id);
-  if (conn == nullptr || seq < conn->head || seq - conn->head >= conn->slots.size()) return;
-  Conn::Slot& slot = conn->slots[seq - conn->head];
-  if (slot.ready) return;
-  slot.ready = true;
-  slot.reply.assign(reply);
-  conn->ready_bytes += reply.size();
-  --conn->in_flight;
-  conn->in_flight_bytes -= std::exchange(slot.put_bytes, 0);
+  if (conn == nullptr || !conn->replies.complete(seq, reply)) return;
   if (conn->barrier == seq) {
     conn->barrier.reset();
     conn->waits = false;
   }
+  filled(conn);
+}
+
+void BeanstalkFront::fill_batch(std::span<const SlotEnd> batch, std::string_view replies) {
+  const ReplySlot& first = batch.front().slot;
+  Conn* conn = find(first.conn_);
+  if (conn == nullptr) return;
+  // The usual case: the batch is the connection's oldest slots, none complete yet: its replies
+  // go to the bytes to write in one piece.
+  bool oldest = conn->replies.oldest_in_flight(batch.size());
+  const std::uint64_t head = conn->replies.head();
+  for (std::size_t i = 0; oldest && i < batch.size(); ++i) {
+    const ReplySlot& s = batch[i].slot;
+    oldest = s.front_ == this && s.conn_ == conn->id && s.seq_ == head + i;
+  }
+  if (!oldest) {
+    std::size_t from = 0;
+    for (const SlotEnd& e : batch) {
+      e.slot.complete(replies.substr(from, e.end - from));
+      from = e.end;
+    }
+    return;
+  }
+  conn->replies.complete_oldest(batch.size(), replies.substr(0, batch.back().end));
+  if (conn->barrier && !conn->replies.in_flight(*conn->barrier)) {
+    conn->barrier.reset();
+    conn->waits = false;
+  }
+  filled(conn);
+}
+
+void BeanstalkFront::filled(Conn* conn) {
   if (conn->pumping) return;  // pump() writes them when it is done
+  // One read of the backend's completes many: written, and the connection pumped, after it.
+  if (backend_.gathering()) return list(conn);
   if (!write_ready(conn)) return;
   pump(conn);  // a barrier may be over, or there is room in flight
 }
@@ -234,19 +295,9 @@ void BeanstalkFront::abort(std::uint64_t id) {
 }
 
 bool BeanstalkFront::write_ready(Conn* conn) {
-  std::string out;
-  while (!conn->slots.empty() && conn->slots.front().ready) {
-    Conn::Slot& slot = conn->slots.front();
-    conn->ready_bytes -= slot.reply.size();
-    if (out.empty()) {
-      out = std::move(slot.reply);
-    } else {
-      out += slot.reply;
-    }
-    conn->slots.pop_front();
-    ++conn->head;
-  }
-  return out.empty() || send(conn, out);
+  std::string out = conn->replies.take();
+  if (out.empty()) return true;
+  return send(conn, out);
 }
 
 bool BeanstalkFront::send(Conn* conn, std::string_view bytes) {
@@ -284,15 +335,19 @@ void BeanstalkFront::write_gathered() {
     Conn* conn = find(id);
     if (conn == nullptr) continue;
     conn->listed = false;
+    if (!write_ready(conn)) continue;  // with what was gathered before it
     if (!conn->gathered.empty() && !send(conn, {})) continue;
-    if (conn->blocked) watch_output(conn);
-    maybe_close(conn);
+    if (conn->pumping) continue;  // pump() goes on when it is done
+    pump(conn);                   // and looks at the output bound and a close
   }
 }
 
 std::size_t BeanstalkFront::backlog(const Conn* conn) const {
-  const net::Connection* c = server_ == nullptr ? nullptr : server_->find(conn->id);
-  return conn->ready_bytes + conn->gathered.size() + backend_.held_reply_bytes(conn->id) +
+  return backlog(conn, server_ == nullptr ? nullptr : server_->find(conn->id));
+}
+
+std::size_t BeanstalkFront::backlog(const Conn* conn, const net::Connection* c) const {
+  return conn->replies.ready_bytes() + conn->gathered.size() + backend_.held_reply_bytes(conn->id) +
          (c == nullptr ? 0 : c->queued_output());
 }
 
@@ -300,7 +355,7 @@ void BeanstalkFront::watch_output(Conn* conn) {
   net::Connection* c = server_ == nullptr ? nullptr : server_->find(conn->id);
   const std::size_t low = options_.max_queued_output / 2;
   const std::size_t owed =
-      conn->ready_bytes + conn->gathered.size() + backend_.held_reply_bytes(conn->id);
+      conn->replies.ready_bytes() + conn->gathered.size() + backend_.held_reply_bytes(conn->id);
   // Replies still owed past half: their completion looks again.
   if (c == nullptr || owed >= low) return;
   c->notify_output_below(low - owed);
@@ -332,7 +387,7 @@ void BeanstalkFront::maybe_close(Conn* conn) {
   if (server_ == nullptr || conn->pumping || !(conn->quit || conn->input_ended)) return;
   if (conn->held || conn->parked) return;
   // A client that hung up while its reserve waits is not waited for (beanstalkd drops it).
-  const std::size_t owed = conn->in_flight - (conn->waits && !conn->quit ? 1 : 0);
+  const std::size_t owed = conn->replies.in_flight() - (conn->waits && !conn->quit ? 1 : 0);
   if (owed > 0) return;
   if (!conn->quit && conn->blocked) return;     // more input to run once the output drains
   if (backend_.gathering()) return list(conn);  // its last replies first: write_gathered()
@@ -355,7 +410,11 @@ void BeanstalkFront::on_input_end(net::Connection& c) {
 void BeanstalkFront::on_close(net::Connection& c, net::CloseReason) {
   auto it = conns_.find(c.id());
   if (it == conns_.end()) return;
-  conns_.erase(it);  // its slots still open are forgotten: their completion finds no connection
+  if (last_ == it->second.get()) last_ = nullptr;
+  // Its slots still open are forgotten: their completion finds no connection. Its tubes stay
+  // readable until the backend's close() returns.
+  const std::unique_ptr<Conn> gone = std::move(it->second);
+  conns_.erase(it);
   backend_.close(c.id());
 }
 

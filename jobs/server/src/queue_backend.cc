@@ -12,6 +12,9 @@ namespace wheel::jobs {
 
 namespace {
 
+// Room of a session's reply buffer kept from one batch to the next.
+constexpr std::size_t kKeptReplyBytes = 64 * 1024;
+
 // The requests that record a change in the journal (the others never wait for its disk).
 bool changes(const beanstalk::Request& r) {
   return std::holds_alternative<beanstalk::Put>(r) ||
@@ -59,12 +62,17 @@ void QueueBackend::attach(BeanstalkFront& front, net::LoopTimer& timer) {
   poll_log();
 }
 
-QueueBackend::Session* QueueBackend::find(std::uint64_t conn) {
+QueueBackend::Session* QueueBackend::find(std::uint64_t conn) const {
+  // Most lookups in a row are of one connection (its requests, their batch, the bound).
+  if (last_ != nullptr && last_conn_ == conn) return last_;
   auto it = sessions_.find(conn);
-  return it == sessions_.end() ? nullptr : &it->second;
+  if (it == sessions_.end()) return nullptr;
+  last_conn_ = conn;
+  last_ = const_cast<Session*>(&it->second);
+  return last_;
 }
 
-void QueueBackend::open(std::uint64_t conn) {
+void QueueBackend::open(std::uint64_t conn, const SessionTubes&) {
   const SessionId id = queue_.open_session();
   sessions_[conn].id = id;
   conns_.emplace(id, conn);
@@ -74,10 +82,26 @@ void QueueBackend::close(std::uint64_t conn) {
   auto it = sessions_.find(conn);
   if (it == sessions_.end()) return;
   const SessionId id = it->second.id;
+  if (last_ == &it->second) last_ = nullptr;
   sessions_.erase(it);
   conns_.erase(id);
   queue_.close_session(id);  // releases its reserved jobs, may serve other waiters
   arm_timer();
+}
+
+bool QueueBackend::change_tubes(std::uint64_t conn, TubeChange change, std::string_view tube) {
+  Session* s = find(conn);
+  if (s == nullptr) return false;
+  switch (change) {
+    case TubeChange::kUse:
+      return queue_.use(s->id, tube) == Outcome::kOk;
+    case TubeChange::kWatch:
+      return queue_.watch(s->id, tube) == Outcome::kOk;
+    case TubeChange::kIgnore:
+      queue_.ignore(s->id, tube);  // may drop the tube
+      break;
+  }
+  return true;
 }
 
 Admit QueueBackend::admit(std::uint64_t conn, const beanstalk::Request& request, std::size_t) {
@@ -102,16 +126,18 @@ Flow QueueBackend::run(std::uint64_t conn, beanstalk::Request&& request, ReplySl
     case BeanstalkDispatcher::Next::kClose:  // quit: no reply; the front closes
       break;
   }
-  s->batch.emplace_back(slot, s->out.size());
+  s->batch.push_back({slot, s->out.size()});
   return Flow::kGoOn;
 }
 
 void QueueBackend::end_batch(std::uint64_t conn) {
   Session* s = find(conn);
   if (s == nullptr || s->batch.empty()) return;
-  std::string out = std::move(s->out);
+  // Copied out, not moved: the session's buffers keep their room for the next batch (no
+  // regrowth per batch), unless a large reply made them large.
+  std::string out = s->out.capacity() > kKeptReplyBytes ? std::move(s->out) : s->out;
   s->out.clear();
-  auto batch = std::move(s->batch);
+  std::vector<SlotEnd> batch(s->batch.begin(), s->batch.end());
   s->batch.clear();
   s->unsent_bytes += out.size();
   // Completed when the changes behind these replies are durable; the connection may be gone
@@ -125,15 +151,11 @@ void QueueBackend::end_batch(std::uint64_t conn) {
     if (journal_.calling_back_lost()) {
       // These changes never became durable (the log stopped): no acknowledgement, the client
       // sees the connection close instead.
-      batch.front().first.abort();
+      batch.front().slot.abort();
       return;
     }
-    delivering_ = true;  // one write for the batch
-    std::size_t from = 0;
-    for (const auto& [slot, end] : batch) {
-      slot.complete(std::string_view(out).substr(from, end - from));
-      from = end;
-    }
+    delivering_ = true;  // the front writes what is complete once, after it
+    ReplySlot::complete_batch(batch, out);
     delivering_ = false;
     front_->write_gathered();
   };
@@ -145,8 +167,8 @@ void QueueBackend::end_batch(std::uint64_t conn) {
 }
 
 std::size_t QueueBackend::held_reply_bytes(std::uint64_t conn) const {
-  auto it = sessions_.find(conn);
-  return it == sessions_.end() ? 0 : it->second.out.size() + it->second.unsent_bytes;
+  const Session* s = find(conn);
+  return s == nullptr ? 0 : s->out.size() + s->unsent_bytes;
 }
 
 void QueueBackend::on_reserve_done(SessionId session, const ReserveResult& result) {
@@ -156,7 +178,7 @@ void QueueBackend::on_reserve_done(SessionId session, const ReserveResult& resul
   Session* s = find(conn);
   if (s == nullptr || !s->waiting) return;
   dispatcher_.append_reserve_end(session, result, s->out);
-  s->batch.emplace_back(std::exchange(s->waiting, {}), s->out.size());
+  s->batch.push_back({std::exchange(s->waiting, {}), s->out.size()});
   end_batch(conn);
   arm_timer();
 }

@@ -95,6 +95,8 @@ class RedisCluster {
   // Tests and callers that must reach every primary (a scan) use it.
   RedisClient* client_at(const RedisAddress& address);
   const RedisClusterMetrics& metrics() const { return metrics_; }
+  // Commands without their answer yet: in flight on a node's connection or waiting for a retry.
+  std::size_t in_flight() const;
 
  private:
   struct Request;

@@ -3,9 +3,10 @@
 // in Redis through a RedisStore, so that any number of processes serve the same tubes.
 // RedisJobsHandler (redis_jobs_handler.h) is the front over it.
 //
-// Per connection: the tube used, the tubes watched, and the leases (id -> fencing token) of the
-// jobs this connection reserved, so delete/release/bury/touch carry the token and a lease that
-// ran out and went to another client answers NOT_FOUND.
+// Per connection: the leases (id -> fencing token) of the jobs this connection reserved (its
+// tubes are the front's SessionTubes, read where a put, a peek, a kick or a reserve needs them), so
+// delete/release/bury/touch carry the token and a lease that ran out and went to another client
+// answers NOT_FOUND.
 //
 // Pipelining. A connection's consecutive `put` and `delete` requests go to the store together
 // (admitted at once, Flow::kGoOn), at most kMaxPipelined in flight and max_in_flight_bytes of put
@@ -112,9 +113,13 @@ class RedisBackend final : public BeanstalkBackend {
   Flow run(std::uint64_t conn, beanstalk::Request&& request, ReplySlot slot) override;
   // Starts the scan and the subscription.
   void attach(BeanstalkFront& front, net::LoopTimer& timer) override;
-  void open(std::uint64_t conn) override;
+  void open(std::uint64_t conn, const SessionTubes& tubes) override;
   // Releases the connection's leases at once (as beanstalkd) and ends its waiting reserve.
   void close(std::uint64_t conn) override;
+  // Keeps list-tubes' order of the tubes this node's clients name (never refuses: the store
+  // bounds no tube count).
+  bool change_tubes(std::uint64_t conn, TubeChange change, std::string_view tube) override;
+  beanstalk::CommandCounts& command_counts() override { return commands_; }
   InFlightLimits in_flight_limits() const override {
     return {kMaxPipelined, options_.max_in_flight_bytes};
   }

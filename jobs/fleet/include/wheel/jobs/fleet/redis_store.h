@@ -23,6 +23,11 @@
 // flight, further requests wait and go as one script when it returns; each still gets its own
 // result after Redis answered.
 //
+// Shards (redis_shards.h): on one Redis the store is one shard; on a Redis Cluster it is S,
+// each a whole store under its own hash tag, and every tube spreads over all of them: puts go
+// round-robin, a command on one id goes to the id's shard (id % S) in one hop, reserve looks at
+// the shards in turn from a start that rotates (redis_store_shards.cc), reads sum or merge.
+//
 // Threads: loop thread only (the client's). Callbacks run on it, after the reply arrived.
 #pragma once
 
@@ -36,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "wheel/jobs/fleet/redis_link.h"
 #include "wheel/jobs/fleet/redis_script_limits.h"
 #include "wheel/jobs/fleet/redis_store_results.h"
 #include "wheel/redis/redis_client.h"
@@ -49,6 +55,9 @@ enum class PeekWhich : std::uint8_t { kReady, kDelayed, kBuried };
 struct RedisStoreOptions {
   // Prefix of every key and of the channel; two fleets on one Redis database use two prefixes.
   std::string prefix = "wj:";
+  // Shards (redis_shards.h): 1 on one Redis (keys exactly as before shards existed); on a cluster
+  // 1 to kMaxRedisShards, the same for every process and the whole life of the fleet's data.
+  std::uint32_t shards = 1;
 };
 
 class RedisStore {
@@ -56,19 +65,29 @@ class RedisStore {
   template <class R>
   using Done = std::function<void(R&&)>;
 
-  // Registers its scripts with `client` (loaded on every connect). `client` must outlive it.
-  RedisStore(RedisClient& client, RedisStoreOptions options = {});
+  // Registers its scripts with `link` (loaded on every connect). The link's client or cluster
+  // must outlive the store. Throws std::invalid_argument for shards out of range.
+  RedisStore(RedisLink link, RedisStoreOptions options = {});
   RedisStore(const RedisStore&) = delete;
   RedisStore& operator=(const RedisStore&) = delete;
 
   const std::string& prefix() const { return options_.prefix; }
-  std::string event_channel() const { return options_.prefix + "ev"; }
-  RedisClient& client() { return client_; }
+  // The channel of shard 0 (with one shard, the store's), and of every shard.
+  std::string event_channel() const { return shards_.front().prefix + "ev"; }
+  std::vector<std::string> event_channels() const;
+  RedisLink& link() { return link_; }
+  std::uint32_t shards() const { return static_cast<std::uint32_t>(shards_.size()); }
+  // The shard `id` lives on (id % shards()), and each shard's key prefix.
+  std::uint32_t shard_of(std::uint64_t id) const;
+  const std::string& shard_prefix(std::uint32_t shard) const { return shards_[shard].prefix; }
 
   // put: ready now (delay 0) or delayed; `ttr` as given (the caller raises 0 to a second).
   void put(std::string_view tube, std::uint32_t priority, Millis delay, Millis ttr,
            std::string_view body, Done<InsertResult> done);
-  // reserve: the ready job of lowest (priority, id) over `tubes` that are not paused.
+  // reserve: the ready job of lowest (priority, id) over `tubes` that are not paused. With S
+  // shards: of the first shard, from a start that moves on by one at every reserve, that has one
+  // (so a job waits at most S - 1 reserves that found work behind less urgent jobs of other
+  // shards, and no shard starves).
   void reserve(const std::vector<std::string>& tubes, Done<ClaimResult> done);
   // reserve-job: job `id` if ready, delayed or buried.
   void reserve_job(std::uint64_t id, Done<ClaimResult> done);
@@ -123,10 +142,42 @@ class RedisStore {
 
  private:
   struct Scripts;
-  RedisClient& client_;
+  struct Shard {
+    std::string prefix;
+    std::vector<std::string> keys;  // KEYS of its scripts: {prefix + "j"}, for routing
+    std::shared_ptr<RedisBatches> batches;
+  };
+  const Shard& shard(std::uint64_t id) const { return shards_[shard_of(id)]; }
+  // One shard's part of the commands on a tube or on the whole store (redis_store.cc); the
+  // public ones run it on the single shard, or on each and merge (redis_store_shards.cc).
+  // reserve on shard `s`, then on the next while none had a job, `left` shards in all
+  void reserve_from(std::shared_ptr<const std::vector<std::string>> tubes, std::size_t s,
+                    std::size_t left, ClaimResult so_far, Done<ClaimResult> done);
+  void kick_on(std::size_t s, std::string_view tube, std::uint64_t bound, Done<ChangeResult> done);
+  void peek_tube_on(std::size_t s, std::string_view tube, PeekWhich which, Done<PeekResult> done);
+  void tube_stats_on(std::size_t s, std::string_view tube, bool known, Done<TubeInfo> done);
+  void totals_on(std::size_t s, Done<StoreTotals> done);
+  void list_tubes_on(std::size_t s, Done<TubeList> done);
+  void pause_tube_on(std::size_t s, std::string_view tube, Millis delay, bool known,
+                     Done<ChangeResult> done);
+  void scan_on(std::size_t s, std::size_t limit, const std::vector<std::string>& tubes,
+               Done<ScanResult> done);
+  void list_jobs_on(std::size_t s, std::string_view tube, PeekWhich which, std::size_t offset,
+                    std::size_t scan, std::size_t preview, std::string_view needle,
+                    std::size_t limit, Done<JobListResult> done);
+  void move_on(std::size_t s, std::string_view from, std::string_view to, PeekWhich which,
+               std::size_t count, Done<ChangeResult> done);
+  void give_back_on(std::size_t s,
+                    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& leases,
+                    Done<ChangeResult> done);
+
+  RedisLink link_;
   RedisStoreOptions options_;
   std::shared_ptr<Scripts> scripts_;
-  std::shared_ptr<RedisBatches> batches_;
+  std::vector<Shard> shards_;
+  std::size_t next_put_ = 0;                               // the shard of the next put
+  std::size_t next_reserve_ = 0;                           // where the next reserve starts looking
+  std::shared_ptr<char> life_ = std::make_shared<char>();  // chains over shards check it
 };
 
 }  // namespace wheel::jobs

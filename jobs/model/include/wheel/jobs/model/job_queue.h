@@ -69,7 +69,6 @@ enum class Outcome : std::uint8_t {
   kOutOfMemory,    // OUT_OF_MEMORY: a JobQueueLimits bound, or the journal has no room
   kInternalError,  // INTERNAL_ERROR: the journal refused the change for another reason
   kDraining,       // DRAINING: put while draining
-  kNotIgnored,     // NOT_IGNORED: ignore of the last watched tube
   kTimedOut,       // TIMED_OUT
   kDeadlineSoon,   // DEADLINE_SOON
   kWaiting,        // the reserve blocks; the ReserveListener hears how it ends
@@ -82,10 +81,6 @@ struct PutResult {
 struct ReserveResult {
   Outcome outcome = Outcome::kOk;
   const Job* job = nullptr;  // kOk: valid until the queue's next mutating call
-};
-struct WatchResult {
-  Outcome outcome = Outcome::kOk;
-  std::uint64_t watching = 0;  // tubes watched after the command
 };
 
 // Hears how blocked reserves end: kOk with the job, kTimedOut or kDeadlineSoon. Called from
@@ -156,11 +151,17 @@ class JobQueue : private JournaledJobs {
   // same way when the journal refuses it.
   PutResult put(SessionId session, std::uint32_t priority, Millis delay, Millis ttr,
                 std::string body);
-  // use: kOk, or kOutOfMemory when the tube would be one too many.
+  // The session's tubes, as its connection's front end decided them (beanstalkd's rules for
+  // use, watch and ignore, the watch list's bound and its last tube, are the front's:
+  // SessionTubes, jobs/server). A tube is kept while a session uses or watches it.
+  // use: `tube` becomes the used tube: kOk, or kOutOfMemory when it would be one too many.
   Outcome use(SessionId session, std::string_view tube);
-  WatchResult watch(SessionId session, std::string_view tube);
-  // ignore: kNotIgnored for the last watched tube; an unwatched tube is kOk (count unchanged).
-  WatchResult ignore(SessionId session, std::string_view tube);
+  // watch: the session watches `tube` too (nothing when it already does): kOk, or kOutOfMemory
+  // when the tube would be one too many.
+  Outcome watch(SessionId session, std::string_view tube);
+  // ignore: the session no longer watches `tube` (nothing when it does not).
+  // REQUIRES: another tube stays watched.
+  void ignore(SessionId session, std::string_view tube);
   // reserve (timeout nullopt) or reserve-with-timeout: kOk with the job, kDeadlineSoon,
   // kTimedOut, or kWaiting (the listener hears the end).
   ReserveResult reserve(SessionId session, std::optional<Millis> timeout);

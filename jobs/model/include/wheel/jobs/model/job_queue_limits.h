@@ -16,8 +16,6 @@ struct JobQueueLimits {
   // Tubes that exist at once ("default" included; a tube costs about 300 bytes while it
   // exists). REQUIRES >= 1.
   std::uint64_t max_tubes = 100'000;
-  // Tubes one session may watch at once (a reserve looks at each of them). REQUIRES >= 1.
-  std::uint64_t max_watched_per_session = 1'024;
 };
 
 }  // namespace wheel::jobs

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // BeanstalkDispatcher: beanstalkd's protocol on a JobQueue. It takes one parsed request of a
 // session (beanstalk_request.h), runs it on the queue and appends the reply bytes
-// (beanstalk_reply.h) to the caller's output; it counts the commands for `stats`. A server
+// (beanstalk_reply.h) to the caller's output; it counts the commands for `stats`. The session's
+// own requests (use, watch, ignore, list-tube-used, list-tubes-watched) are the front end's
+// (SessionTubes): it tells the queue what changes (QueueBackend::change_tubes) and counts them
+// here (command_counts()); handed one anyway, the dispatcher answers INTERNAL_ERROR. A server
 // feeds it each connection's requests in order and stops feeding a session while its reserve
 // waits (kWaiting), until the queue's ReserveListener reports the end; append_reserve_end()
 // writes that reply.
@@ -62,6 +65,8 @@ class BeanstalkDispatcher {
   // The stats reply's document (also for metrics).
   beanstalk::ServerStats server_stats() const;
   const beanstalk::CommandCounts& commands() const { return commands_; }
+  // The same counts, for the front end to count the requests it answers itself.
+  beanstalk::CommandCounts& command_counts() { return commands_; }
   // Requests answered INTERNAL_ERROR, by cause (kLogFailed, kBodyUnreadable); each is also
   // logged with its reason (the first at once, then at most one line per cause every 10 s).
   std::uint64_t internal_errors(InternalErrorCause cause) const {

@@ -4,7 +4,10 @@
 // place that parses requests, holds input, orders replies and bounds what a client may make
 // the server hold.
 //
-// Per connection: a RequestParser and one reply slot per request started. A request starts
+// Per connection: a RequestParser, the session's tubes (SessionTubes: use, watch, ignore,
+// list-tube-used and list-tubes-watched are answered here, by beanstalkd's rules, in their
+// place among the connection's requests; the backend hears each change) and one reply slot per
+// request started. A request starts
 // when the backend admits it (Admit) and no earlier one is a barrier (Flow); the replies are
 // written strictly in request order, each once every slot before it is complete. Input that
 // cannot run yet is held: while a barrier (a reserve that waits, a Redis round trip) or the
@@ -32,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +56,9 @@ struct BeanstalkFrontOptions {
   // Replies a connection may have waiting (with the backend, in slots, queued) before its
   // further requests wait; they resume once it is down to half. REQUIRES >= 2.
   std::size_t max_queued_output = std::size_t{1} << 20;
+  // Tubes one connection may watch at once (a reserve looks at each of them; OUT_OF_MEMORY
+  // beyond). REQUIRES >= 1.
+  std::size_t max_watched = 1'024;
   // What SIGUSR1's log line says first ("beanstalk server", "wheel-jobs").
   std::string_view log_name = "beanstalk server";
 };
@@ -59,7 +66,8 @@ struct BeanstalkFrontOptions {
 class BeanstalkFront : public net::ConnectionHandler {
  public:
   // `backend` must outlive the front. Throws std::invalid_argument for a max_job_size beyond
-  // beanstalk::kMaxMaxJobSize, a max_held_input of 0 or a max_queued_output below 2.
+  // beanstalk::kMaxMaxJobSize, a max_held_input or max_watched of 0 or a max_queued_output
+  // below 2.
   BeanstalkFront(BeanstalkBackend& backend, BeanstalkFrontOptions options);
   // REQUIRES: the server no longer calls the front (it was shut down and its loop ran).
   ~BeanstalkFront() override;
@@ -102,16 +110,23 @@ class BeanstalkFront : public net::ConnectionHandler {
   void pump(Conn* conn);
   // Starts one request in a new slot.
   void start(Conn* conn, beanstalk::Request&& request);
+  // Answers one of the session's own requests (SessionTubes::runs) in a new slot, at once.
+  void run_session(Conn* conn, const beanstalk::Request& request);
   // ReplySlot: fills slot `seq` of `conn`, writes what is in order and goes on.
   void fill(std::uint64_t conn, std::uint64_t seq, std::string_view reply);
+  // ReplySlot::complete_batch.
+  void fill_batch(std::span<const SlotEnd> batch, std::string_view replies);
+  // After slots of `conn` completed: writes what is in order and goes on.
+  void filled(Conn* conn);
   void abort(std::uint64_t conn);
-  // Writes the complete slots at the head; whether the connection is still there.
+  // Writes the complete replies at the head; whether the connection is still there.
   bool write_ready(Conn* conn);
   bool send(Conn* conn, std::string_view bytes);
   // Puts `conn` on the list write_gathered() goes through (once).
   void list(Conn* conn);
   // Replies of `conn` not yet taken by the kernel: with the backend, in slots, queued.
   std::size_t backlog(const Conn* conn) const;
+  std::size_t backlog(const Conn* conn, const net::Connection* c) const;  // `c`: its connection
   // A blocked connection: asks for on_output_below once it may be down to half.
   void watch_output(Conn* conn);
   // Closes a connection that quit or hung up once nothing more is owed.
@@ -123,6 +138,7 @@ class BeanstalkFront : public net::ConnectionHandler {
   std::unique_ptr<net::LoopTimer> own_timer_;
   uv_signal_t* drain_ = nullptr;  // SIGUSR1; freed by its close callback
   std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns_;
+  mutable Conn* last_ = nullptr;         // the last one find() found
   std::vector<std::uint64_t> gathered_;  // connections with gathered bytes
   std::function<void()> shutdown_also_;
 };

@@ -60,8 +60,12 @@ class QueueBackend final : public BeanstalkBackend, public ReserveListener {
 
   // BeanstalkBackend
   void attach(BeanstalkFront& front, net::LoopTimer& timer) override;
-  void open(std::uint64_t conn) override;
+  void open(std::uint64_t conn, const SessionTubes& tubes) override;
   void close(std::uint64_t conn) override;
+  // Keeps the queue's session in step (JobQueue::use, watch, ignore): a tube beyond the queue's
+  // max_tubes is refused.
+  bool change_tubes(std::uint64_t conn, TubeChange change, std::string_view tube) override;
+  beanstalk::CommandCounts& command_counts() override { return dispatcher_.command_counts(); }
   Admit admit(std::uint64_t conn, const beanstalk::Request& request,
               std::size_t in_flight) override;
   Flow run(std::uint64_t conn, beanstalk::Request&& request, ReplySlot slot) override;
@@ -81,12 +85,12 @@ class QueueBackend final : public BeanstalkBackend, public ReserveListener {
     SessionId id = 0;
     std::string out;  // replies of the batch, in order
     // The batch's slots and where each one's reply ends in `out`.
-    std::vector<std::pair<ReplySlot, std::size_t>> batch;
+    std::vector<SlotEnd> batch;
     ReplySlot waiting;             // the reserve that waits
     std::size_t unsent_bytes = 0;  // replies of batches waiting for the journal
     std::uint32_t unsent = 0;      // those batches
   };
-  Session* find(std::uint64_t conn);
+  Session* find(std::uint64_t conn) const;
   // Runs the parked changes' connections once changes may go on.
   void resume_parked();
   Millis clock_ms() const;  // the queue's clock: see "Time" above
@@ -109,7 +113,9 @@ class QueueBackend final : public BeanstalkBackend, public ReserveListener {
   std::optional<Millis> due_at_;                         // what due_ is set for
   std::uint64_t poll_at_ = UINT64_MAX;                   // what poll_ is set for
   std::unordered_map<std::uint64_t, Session> sessions_;  // by connection
-  std::unordered_map<SessionId, std::uint64_t> conns_;   // session -> connection
+  mutable std::uint64_t last_conn_ = 0;                  // the last one find() found
+  mutable Session* last_ = nullptr;
+  std::unordered_map<SessionId, std::uint64_t> conns_;  // session -> connection
   std::vector<std::uint64_t> parked_;  // connections with a parked change, oldest first
   bool delivering_ = false;            // completing a batch: the front gathers its writes
 };
