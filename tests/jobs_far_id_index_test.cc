@@ -99,6 +99,12 @@ bool same_blocks(const FarIdIndex& a, const FarIdIndex& b) {
   return a.last_id() == b.last_id() && a.end() == b.end();
 }
 
+// 600 puts of 500 bytes (about 5 blocks of 64 KiB), synced.
+void fill_600(Segment& seg) {
+  for (std::uint64_t id = 1; id <= 600; ++id) seg.put(id, 500);
+  seg.sync();
+}
+
 TEST(FarIdIndexTest, RoundTripReadsTheSideFileAndOnlyTheLastBlock) {
   FaultInjectionFs fs;
   Segment seg(fs);
@@ -201,16 +207,14 @@ void expect_rebuilt(FaultInjectionFs& fs, Segment& seg, const std::string& why) 
 TEST(FarIdIndexTest, AMissingSideFileIsRebuiltFromTheSegment) {
   FaultInjectionFs fs;
   Segment seg(fs);
-  for (std::uint64_t id = 1; id <= 600; ++id) seg.put(id, 500);
-  seg.sync();
+  fill_600(seg);
   expect_rebuilt(fs, seg, "missing");
 }
 
 TEST(FarIdIndexTest, ATornSideFileIsRebuilt) {
   FaultInjectionFs fs;
   Segment seg(fs);
-  for (std::uint64_t id = 1; id <= 600; ++id) seg.put(id, 500);
-  seg.sync();
+  fill_600(seg);
   ASSERT_FALSE(seg.index.persist(seg.size));
   const std::string whole = fs.contents(kSide);
   for (std::size_t keep : {whole.size() - 1, whole.size() - 16, std::size_t{20}, std::size_t{3}}) {
@@ -222,8 +226,7 @@ TEST(FarIdIndexTest, ATornSideFileIsRebuilt) {
 TEST(FarIdIndexTest, AFlippedBitInTheSideFileIsRebuilt) {
   FaultInjectionFs fs;
   Segment seg(fs);
-  for (std::uint64_t id = 1; id <= 600; ++id) seg.put(id, 500);
-  seg.sync();
+  fill_600(seg);
   ASSERT_FALSE(seg.index.persist(seg.size));
   const std::string whole = fs.contents(kSide);
   // The lowest bit of a middle block's first id: the blocks would still be in order.
@@ -236,8 +239,7 @@ TEST(FarIdIndexTest, AFlippedBitInTheSideFileIsRebuilt) {
 TEST(FarIdIndexTest, AFlippedBitInTheSegmentIsAnErrorNeverARecord) {
   FaultInjectionFs fs;
   Segment seg(fs);
-  for (std::uint64_t id = 1; id <= 600; ++id) seg.put(id, 500);
-  seg.sync();
+  fill_600(seg);
   ASSERT_FALSE(seg.index.persist(seg.size));
   std::string data = fs.contents(kSegment);
   data[seg.offsets[100] + 40] ^= 4;  // in job 100's put

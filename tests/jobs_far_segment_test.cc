@@ -45,6 +45,14 @@ std::unique_ptr<FarSegmentWriter> create(FaultInjectionFs& fs) {
   return writer;
 }
 
+// The segment's id index as a restart opens it.
+std::unique_ptr<FarIdIndex> open_index(FaultInjectionFs& fs, FarIdRecovered* r,
+                                       std::string* error) {
+  const FarIdIndexOptions io{FarSegmentWriter::segment_path(options(fs)),
+                             FarSegmentWriter::index_path(options(fs)), &fs};
+  return FarIdIndex::open(io, r, error);
+}
+
 TEST(FarSegmentTest, PutsAreReadBackByIdAndTheSideFileIsTrusted) {
   FaultInjectionFs fs;
   auto writer = create(fs);
@@ -64,11 +72,9 @@ TEST(FarSegmentTest, PutsAreReadBackByIdAndTheSideFileIsTrusted) {
     ASSERT_EQ(found, jobs.count(id) == 1) << id;
     if (found) EXPECT_EQ(got, jobs[id]);
   }
-  FarIdIndexOptions io{FarSegmentWriter::segment_path(options(fs)),
-                       FarSegmentWriter::index_path(options(fs)), &fs};
   FarIdRecovered r;
   std::string error;
-  auto index = FarIdIndex::open(io, &r, &error);
+  auto index = open_index(fs, &r, &error);
   ASSERT_TRUE(index) << error;
   EXPECT_TRUE(r.from_side_file) << r.why_rebuilt;
   EXPECT_EQ(index->blocks().size(), writer->index().blocks().size());
@@ -103,11 +109,9 @@ TEST(FarSegmentTest, ACutInASyncLeavesATrustedIndexOfTheSyncedPuts) {
     } else {
       fs.process_death();
     }
-    FarIdIndexOptions io{FarSegmentWriter::segment_path(options(fs)),
-                         FarSegmentWriter::index_path(options(fs)), &fs};
     FarIdRecovered r;
     std::string error;
-    auto index = FarIdIndex::open(io, &r, &error);
+    auto index = open_index(fs, &r, &error);
     ASSERT_TRUE(index) << error;
     EXPECT_TRUE(r.from_side_file) << r.why_rebuilt;
     for (std::uint64_t i = 1; i <= 300; ++i) {

@@ -82,6 +82,12 @@ class BatchTest : public ::testing::Test {
       return held == n;
     }));
   }
+  // Sends `requests` on the connected `c` and waits until the backend holds `slots` slots.
+  void send_and_hold(Client& c, const char* requests, std::size_t slots) {
+    ASSERT_TRUE(c.connected());
+    c.send(requests);
+    await_slots(slots);
+  }
   // Completes slots [from, to) of the backend as one batch, each with `reply(i)`.
   void complete_batch(std::size_t from, std::size_t to) {
     call([&](HoldingBackend& b) {
@@ -141,9 +147,7 @@ class BatchTest : public ::testing::Test {
 TEST_F(BatchTest, ABatchBehindAnIncompleteSlotWaitsForIt) {
   start(false);
   Client c(port_);
-  ASSERT_TRUE(c.connected());
-  c.send("stats\r\nstats\r\nstats\r\n");
-  ASSERT_NO_FATAL_FAILURE(await_slots(3));
+  ASSERT_NO_FATAL_FAILURE(send_and_hold(c, "stats\r\nstats\r\nstats\r\n", 3));
   complete_batch(1, 3);  // not the oldest: slot 0 is still open
   complete_batch(0, 1);
   expect_in_order(c, 3);
@@ -152,9 +156,7 @@ TEST_F(BatchTest, ABatchBehindAnIncompleteSlotWaitsForIt) {
 TEST_F(BatchTest, ABatchOfTheOldestSlotsGoesOutWithTheRepliesThatWaitedForIt) {
   start(false);
   Client c(port_);
-  ASSERT_TRUE(c.connected());
-  c.send("stats\r\nstats\r\nstats\r\nstats\r\n");
-  ASSERT_NO_FATAL_FAILURE(await_slots(4));
+  ASSERT_NO_FATAL_FAILURE(send_and_hold(c, "stats\r\nstats\r\nstats\r\nstats\r\n", 4));
   complete_batch(2, 3);  // alone, early: waits for 0 and 1
   complete_batch(0, 2);
   complete_batch(3, 4);
@@ -164,9 +166,8 @@ TEST_F(BatchTest, ABatchOfTheOldestSlotsGoesOutWithTheRepliesThatWaitedForIt) {
 TEST_F(BatchTest, ABatchEndsTheBarrierAmongItsSlots) {
   start(true);
   Client c(port_);
-  ASSERT_TRUE(c.connected());
-  c.send("stats\r\nstats\r\n");
-  ASSERT_NO_FATAL_FAILURE(await_slots(1));  // the first is a barrier: the second waits for it
+  ASSERT_NO_FATAL_FAILURE(send_and_hold(c, "stats\r\nstats\r\n",
+                                        1));  // the first is a barrier: the second waits for it
   complete_batch(0, 1);
   ASSERT_NO_FATAL_FAILURE(await_slots(2));
   complete_batch(1, 2);

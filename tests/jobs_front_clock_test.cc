@@ -59,6 +59,11 @@ class FrontClockTest : public ::testing::Test {
   // Nothing arrived on `c` once the loop ran what was due (advance() returned after it ran; the
   // write of a turn follows it at once).
   static bool silent(Client& c) { return c.silent_for(100); }
+  // Sends a blocking request on `c` and waits until the queue holds it as its one waiter.
+  void block(Client& c, const char* request) {
+    c.send(request);
+    await_waiting(1);
+  }
 
   EmbeddedQueueServer server;
 };
@@ -66,8 +71,7 @@ class FrontClockTest : public ::testing::Test {
 TEST_F(FrontClockTest, ReserveWithTimeoutEndsWhenTheClockPassesItsTimeoutNeverBefore) {
   Client c(server.port());
   ASSERT_TRUE(c.connected());
-  c.send("reserve-with-timeout 5\r\n");
-  await_waiting(1);
+  block(c, "reserve-with-timeout 5\r\n");
   server.advance_to(kStart + 4999ms);
   EXPECT_TRUE(silent(c));
   server.advance_to(kStart + 5s - 1ns);  // one nanosecond before its time
@@ -83,8 +87,7 @@ TEST_F(FrontClockTest, AWaiterIsServedWhenAJobArrivesBeforeItsDeadlineAndNeverTi
   Client producer(server.port());
   ASSERT_TRUE(waiter.connected());
   ASSERT_TRUE(producer.connected());
-  waiter.send("reserve-with-timeout 5\r\n");
-  await_waiting(1);
+  block(waiter, "reserve-with-timeout 5\r\n");
   server.advance_to(kStart + 4999ms);
   EXPECT_TRUE(silent(waiter));
   ASSERT_EQ(producer.ask("put 0 0 60 3\r\nabc\r\n"), "INSERTED 1");
@@ -103,8 +106,7 @@ TEST_F(FrontClockTest, DeadlineSoonComesWhenTheTtrEntersItsLastSecondNeverBefore
   ASSERT_EQ(worker.ask("put 0 0 3 1\r\nx\r\n"), "INSERTED 1");
   ASSERT_EQ(worker.ask("reserve\r\n"), "RESERVED 1 1");
   ASSERT_EQ(worker.bytes(3), "x\r\n");
-  worker.send("reserve\r\n");
-  await_waiting(1);
+  block(worker, "reserve\r\n");
   server.advance_to(kStart + 2s - 1ns);  // TTR 3 s: its last second starts at 2 s
   EXPECT_TRUE(silent(worker));
   server.advance_to(kStart + 2s + 2ms);
@@ -123,8 +125,7 @@ TEST_F(FrontClockTest, ABlockedReserveGetsADelayedJobWhenItsDelayEndsNeverBefore
   Client producer(server.port());
   ASSERT_TRUE(waiter.connected());
   ASSERT_TRUE(producer.connected());
-  waiter.send("reserve\r\n");
-  await_waiting(1);
+  block(waiter, "reserve\r\n");
   ASSERT_EQ(producer.ask("put 0 3 60 2\r\nhi\r\n"), "INSERTED 1");
   server.advance_to(kStart + 3s - 1ns);
   EXPECT_TRUE(silent(waiter));
