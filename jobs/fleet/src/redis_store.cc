@@ -12,65 +12,19 @@
 #include "redis_batches.h"
 #include "redis_replies.h"
 #include "redis_scripts.h"
+#include "redis_store_internal.h"
 #include "wheel/jobs/fleet/redis_shards.h"
 #include "wheel/logger.h"
 
 namespace wheel::jobs {
 
-// Reads (`false`: no WAIT with --store-replicas) promote what came due, which any later script
-// would redo: nothing a client was told depends on a replica having it.
-struct RedisStore::Scripts {
-  RedisScript reserve_job{redis_scripts::reserve_job()};
-  RedisScript release{redis_scripts::release()};
-  RedisScript bury{redis_scripts::bury()};
-  RedisScript touch{redis_scripts::touch()};
-  RedisScript kick{redis_scripts::kick()};
-  RedisScript kick_job{redis_scripts::kick_job()};
-  RedisScript peek{redis_scripts::peek(), false};
-  RedisScript peek_tube{redis_scripts::peek_tube(), false};
-  RedisScript stats_job{redis_scripts::stats_job(), false};
-  RedisScript stats_tube{redis_scripts::stats_tube(), false};
-  RedisScript stats{redis_scripts::stats(), false};
-  RedisScript pause_tube{redis_scripts::pause_tube()};
-  RedisScript scan{redis_scripts::scan(), false};
-  RedisScript give_back{redis_scripts::give_back()};
-  RedisScript list_jobs{redis_scripts::list_jobs(), false};
-  RedisScript move{redis_scripts::move()};
-};
-
-namespace {
-
 using redis_replies::as_int;
 using redis_replies::at;
 using redis_replies::check;
 using redis_replies::count_at;
-
-// check(), then the script's found flag (element 0): true when it is 1 and the reply has at
-// least `min_elements`; else false, with kNotFound when the reply itself was sound.
-bool found(const RedisValue& v, StoreResult& r, std::size_t min_elements) {
-  if (!check(v, r, 1)) return false;
-  if (as_int(at(v, 0)) != 1 || v.elements.size() < min_elements) {
-    r.status = StoreStatus::kNotFound;
-    return false;
-  }
-  return true;
-}
-
-std::string ms(std::chrono::milliseconds d) {
-  return std::to_string(d.count());
-}
-
-// The callback of one command: `read` fills a fresh Result from the reply, `done` gets it.
-template <class Result, class Read>
-RedisCallback answer(std::function<void(Result&&)> done, Read read) {
-  return [done = std::move(done), read = std::move(read)](const RedisValue& v) {
-    Result r;
-    read(v, r);
-    done(std::move(r));
-  };
-}
-
-}  // namespace
+using redis_store_detail::answer;
+using redis_store_detail::found;
+using redis_store_detail::ms;
 
 RedisStore::RedisStore(RedisLink link, RedisStoreOptions options)
     : link_(link), options_(std::move(options)), scripts_(std::make_shared<Scripts>()) {
@@ -139,13 +93,6 @@ void read_peek(const RedisValue& v, PeekResult& r) {
   if (!found(v, r, 3)) return;
   r.id = static_cast<std::uint64_t>(as_int(at(v, 1)));
   r.body = at(v, 2).str;
-}
-
-JobState state_of(std::string_view st) {
-  if (st == "d") return JobState::kDelayed;
-  if (st == "x") return JobState::kReserved;
-  if (st == "b") return JobState::kBuried;
-  return JobState::kReady;
 }
 
 }  // namespace
@@ -291,96 +238,6 @@ void RedisStore::move_on(std::size_t s, std::string_view from, std::string_view 
   link_.eval(scripts_->move, shards_[s].keys, std::move(args),
              answer(std::move(done),
                     [](const RedisValue& v, ChangeResult& r) { read_change(v, r, true); }));
-}
-
-void RedisStore::job_stats(std::uint64_t id, Done<StoreJobInfo> done) {
-  const Shard& sh = shard(id);
-  link_.eval(scripts_->stats_job, sh.keys, {sh.prefix, member(id)},
-             answer(std::move(done), [id](const RedisValue& v, StoreJobInfo& r) {
-               if (!found(v, r, 13)) return;
-               auto& s = r.stats;
-               r.tube = at(v, 1).str;
-               s.id = id;
-               s.state = state_of(at(v, 2).str);
-               s.priority = static_cast<std::uint32_t>(as_int(at(v, 3)));
-               s.age = Millis(as_int(at(v, 4)));
-               s.delay = Millis(as_int(at(v, 5)));
-               s.ttr = Millis(as_int(at(v, 6)));
-               s.time_left = Millis(as_int(at(v, 7)));
-               s.reserves = static_cast<std::uint32_t>(as_int(at(v, 8)));
-               s.timeouts = static_cast<std::uint32_t>(as_int(at(v, 9)));
-               s.releases = static_cast<std::uint32_t>(as_int(at(v, 10)));
-               s.buries = static_cast<std::uint32_t>(as_int(at(v, 11)));
-               s.kicks = static_cast<std::uint32_t>(as_int(at(v, 12)));
-             }));
-}
-
-void RedisStore::tube_stats_on(std::size_t s, std::string_view tube, bool known,
-                               Done<TubeInfo> done) {
-  link_.eval(scripts_->stats_tube, shards_[s].keys,
-             {shards_[s].prefix, std::string(tube), known ? "1" : "0"},
-             answer(std::move(done), [](const RedisValue& v, TubeInfo& r) {
-               if (!found(v, r, 11)) return;
-               auto& s = r.stats;
-               for (auto [i, field] : {std::pair{1, &TubeStats::urgent},
-                                       {2, &TubeStats::ready},
-                                       {3, &TubeStats::reserved},
-                                       {4, &TubeStats::delayed},
-                                       {5, &TubeStats::buried},
-                                       {6, &TubeStats::total_jobs},
-                                       {7, &TubeStats::cmd_delete},
-                                       {8, &TubeStats::cmd_pause_tube}}) {
-                 s.*field = count_at(v, static_cast<std::size_t>(i));
-               }
-               s.pause = Millis(as_int(at(v, 9)));
-               s.pause_time_left = Millis(as_int(at(v, 10)));
-               if (v.elements.size() >= 14) {
-                 r.deliveries = count_at(v, 11);
-                 r.oldest_ready_age = as_int(at(v, 12));
-                 r.head_ready_age = as_int(at(v, 13));
-               }
-             }));
-}
-
-void RedisStore::totals_on(std::size_t s, Done<StoreTotals> done) {
-  link_.eval(scripts_->stats, shards_[s].keys, {shards_[s].prefix},
-             answer(std::move(done), [](const RedisValue& v, StoreTotals& r) {
-               if (!check(v, r, 8)) return;
-               std::size_t i = 0;
-               for (std::uint64_t* field : {&r.urgent, &r.ready, &r.reserved, &r.delayed, &r.buried,
-                                            &r.job_timeouts, &r.total_jobs, &r.tubes}) {
-                 *field = count_at(v, i++);
-               }
-             }));
-}
-
-void RedisStore::list_tubes_on(std::size_t s, Done<TubeList> done) {
-  // Each tube with its creation number (seq of its stats hash); a tube written before there
-  // were numbers has none and comes first, by name.
-  const std::string& p = shards_[s].prefix;
-  if (shards_.size() > 1) {
-    // A cluster denies SORT's GET: by name (list-tubes' order on a cluster).
-    link_.command({"SORT", p + "tubes", "ALPHA"},
-                  answer(std::move(done), [](const RedisValue& v, TubeList& r) {
-                    if (!check(v, r, 0)) return;
-                    for (const RedisValue& name : v.elements) r.names.push_back(name.str);
-                  }));
-    return;
-  }
-  link_.command({"SORT", p + "tubes", "BY", "nosort", "GET", "#", "GET", p + "t:*:s->seq"},
-                answer(std::move(done), [](const RedisValue& v, TubeList& r) {
-                  if (!check(v, r, 0)) return;
-                  std::vector<std::pair<long long, std::string>> tubes;
-                  for (std::size_t i = 0; i + 1 < v.elements.size(); i += 2) {
-                    const RedisValue& seq = v.elements[i + 1];
-                    tubes.emplace_back(seq.type == RedisValue::Type::kNil
-                                           ? 0
-                                           : std::strtoll(seq.str.c_str(), nullptr, 10),
-                                       v.elements[i].str);
-                  }
-                  std::sort(tubes.begin(), tubes.end());
-                  for (auto& [seq, name] : tubes) r.names.push_back(std::move(name));
-                }));
 }
 
 void RedisStore::pause_tube_on(std::size_t s, std::string_view tube, Millis delay, bool known,

@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "reply_order.h"
+#include "beanstalk_front_conn.h"
 #include "wheel/jobs/beanstalk/beanstalk_protocol.h"
 #include "wheel/jobs/beanstalk/beanstalk_reply.h"
 #include "wheel/jobs/beanstalk/beanstalk_stats.h"
@@ -23,26 +23,6 @@
 namespace wheel::jobs {
 
 namespace bs = beanstalk;
-
-struct BeanstalkFront::Conn {
-  Conn(std::uint64_t i, const BeanstalkFrontOptions& options)
-      : id(i), parser(options.max_job_size), tubes(options.max_watched) {}
-  std::uint64_t id;
-  bs::RequestParser parser;
-  SessionTubes tubes;               // the backend reads them (BeanstalkBackend::open)
-  std::string input;                // bytes not parsed yet
-  std::string gathered;             // written on write_gathered() (BeanstalkBackend::gathering())
-  ReplyOrder replies;               // a slot per request started, written in request order
-  std::optional<bs::Request> held;  // parsed, not admitted yet
-  bool parked = false;              // held is Admit::kLater: input paused until resume()
-  std::optional<std::uint64_t> barrier;  // the started barrier's slot, until it completes
-  bool waits = false;                    // that barrier is a waiting reserve
-  bool blocked = false;  // output over max_queued_output: input paused until it drains
-  bool quit = false;
-  bool input_ended = false;  // EOF: close once nothing more is owed
-  bool pumping = false;      // pump() is on the stack: completions meanwhile do not re-enter
-  bool listed = false;       // in gathered_: write_gathered() writes and looks at it again
-};
 
 void ReplySlot::complete(std::string_view reply) const {
   front_->fill(conn_, seq_, reply);
@@ -292,95 +272,6 @@ void BeanstalkFront::abort(std::uint64_t id) {
   if (server_ == nullptr) return;
   // The reply must not go out: the client sees the connection close instead.
   if (net::Connection* c = server_->find(id)) c->close();
-}
-
-bool BeanstalkFront::write_ready(Conn* conn) {
-  std::string out = conn->replies.take();
-  if (out.empty()) return true;
-  return send(conn, out);
-}
-
-bool BeanstalkFront::send(Conn* conn, std::string_view bytes) {
-  if (server_ == nullptr) return true;
-  const std::uint64_t id = conn->id;
-  // One read of the backend's (a Redis reply, a log sync) brings several replies: what they
-  // answer goes out in one write per connection after it.
-  if (backend_.gathering()) {
-    list(conn);
-    conn->gathered.append(bytes);
-    return true;
-  }
-  net::Connection* c = server_->find(id);
-  if (c == nullptr) return false;
-  if (!conn->gathered.empty()) {
-    std::string first = std::exchange(conn->gathered, {});
-    first.append(bytes);
-    c->send(first);
-  } else {
-    c->send(bytes);
-  }
-  return find(id) != nullptr;  // a failed write closes the connection at once (on_close)
-}
-
-void BeanstalkFront::list(Conn* conn) {
-  if (conn->listed) return;
-  conn->listed = true;
-  gathered_.push_back(conn->id);
-}
-
-void BeanstalkFront::write_gathered() {
-  std::vector<std::uint64_t> ids;
-  ids.swap(gathered_);
-  for (const std::uint64_t id : ids) {
-    Conn* conn = find(id);
-    if (conn == nullptr) continue;
-    conn->listed = false;
-    if (!write_ready(conn)) continue;  // with what was gathered before it
-    if (!conn->gathered.empty() && !send(conn, {})) continue;
-    if (conn->pumping) continue;  // pump() goes on when it is done
-    pump(conn);                   // and looks at the output bound and a close
-  }
-}
-
-std::size_t BeanstalkFront::backlog(const Conn* conn) const {
-  return backlog(conn, server_ == nullptr ? nullptr : server_->find(conn->id));
-}
-
-std::size_t BeanstalkFront::backlog(const Conn* conn, const net::Connection* c) const {
-  return conn->replies.ready_bytes() + conn->gathered.size() + backend_.held_reply_bytes(conn->id) +
-         (c == nullptr ? 0 : c->queued_output());
-}
-
-void BeanstalkFront::watch_output(Conn* conn) {
-  net::Connection* c = server_ == nullptr ? nullptr : server_->find(conn->id);
-  const std::size_t low = options_.max_queued_output / 2;
-  const std::size_t owed =
-      conn->replies.ready_bytes() + conn->gathered.size() + backend_.held_reply_bytes(conn->id);
-  // Replies still owed past half: their completion looks again.
-  if (c == nullptr || owed >= low) return;
-  c->notify_output_below(low - owed);
-}
-
-void BeanstalkFront::on_output_below(net::Connection& c) {
-  Conn* conn = find(c.id());
-  if (conn == nullptr || !conn->blocked) return;
-  if (backlog(conn) > options_.max_queued_output / 2) return watch_output(conn);
-  conn->blocked = false;
-  if (!conn->parked) c.resume_input();
-  pump(conn);
-  backend_.after_batch();
-}
-
-void BeanstalkFront::resume(std::uint64_t id) {
-  Conn* conn = find(id);
-  if (conn == nullptr || !conn->parked) return;
-  conn->parked = false;
-  pump(conn);
-  // Looked up again: running the requests may have closed the connection.
-  conn = find(id);
-  if (conn == nullptr || conn->parked || conn->blocked) return;
-  net::Connection* c = server_->find(id);
-  if (c != nullptr && !c->closing() && c->input_paused()) c->resume_input();
 }
 
 void BeanstalkFront::maybe_close(Conn* conn) {
