@@ -12,13 +12,14 @@
 
 #include "redis_replies.h"
 #include "redis_scripts.h"
-#include "wheel/jobs/fleet/redis_store.h"
+#include "wheel/jobs/model/job_stats.h"
+#include "wheel/redis/redis_client.h"
 
 namespace wheel::jobs {
 
 // Reads (`false`: no WAIT with --store-replicas) promote what came due, which any later script
 // would redo: nothing a client was told depends on a replica having it.
-struct RedisStore::Scripts {
+struct RedisStoreScripts {
   RedisScript reserve_job{redis_scripts::reserve_job()};
   RedisScript release{redis_scripts::release()};
   RedisScript bury{redis_scripts::bury()};

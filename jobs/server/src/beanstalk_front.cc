@@ -84,7 +84,7 @@ BeanstalkFront::Conn* BeanstalkFront::find(std::uint64_t conn) const {
 }
 
 void BeanstalkFront::on_open(net::Connection& c) {
-  auto conn = std::make_unique<Conn>(c.id(), options_);
+  auto conn = std::make_unique<Conn>(c.id(), options_.max_job_size, options_.max_watched);
   const SessionTubes& tubes = conn->tubes;
   conns_.emplace(c.id(), std::move(conn));
   backend_.open(c.id(), tubes);

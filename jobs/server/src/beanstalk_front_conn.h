@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// BeanstalkFront's per-connection state, shared by its two source files: beanstalk_front.cc
-// (input, requests, slots, close) and beanstalk_front_output.cc (replies out, the output bound).
-// Internal to jobs/server.
+// BeanstalkFront's per-connection state (BeanstalkFront::Conn), shared by its two source files:
+// beanstalk_front.cc (input, requests, slots, close) and beanstalk_front_output.cc (replies out,
+// the output bound). Internal to jobs/server.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "reply_order.h"
 #include "wheel/jobs/beanstalk/beanstalk_protocol.h"
-#include "wheel/jobs/server/beanstalk_front.h"
 #include "wheel/jobs/server/session_tubes.h"
 
 namespace wheel::jobs {
 
-struct BeanstalkFront::Conn {
-  Conn(std::uint64_t i, const BeanstalkFrontOptions& options)
-      : id(i), parser(options.max_job_size), tubes(options.max_watched) {}
+struct BeanstalkFrontConn {
+  BeanstalkFrontConn(std::uint64_t i, std::uint32_t max_job_size, std::size_t max_watched)
+      : id(i), parser(max_job_size), tubes(max_watched) {}
   std::uint64_t id;
   beanstalk::RequestParser parser;
   SessionTubes tubes;    // the backend reads them (BeanstalkBackend::open)

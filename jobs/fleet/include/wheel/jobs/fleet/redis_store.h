@@ -60,6 +60,8 @@ struct RedisStoreOptions {
   std::uint32_t shards = 1;
 };
 
+struct RedisStoreScripts;
+
 class RedisStore {
  public:
   template <class R>
@@ -141,7 +143,7 @@ class RedisStore {
   static std::string member(std::uint64_t id) { return redis_job_member(id); }
 
  private:
-  struct Scripts;
+  using Scripts = RedisStoreScripts;  // internal (src/redis_store_internal.h)
   struct Shard {
     std::string prefix;
     std::vector<std::string> keys;  // KEYS of its scripts: {prefix + "j"}, for routing

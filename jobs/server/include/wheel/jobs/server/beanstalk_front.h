@@ -63,6 +63,8 @@ struct BeanstalkFrontOptions {
   std::string_view log_name = "beanstalk server";
 };
 
+struct BeanstalkFrontConn;
+
 class BeanstalkFront : public net::ConnectionHandler {
  public:
   // `backend` must outlive the front. Throws std::invalid_argument for a max_job_size beyond
@@ -104,7 +106,7 @@ class BeanstalkFront : public net::ConnectionHandler {
 
  private:
   friend class ReplySlot;
-  struct Conn;
+  using Conn = BeanstalkFrontConn;  // internal (src/beanstalk_front_conn.h)
   Conn* find(std::uint64_t conn) const;
   // Parses and starts the connection's requests while it may (see above).
   void pump(Conn* conn);
