@@ -85,8 +85,7 @@ TEST_F(FrontClockTest, ReserveWithTimeoutEndsWhenTheClockPassesItsTimeoutNeverBe
 TEST_F(FrontClockTest, AWaiterIsServedWhenAJobArrivesBeforeItsDeadlineAndNeverTimesOut) {
   Client waiter(server.port());
   Client producer(server.port());
-  ASSERT_TRUE(waiter.connected());
-  ASSERT_TRUE(producer.connected());
+  ASSERT_TRUE(waiter.connected() && producer.connected());
   block(waiter, "reserve-with-timeout 5\r\n");
   server.advance_to(kStart + 4999ms);
   EXPECT_TRUE(silent(waiter));
@@ -123,8 +122,7 @@ TEST_F(FrontClockTest, DeadlineSoonComesWhenTheTtrEntersItsLastSecondNeverBefore
 TEST_F(FrontClockTest, ABlockedReserveGetsADelayedJobWhenItsDelayEndsNeverBefore) {
   Client waiter(server.port());
   Client producer(server.port());
-  ASSERT_TRUE(waiter.connected());
-  ASSERT_TRUE(producer.connected());
+  ASSERT_TRUE(waiter.connected() && producer.connected());
   block(waiter, "reserve\r\n");
   ASSERT_EQ(producer.ask("put 0 3 60 2\r\nhi\r\n"), "INSERTED 1");
   server.advance_to(kStart + 3s - 1ns);

@@ -18,13 +18,7 @@
 
 namespace wheel::jobs {
 
-using redis_replies::as_int;
-using redis_replies::at;
-using redis_replies::check;
-using redis_replies::count_at;
-using redis_store_detail::answer;
-using redis_store_detail::found;
-using redis_store_detail::ms;
+using namespace redis_store_detail;  // redis_store_internal.h
 
 RedisStore::RedisStore(RedisLink link, RedisStoreOptions options)
     : link_(link), options_(std::move(options)), scripts_(std::make_shared<Scripts>()) {

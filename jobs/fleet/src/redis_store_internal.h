@@ -40,11 +40,17 @@ struct RedisStoreScripts {
 
 namespace redis_store_detail {
 
+// The reply readers' vocabulary, for `using namespace redis_store_detail` in the store's files.
+using redis_replies::as_int;
+using redis_replies::at;
+using redis_replies::check;
+using redis_replies::count_at;
+
 // check(), then the script's found flag (element 0): true when it is 1 and the reply has at
 // least `min_elements`; else false, with kNotFound when the reply itself was sound.
 inline bool found(const RedisValue& v, StoreResult& r, std::size_t min_elements) {
-  if (!redis_replies::check(v, r, 1)) return false;
-  if (redis_replies::as_int(redis_replies::at(v, 0)) != 1 || v.elements.size() < min_elements) {
+  if (!check(v, r, 1)) return false;
+  if (as_int(at(v, 0)) != 1 || v.elements.size() < min_elements) {
     r.status = StoreStatus::kNotFound;
     return false;
   }

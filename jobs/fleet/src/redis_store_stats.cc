@@ -11,13 +11,7 @@
 
 namespace wheel::jobs {
 
-using redis_replies::as_int;
-using redis_replies::at;
-using redis_replies::check;
-using redis_replies::count_at;
-using redis_store_detail::answer;
-using redis_store_detail::found;
-using redis_store_detail::state_of;
+using namespace redis_store_detail;  // redis_store_internal.h
 
 void RedisStore::job_stats(std::uint64_t id, Done<StoreJobInfo> done) {
   const Shard& sh = shard(id);
