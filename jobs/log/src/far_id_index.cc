@@ -15,6 +15,7 @@
 #include "log_format.h"
 #include "log_reader.h"
 #include "record_codec.h"
+#include "replace_file.h"
 
 namespace wheel::jobs {
 namespace {
@@ -62,17 +63,7 @@ std::error_code FarIdIndex::persist(std::uint64_t synced_bytes) {
   const auto length = static_cast<std::uint32_t>(rec.size() - kHeader);
   log::store_u32(rec.data() + 4, length);
   log::store_u32(rec.data(), crc32c::mask(crc32c::value(rec.data() + 4, length + 4)));
-  const std::string temp = opt_.index_path + ".tmp";
-  fs_->remove(temp);  // a crash's leftover (appending to it would make two files in one)
-  std::unique_ptr<WritableFile> file;
-  if (auto ec = fs_->open_append(temp, &file)) return ec;
-  std::error_code ec = file->append(std::as_bytes(std::span(rec.data(), rec.size())));
-  if (!ec) ec = file->sync();
-  file.reset();
-  if (!ec) ec = fs_->rename(temp, opt_.index_path);
-  if (!ec) ec = fs_->sync_dir(dir_of(opt_.index_path));
-  if (ec) fs_->remove(temp);
-  return ec;
+  return log::replace_file(*fs_, opt_.index_path, dir_of(opt_.index_path), rec);
 }
 
 bool FarIdIndex::load_side_file(std::uint64_t segment_size, std::string* why) {

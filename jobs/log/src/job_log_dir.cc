@@ -15,6 +15,7 @@
 #include "job_log_impl.h"
 #include "log_reader.h"
 #include "record_codec.h"
+#include "replace_file.h"
 #include "wheel/jobs/log/job_log.h"
 #include "wheel/logger.h"
 
@@ -66,20 +67,9 @@ bool JobLog::Impl::read_id_lease(std::uint64_t* limit, std::string* error) {
 }
 
 std::error_code JobLog::Impl::write_id_lease(std::uint64_t limit) {
-  const std::string path = opt.dir + "/" + kIdLeaseFile;
-  const std::string temp = path + ".tmp";
   std::string rec;
   log::append_record(&rec, log::RecordType::kIdLimit, codec::encode_u64(limit));
-  fs->remove(temp);  // a crash's leftover (appending to it would make two records)
-  std::unique_ptr<WritableFile> file;
-  if (auto ec = fs->open_append(temp, &file)) return ec;
-  std::error_code ec = file->append(std::as_bytes(std::span(rec.data(), rec.size())));
-  if (!ec) ec = file->sync();
-  file.reset();
-  if (!ec) ec = fs->rename(temp, path);
-  if (!ec) ec = fs->sync_dir(opt.dir);
-  if (ec) fs->remove(temp);
-  return ec;
+  return log::replace_file(*fs, opt.dir + "/" + kIdLeaseFile, opt.dir, rec);
 }
 
 std::error_code JobLog::Impl::ensure_id_lease() {

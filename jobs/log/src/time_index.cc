@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "replace_file.h"
 #include "time_index_format.h"
 #include "wheel/jobs/log/time_index.h"
 #include "wheel/logger.h"
@@ -250,17 +251,8 @@ std::error_code TimeIndex::write_checkpoint(std::uint64_t replay_from) {
   const auto length = static_cast<std::uint32_t>(rec.size() - tix::kCheckpointHeader);
   log::store_u32(rec.data() + 4, length);
   log::store_u32(rec.data(), crc32c::mask(crc32c::value(rec.data() + 4, length + 4)));
-  const std::string path = opt_.dir + "/" + tix::kCheckpointFile;
-  const std::string temp = path + ".tmp";
-  fs_->remove(temp);  // a crash's leftover (appending to it would make two checkpoints)
-  std::unique_ptr<WritableFile> file;
-  if (auto ec = fs_->open_append(temp, &file)) return ec;
-  std::error_code ec = file->append(std::as_bytes(std::span(rec.data(), rec.size())));
-  if (!ec) ec = file->sync();
-  file.reset();
-  if (!ec) ec = fs_->rename(temp, path);
-  if (!ec) ec = fs_->sync_dir(opt_.dir);
-  if (ec) fs_->remove(temp);
+  const std::error_code ec =
+      log::replace_file(*fs_, opt_.dir + "/" + tix::kCheckpointFile, opt_.dir, rec);
   if (!ec) replay_from_ = replay_from;
   return ec;
 }
