@@ -70,7 +70,9 @@ TEST(FarSegmentTest, PutsAreReadBackByIdAndTheSideFileIsTrusted) {
     bool found = false;
     ASSERT_FALSE(writer->read(id, &got, &found)) << id;
     ASSERT_EQ(found, jobs.count(id) == 1) << id;
-    if (found) EXPECT_EQ(got, jobs[id]);
+    if (found) {
+      EXPECT_EQ(got, jobs[id]);
+    }
   }
   FarIdRecovered r;
   std::string error;
